@@ -1,0 +1,314 @@
+/*
+ * gpuhist.h - the whole public C API of gpuhist.
+ *
+ * gpuhist computes exact histograms of large numeric arrays on CUDA GPUs, OpenCL devices and
+ * CPUs. Every backend and every strategy returns bit-identical counts to the CPU reference.
+ *
+ * Typical use:
+ *
+ *     gpuhist_ctx *ctx;
+ *     if (gpuhist_create(&ctx, GPUHIST_BACKEND_AUTO) != GPUHIST_OK) ...
+ *     gpuhist_samples s = gpuhist_samples_1d(data, GPUHIST_F32, n);
+ *     gpuhist_bin_spec b = gpuhist_bins_even(256, 0.0, 1.0);
+ *     uint64_t counts[256];
+ *     gpuhist_result r = gpuhist_result_host(counts);
+ *     if (gpuhist_histogram(ctx, &s, &b, &r) != GPUHIST_OK)
+ *         fprintf(stderr, "%s\n", gpuhist_last_error(ctx));
+ *     gpuhist_destroy(ctx);
+ *
+ * Semantics (identical everywhere; docs/SEMANTICS.md has the details):
+ *  - EVEN bins use NumPy's edges: d[i] = lower + i * ((upper - lower) / bins) in double for
+ *    0 <= i < bins, d[bins] = upper, then rounded to the edge type (float for f32 samples, double
+ *    otherwise). Sample x is in bin i iff E[i] <= x < E[i+1], compared exactly.
+ *  - EDGES bins: bins + 1 strictly increasing finite doubles, same rule (binary search).
+ *  - INTEGER bins: bin = x - lower for integer x in [lower, lower + bins) (bincount).
+ *  - NaN is never binned; underflow / overflow / nan / total are always reported.
+ *
+ * Thread safety: a context is used by one thread at a time; distinct contexts are independent.
+ */
+#ifndef GPUHIST_H
+#define GPUHIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GPUHIST_VERSION_MAJOR 0
+#define GPUHIST_VERSION_MINOR 1
+#define GPUHIST_VERSION_PATCH 0
+#define GPUHIST_VERSION_NUMBER \
+    (GPUHIST_VERSION_MAJOR * 10000 + GPUHIST_VERSION_MINOR * 100 + GPUHIST_VERSION_PATCH)
+#define GPUHIST_VERSION_STRING "0.1.0"
+
+/* Most interleaved channels a sample description may have (RGBA). */
+#define GPUHIST_MAX_CHANNELS 4
+
+#if defined(_WIN32) && defined(GPUHIST_SHARED_BUILD)
+#define GPUHIST_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define GPUHIST_API __attribute__((visibility("default")))
+#else
+#define GPUHIST_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* Version and status                                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+/** @return the library's version as "MAJOR.MINOR.PATCH" (static string). */
+GPUHIST_API const char *gpuhist_version(void);
+/** @return GPUHIST_VERSION_NUMBER of the library actually linked. */
+GPUHIST_API unsigned gpuhist_version_number(void);
+
+/* Status codes. The values are stable: new codes are only ever appended. */
+typedef enum gpuhist_status {
+    GPUHIST_OK = 0,
+    GPUHIST_ERROR_INVALID_ARGUMENT = 1, /* a bad field in a spec or sample description */
+    GPUHIST_ERROR_UNSUPPORTED = 2,      /* the chosen strategy/backend cannot do this request */
+    GPUHIST_ERROR_OUT_OF_MEMORY = 3,    /* host or device allocation failed */
+    GPUHIST_ERROR_NO_DEVICE = 4,        /* backend not built in, no driver, or no device */
+    GPUHIST_ERROR_BACKEND = 5,          /* a driver/runtime call or a kernel failed */
+    GPUHIST_ERROR_UNKNOWN_STRATEGY = 6, /* no registered strategy has that name */
+    GPUHIST_ERROR_BUILD = 7             /* run-time kernel compilation failed (log available) */
+} gpuhist_status;
+
+/** @return a short static description of a status code ("invalid argument", ...). */
+GPUHIST_API const char *gpuhist_status_string(gpuhist_status status);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Sample types                                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum gpuhist_dtype {
+    GPUHIST_U8 = 0,
+    GPUHIST_I8,
+    GPUHIST_U16,
+    GPUHIST_I16,
+    GPUHIST_U32,
+    GPUHIST_I32,
+    GPUHIST_U64,
+    GPUHIST_I64,
+    GPUHIST_F32,
+    GPUHIST_F64,
+    GPUHIST_DTYPE_COUNT
+} gpuhist_dtype;
+
+/** @return "u8", "i8", ... "f64"; "?" for an out-of-range value. */
+GPUHIST_API const char *gpuhist_dtype_name(gpuhist_dtype dtype);
+/** @return the size of one sample in bytes, 0 for an out-of-range value. */
+GPUHIST_API size_t gpuhist_dtype_size(gpuhist_dtype dtype);
+/** Parse "u8".."f64" (also "uint8", "float32", ...). @return 1 on success, 0 if unknown. */
+GPUHIST_API int gpuhist_dtype_parse(const char *name, gpuhist_dtype *out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Bin specification                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum gpuhist_bin_kind {
+    GPUHIST_BINS_EVEN = 0, /* `bins` equal-width bins over [lower, upper) (NumPy's edges) */
+    GPUHIST_BINS_EDGES,    /* explicit edges e[0..bins], strictly increasing, finite */
+    GPUHIST_BINS_INTEGER   /* one bin per integer value from integer_lower (bincount) */
+} gpuhist_bin_kind;
+
+typedef enum gpuhist_outliers {
+    GPUHIST_OUTLIERS_DROP = 0, /* samples outside the edges are counted only as under/overflow */
+    GPUHIST_OUTLIERS_CLAMP     /* ...and also added to the first / last bin */
+} gpuhist_outliers;
+
+typedef struct gpuhist_bin_spec {
+    gpuhist_bin_kind kind;
+    uint32_t bins;           /* number of bins, >= 1 */
+    double lower, upper;     /* EVEN: the range; lower < upper, both finite */
+    int auto_range;          /* EVEN: nonzero = lower/upper from the data's finite min/max,
+                                last edge inclusive, min == max gives [min-0.5, max+0.5] */
+    const double *edges;     /* EDGES: bins + 1 values, host memory, read during the call only */
+    int64_t integer_lower;   /* INTEGER: value of bin 0 (may be negative) */
+    int last_edge_inclusive; /* nonzero: x == last edge goes to the last bin (NumPy's rule) */
+    gpuhist_outliers outliers;
+} gpuhist_bin_spec;
+
+/** Even bins over [lower, upper), half-open, outliers dropped. */
+GPUHIST_API gpuhist_bin_spec gpuhist_bins_even(uint32_t bins, double lower, double upper);
+/** Even bins over the data's finite [min, max], last edge inclusive (NumPy's default). */
+GPUHIST_API gpuhist_bin_spec gpuhist_bins_auto(uint32_t bins);
+/** Explicit edges (bins + 1 values; the pointer must stay valid during gpuhist_histogram). */
+GPUHIST_API gpuhist_bin_spec gpuhist_bins_edges(uint32_t bins, const double *edges);
+/** One bin per integer value lower, lower+1, ..., lower+bins-1. */
+GPUHIST_API gpuhist_bin_spec gpuhist_bins_integer(uint32_t bins, int64_t lower);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Sample description                                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum gpuhist_memory {
+    GPUHIST_MEMORY_AUTO = 0, /* samples: detect (CUDA pointer attributes); counts: host */
+    GPUHIST_MEMORY_HOST,
+    GPUHIST_MEMORY_DEVICE    /* memory of the context's device (CUDA device pointer) */
+} gpuhist_memory;
+
+/*
+ * Samples are `channels` interleaved values per pixel (1..4). Either a contiguous array of
+ * `count` pixels (rows == 0), or a region of interest of `rows` rows of `row_length` pixels
+ * each, row r starting at (const char *)data + r * row_stride (row_stride in bytes, at least
+ * row_length * channels * sample size). The histogrammed channels are the first
+ * `active_channels` (0 = all), or exactly those in `channel_mask` (bit c = channel c) when it is
+ * nonzero. The data may be unaligned. It is only read.
+ */
+typedef struct gpuhist_samples {
+    const void *data;
+    gpuhist_dtype dtype;
+    uint64_t count;           /* pixels, when rows == 0 */
+    uint64_t row_length;      /* ROI: pixels per row */
+    uint64_t rows;            /* ROI: number of rows; 0 = contiguous `count` pixels */
+    size_t row_stride;        /* ROI: bytes from one row start to the next */
+    uint32_t channels;        /* interleaved channels per pixel, 1..4 (0 means 1) */
+    uint32_t active_channels; /* histogram the first A channels (0 means all) */
+    uint32_t channel_mask;    /* nonzero: histogram exactly these channels instead */
+    gpuhist_memory location;  /* where `data` lives; AUTO detects */
+} gpuhist_samples;
+
+/** A contiguous array of `count` single-channel samples in host (or detected) memory. */
+GPUHIST_API gpuhist_samples gpuhist_samples_1d(const void *data, gpuhist_dtype dtype,
+                                               uint64_t count);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Backends and strategies                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum gpuhist_backend {
+    GPUHIST_BACKEND_AUTO = 0, /* CUDA when a usable GPU is present, else CPU (reason noted) */
+    GPUHIST_BACKEND_CPU,
+    GPUHIST_BACKEND_CUDA,
+    GPUHIST_BACKEND_OPENCL
+} gpuhist_backend;
+
+/** @return "auto", "cpu", "cuda" or "opencl". */
+GPUHIST_API const char *gpuhist_backend_name(gpuhist_backend backend);
+/** Parse a backend name. @return 1 on success, 0 if unknown. */
+GPUHIST_API int gpuhist_backend_parse(const char *name, gpuhist_backend *out);
+/** @return nonzero when the backend was compiled into this library (AUTO and CPU always). */
+GPUHIST_API int gpuhist_backend_compiled(gpuhist_backend backend);
+
+/* A registered strategy, as listed by gpuhist_strategy_info(). All strings are static. */
+typedef struct gpuhist_strategy_desc {
+    const char *name;     /* e.g. "cuda-block-shared" */
+    gpuhist_backend backend;
+    const char *seed;     /* the seed document and section it comes from */
+    const char *supports; /* what it accepts, in words ("all dtypes, any bins", ...) */
+    const char *summary;  /* one line: its mechanism */
+} gpuhist_strategy_desc;
+
+/** @return the number of registered strategies (all backends compiled in). */
+GPUHIST_API size_t gpuhist_strategy_count(void);
+/** Describe strategy i (0 <= i < count). @return GPUHIST_OK or INVALID_ARGUMENT. */
+GPUHIST_API gpuhist_status gpuhist_strategy_info(size_t i, gpuhist_strategy_desc *out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Context                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct gpuhist_ctx gpuhist_ctx;
+
+/**
+ * Create a context on a backend. AUTO picks CUDA when a GPU is usable and otherwise the CPU,
+ * recording why in gpuhist_backend_note(). Asking for CUDA or OpenCL explicitly fails with
+ * GPUHIST_ERROR_NO_DEVICE when that backend is not compiled in or finds no device.
+ * @param out receives the context (NULL on failure); free it with gpuhist_destroy().
+ * @return GPUHIST_OK, NO_DEVICE, OUT_OF_MEMORY, BACKEND or INVALID_ARGUMENT.
+ */
+GPUHIST_API gpuhist_status gpuhist_create(gpuhist_ctx **out, gpuhist_backend backend);
+/** Like gpuhist_create() on device `device` (CUDA ordinal / OpenCL device index, see
+ *  gpuhist_list_devices). */
+GPUHIST_API gpuhist_status gpuhist_create_on(gpuhist_ctx **out, gpuhist_backend backend,
+                                             int device);
+/** Release the context and everything it owns. NULL is accepted. */
+GPUHIST_API void gpuhist_destroy(gpuhist_ctx *ctx);
+
+/** @return the backend the context runs on (never AUTO). */
+GPUHIST_API gpuhist_backend gpuhist_context_backend(const gpuhist_ctx *ctx);
+/** @return the device's name ("CPU (16 threads)", "NVIDIA H100 80GB HBM3", ...). */
+GPUHIST_API const char *gpuhist_device_name(const gpuhist_ctx *ctx);
+/** @return why AUTO chose this backend (e.g. "cuda: no CUDA-capable device"), or "". */
+GPUHIST_API const char *gpuhist_backend_note(const gpuhist_ctx *ctx);
+/** @return the message of the last failed call on this context, naming the bad field. */
+GPUHIST_API const char *gpuhist_last_error(const gpuhist_ctx *ctx);
+/** @return the run-time compiler log of the last failed kernel build (OpenCL), or "". */
+GPUHIST_API const char *gpuhist_build_log(const gpuhist_ctx *ctx);
+
+/** Force a strategy by name ("auto" or NULL restores automatic choice). It must belong to the
+ *  context's backend. @return OK, UNKNOWN_STRATEGY or INVALID_ARGUMENT. */
+GPUHIST_API gpuhist_status gpuhist_set_strategy(gpuhist_ctx *ctx, const char *name);
+/** CPU threads for the CPU backend (0 = all cores). */
+GPUHIST_API gpuhist_status gpuhist_set_threads(gpuhist_ctx *ctx, int threads);
+/** CUDA: the cudaStream_t (passed as void *) all device work is ordered on (NULL = default). */
+GPUHIST_API gpuhist_status gpuhist_set_stream(gpuhist_ctx *ctx, void *cuda_stream);
+/** CUDA: nonzero lets gpuhist_histogram() return before the work finishes when both samples and
+ *  counts are in device memory (synchronise the stream before reading counts). */
+GPUHIST_API gpuhist_status gpuhist_set_async(gpuhist_ctx *ctx, int async);
+
+/** Write a human-readable list of the devices of a backend to `buf` (one per line, numbered as
+ *  gpuhist_create_on() expects). @return OK or NO_DEVICE. */
+GPUHIST_API gpuhist_status gpuhist_list_devices(gpuhist_backend backend, char *buf, size_t size);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Result                                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * The caller owns every buffer. counts receives bins uint64 values per histogrammed channel,
+ * channel after channel (channel k's bin i at counts[k * bins + i]). When counts_location is
+ * DEVICE, counts is a device pointer of the context's device; with gpuhist_set_async(ctx, 1) and
+ * device samples, the call only enqueues work on the context's stream and the per-channel
+ * tallies below are not filled in (pass device_stats to receive them on the device instead:
+ * 4 uint64 per channel: underflow, overflow, nan, total).
+ */
+typedef struct gpuhist_result {
+    /* in */
+    uint64_t *counts;               /* required: bins * (histogrammed channels) entries */
+    gpuhist_memory counts_location; /* HOST (AUTO means HOST) or DEVICE */
+    double *edges;                  /* optional host buffer of bins + 1: the edges used */
+    uint64_t *device_stats;         /* optional device buffer (see above) */
+    /* out */
+    uint32_t bins;                  /* bins per channel */
+    uint32_t channels;              /* number of histograms written */
+    uint32_t channel_index[GPUHIST_MAX_CHANNELS]; /* which input channel each one is */
+    uint64_t underflow[GPUHIST_MAX_CHANNELS];     /* samples below the first edge */
+    uint64_t overflow[GPUHIST_MAX_CHANNELS];      /* samples at/above the last edge */
+    uint64_t nan[GPUHIST_MAX_CHANNELS];           /* NaN samples (never binned) */
+    uint64_t total[GPUHIST_MAX_CHANNELS];         /* all samples of the channel */
+    double lower, upper;            /* EVEN: the range used (after auto range) */
+    int last_edge_inclusive;        /* the rule applied (auto range turns it on) */
+    gpuhist_backend backend;        /* the backend that ran */
+    const char *strategy;           /* the strategy that ran (static string) */
+    double seconds;                 /* wall time of the computation, transfers included */
+} gpuhist_result;
+
+/** A result writing `counts` in host memory. */
+GPUHIST_API gpuhist_result gpuhist_result_host(uint64_t *counts);
+
+/**
+ * Compute the histogram of `samples` with bins `spec` into `result`.
+ * Counts are exact 64-bit integers whatever the number of samples.
+ * @return GPUHIST_OK; INVALID_ARGUMENT (message names the field); UNSUPPORTED (a forced strategy
+ *         cannot do this spec); OUT_OF_MEMORY; BACKEND (driver or kernel failure); on failure the
+ *         counts buffer may have been partly written but the result fields are not meaningful.
+ */
+GPUHIST_API gpuhist_status gpuhist_histogram(gpuhist_ctx *ctx, const gpuhist_samples *samples,
+                                             const gpuhist_bin_spec *spec,
+                                             gpuhist_result *result);
+
+/**
+ * The edges gpuhist_histogram() would use for this spec and sample type (INTEGER bin i covers
+ * [lower + i, lower + i + 1)). Writes spec->bins + 1 doubles to `edges`. Auto range is not
+ * resolved here (read result.edges after the call instead). @return OK or INVALID_ARGUMENT.
+ */
+GPUHIST_API gpuhist_status gpuhist_compute_edges(const gpuhist_bin_spec *spec, gpuhist_dtype dtype,
+                                                 double *edges);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,197 @@
+/*
+ * internal.h - what the core, the backends and the strategies share (not installed).
+ *
+ * Flow of gpuhist_histogram():
+ *   1. core/validate.c checks the samples and the spec (messages name the field);
+ *   2. auto range: the backend's minmax() scans the data (finite values only);
+ *   3. core/plan.c builds a gpuhist_plan: geometry, channels, the binmap (binmap.h), the edges;
+ *   4. core/registry.c picks the strategy (forced, or the backend's auto policy);
+ *   5. the backend's execute() runs the strategy and writes the final counts and tallies:
+ *      strategies count *slots* (bins + 3 per channel, see binmap.h) or, for the value-counting
+ *      strategies of 8/16-bit data, raw values (256 / 65536 per channel), which the backend folds
+ *      into slots; then the outlier policy is applied (gpuhist_finish_slots, below).
+ */
+#ifndef GPUHIST_INTERNAL_H
+#define GPUHIST_INTERNAL_H
+
+#include "gpuhist.h"
+#include "binmap.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the request, resolved ------------------------------------------------------------------ */
+
+typedef struct gpuhist_plan {
+    gpuhist_dtype dtype;
+    size_t sample_size;          /* bytes per sample */
+    const unsigned char *data;   /* first sample of the first row */
+    int data_on_device;          /* 1: `data` is device memory of the context's device */
+    uint64_t row_length;         /* pixels per row (contiguous input: all pixels, one row) */
+    uint64_t rows;               /* >= 1 */
+    size_t row_stride;           /* bytes between row starts (contiguous: row_length*C*size) */
+    int contiguous;              /* rows == 1 or rows packed back to back */
+    uint64_t pixels;             /* row_length * rows */
+    uint32_t channels;           /* interleaved channels C (1..4) */
+    uint32_t active;             /* histogrammed channels A (1..C) */
+    uint32_t channel_index[GPUHIST_MAX_CHANNELS]; /* input channel of histogram k */
+    int32_t channel_slot[GPUHIST_MAX_CHANNELS];   /* histogram of input channel c, or -1 */
+    gpuhist_binmap map;          /* see binmap.h */
+    const double *edges;         /* EDGES: bins + 1 host doubles (NULL otherwise) */
+    uint32_t bins;
+    uint32_t slots;              /* bins + GPUHIST_EXTRA_SLOTS */
+    gpuhist_outliers outliers;
+} gpuhist_plan;
+
+/* Number of distinct raw values of an 8/16-bit dtype (256 / 65536), 0 for wider types. */
+uint32_t gpuhist_small_value_count(gpuhist_dtype dtype);
+
+/* ---- strategies -------------------------------------------------------------------------------- */
+
+/* Capability bits of a strategy. */
+enum {
+    GPUHIST_CAP_CHANNELS = 1u << 0, /* handles channels > 1 (interleaved) itself */
+    GPUHIST_CAP_ROI = 1u << 1,      /* handles strided rows itself (else the backend compacts) */
+    GPUHIST_CAP_VALUES = 1u << 2    /* counts raw 8/16-bit values; the backend folds them */
+};
+
+#define GPUHIST_DTYPE_BIT(d) (1u << (d))
+#define GPUHIST_ALL_DTYPES ((1u << GPUHIST_DTYPE_COUNT) - 1u)
+#define GPUHIST_INT8_DTYPES (GPUHIST_DTYPE_BIT(GPUHIST_U8) | GPUHIST_DTYPE_BIT(GPUHIST_I8))
+#define GPUHIST_SMALL_DTYPES                                                                   \
+    (GPUHIST_INT8_DTYPES | GPUHIST_DTYPE_BIT(GPUHIST_U16) | GPUHIST_DTYPE_BIT(GPUHIST_I16))
+#define GPUHIST_KIND_BIT(k) (1u << (k))
+#define GPUHIST_ALL_KINDS 7u
+
+typedef struct gpuhist_strategy gpuhist_strategy;
+
+/*
+ * Run a strategy. `out` is backend memory (CPU: host; CUDA: device; OpenCL: a cl_mem cast to
+ * void *), zeroed by the caller, of `active * slots` uint64 counters (or `active * values` for
+ * GPUHIST_CAP_VALUES strategies). The strategy ADDS into it, so a backend may call it repeatedly
+ * on chunks of the input. `job` is the backend's description of the (chunk of) input; for the CPU
+ * backend it is the plan itself.
+ */
+typedef gpuhist_status (*gpuhist_run_fn)(gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                                         const void *job, void *out);
+/* Optional finer check than the masks below. @return 1 if the strategy can run this plan. */
+typedef int (*gpuhist_supports_fn)(const gpuhist_ctx *ctx, const gpuhist_plan *plan);
+
+struct gpuhist_strategy {
+    const char *name;
+    gpuhist_backend backend;
+    const char *seed;      /* "001 §V.B, 002" */
+    const char *supports;  /* in words, for --list-strategies */
+    const char *summary;   /* mechanism in one line */
+    uint32_t dtypes;       /* GPUHIST_DTYPE_BIT mask */
+    uint32_t kinds;        /* GPUHIST_KIND_BIT mask */
+    uint32_t max_bins;     /* 0 = no limit */
+    uint32_t caps;         /* GPUHIST_CAP_* */
+    gpuhist_supports_fn supports_fn; /* NULL = the masks decide */
+    gpuhist_run_fn run;
+};
+
+/* The registry: every strategy of every compiled backend, in one table (registry.c). */
+size_t gpuhist_registry_size(void);
+const gpuhist_strategy *gpuhist_registry_at(size_t i);
+const gpuhist_strategy *gpuhist_registry_find(const char *name);
+/* @return 1 if `s` can run `plan` (dtype, kind, bins, backend capabilities, supports_fn). */
+int gpuhist_strategy_accepts(const gpuhist_ctx *ctx, const gpuhist_strategy *s,
+                             const gpuhist_plan *plan);
+
+/* ---- backends ------------------------------------------------------------------------------------ */
+
+typedef struct gpuhist_backend_ops {
+    gpuhist_backend id;
+    /* Open the device; fill ctx->device_name and ctx->backend_state. NO_DEVICE when absent. */
+    gpuhist_status (*open)(gpuhist_ctx *ctx, int device);
+    void (*close)(gpuhist_ctx *ctx);
+    /* Finite min and max of the histogrammed channels; *found = 0 when there is no finite value. */
+    gpuhist_status (*minmax)(gpuhist_ctx *ctx, const gpuhist_plan *plan, double *lo, double *hi,
+                             int *found);
+    /* Pick the strategy for a plan when none is forced (the per-device policy). */
+    const gpuhist_strategy *(*choose)(gpuhist_ctx *ctx, const gpuhist_plan *plan);
+    /* Run `s` over the whole input and write the final counts and tallies into `result`
+     * (counts on host or device as result->counts_location says; tallies unless async). */
+    gpuhist_status (*execute)(gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                              const gpuhist_strategy *s, gpuhist_result *result);
+    /* Is `data` device memory of this backend? (only CUDA answers yes) */
+    int (*is_device_pointer)(gpuhist_ctx *ctx, const void *data);
+} gpuhist_backend_ops;
+
+extern const gpuhist_backend_ops gpuhist_cpu_backend;
+extern const gpuhist_strategy *const gpuhist_cpu_strategies[]; /* src/cpu/registry_cpu.c */
+extern const size_t gpuhist_cpu_strategy_count;
+#if GPUHIST_HAVE_CUDA
+extern const gpuhist_backend_ops gpuhist_cuda_backend;
+extern const gpuhist_strategy *const gpuhist_cuda_strategies[]; /* src/cuda/registry_cuda.cu */
+extern const size_t gpuhist_cuda_strategy_count;
+gpuhist_status gpuhist_cuda_list_devices(char *buf, size_t size);
+#endif
+#if GPUHIST_HAVE_OPENCL
+extern const gpuhist_backend_ops gpuhist_opencl_backend;
+extern const gpuhist_strategy *const gpuhist_opencl_strategies[]; /* src/opencl/registry_opencl.c */
+extern const size_t gpuhist_opencl_strategy_count;
+gpuhist_status gpuhist_opencl_list_devices(char *buf, size_t size);
+#endif
+
+/* ---- the context --------------------------------------------------------------------------------- */
+
+struct gpuhist_ctx {
+    gpuhist_backend backend;             /* resolved: CPU, CUDA or OPENCL */
+    const gpuhist_backend_ops *ops;
+    const gpuhist_strategy *forced;      /* NULL = auto */
+    int threads;                         /* CPU threads, 0 = all cores */
+    int device;                          /* device index asked for */
+    void *stream;                        /* CUDA stream (cudaStream_t) */
+    int async;
+    void *backend_state;                 /* owned by the backend (buffers, queues, programs) */
+    char device_name[128];
+    char note[256];                      /* why AUTO chose this backend */
+    char error[512];                     /* last error message */
+    char *build_log;                     /* OpenCL build log (malloc'd) or NULL */
+};
+
+/* Record a formatted error on ctx and return `status` (so callers can `return gpuhist_fail(...)`). */
+gpuhist_status gpuhist_fail(gpuhist_ctx *ctx, gpuhist_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ---- helpers shared by backends ------------------------------------------------------------------- */
+
+/* Number of CPU threads to use (ctx->threads, or all online cores). */
+int gpuhist_cpu_threads(const gpuhist_ctx *ctx);
+
+/* Fold a raw-value histogram (active * values, values = 256 or 65536) into slots
+ * (active * slots, added to). Host memory. */
+void gpuhist_fold_values(const gpuhist_plan *plan, const uint64_t *values, uint64_t *slots);
+
+/* From host slot counters (active * slots): apply the outlier policy and write counts (host
+ * memory, active * bins) and the tallies of `result`. */
+void gpuhist_finish_slots(const gpuhist_plan *plan, const uint64_t *slots, uint64_t *counts,
+                          gpuhist_result *result);
+
+/* The slot of the sample at `p` (host memory, any alignment) of dtype plan->dtype. */
+uint32_t gpuhist_slot_of(const gpuhist_plan *plan, const void *p);
+
+/* Address of pixel `pixel` of row `row` (host or device address arithmetic). */
+static inline const unsigned char *gpuhist_pixel_ptr(const gpuhist_plan *plan, uint64_t row,
+                                                     uint64_t pixel)
+{
+    return plan->data + row * plan->row_stride + pixel * plan->channels * plan->sample_size;
+}
+
+/* Monotonic wall clock in seconds. */
+double gpuhist_now(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

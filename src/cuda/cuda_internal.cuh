@@ -1,0 +1,69 @@
+/*
+ * cuda_internal.cuh - what the CUDA backend (cuda_backend.cu) and the CUDA strategies share.
+ *
+ * The backend turns any request into a sequence of *jobs*: contiguous, device-resident,
+ * sample-aligned runs of pixels (host input is copied in chunks through pinned staging buffers,
+ * strided ROI rows are compacted with cudaMemcpy2DAsync, unaligned device pointers are copied to
+ * aligned scratch). A strategy's run() receives one job and ADDS its counts into `out`, a device
+ * array of uint64 counters, zeroed by the backend:
+ *   - slot strategies:  active * plan->slots counters (bins + 3 per channel, see binmap.h);
+ *   - value strategies (GPUHIST_CAP_VALUES): active * 256 (8-bit) or active * 65536 (16-bit)
+ *     raw-value counters; the backend folds them into slots on the device.
+ * Every launch goes on job->stream; strategies never synchronise the device (the backend does
+ * when it must), so device-in/device-out calls can be asynchronous.
+ */
+#ifndef GPUHIST_CUDA_INTERNAL_CUH
+#define GPUHIST_CUDA_INTERNAL_CUH
+
+#include "internal.h"
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+typedef struct gpuhist_cuda_job {
+    const unsigned char *data; /* device pointer, aligned to the sample size (not to 16 bytes) */
+    uint64_t pixels;           /* pixels in this job */
+    uint64_t elements;         /* pixels * channels samples */
+    uint64_t first_pixel;      /* index of the job's first pixel in the whole input (channel
+                                  phase is always 0: jobs start on a pixel boundary) */
+    const double *edges;       /* device copy of the EDGES array (NULL for other kinds) */
+    cudaStream_t stream;
+    int device;
+    int sm_count;
+    int max_threads_per_sm;
+    size_t smem_per_block_optin; /* cudaDevAttrMaxSharedMemoryPerBlockOptin */
+    size_t smem_per_sm;
+    void *scratch;             /* per-context device scratch, for strategies that ask for it */
+    size_t scratch_size;
+} gpuhist_cuda_job;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Grow-on-demand device scratch owned by the context (freed by the backend's close()).
+ * Strategies needing temporary device memory (sort-rle, per-block partials) call this; the
+ * pointer stays valid until the next call with a larger size. */
+gpuhist_status gpuhist_cuda_scratch(gpuhist_ctx *ctx, size_t bytes, void **out);
+
+/* Check a CUDA runtime status: on failure record "<what>: <cuda error string>" on ctx and
+ * return GPUHIST_ERROR_BACKEND (OUT_OF_MEMORY for cudaErrorMemoryAllocation). */
+gpuhist_status gpuhist_cuda_check(gpuhist_ctx *ctx, cudaError_t err, const char *what);
+#ifdef __cplusplus
+}
+#endif
+
+/* Check the last launch: use right after every <<<...>>>. */
+#define GPUHIST_CUDA_LAUNCH_CHECK(ctx, what)                                                  \
+    do {                                                                                      \
+        cudaError_t e_ = cudaGetLastError();                                                  \
+        if (e_ != cudaSuccess)                                                                \
+            return gpuhist_cuda_check((ctx), e_, (what));                                     \
+    } while (0)
+#define GPUHIST_CUDA_TRY(ctx, call, what)                                                     \
+    do {                                                                                      \
+        cudaError_t e_ = (call);                                                              \
+        if (e_ != cudaSuccess)                                                                \
+            return gpuhist_cuda_check((ctx), e_, (what));                                     \
+    } while (0)
+
+#endif
