@@ -233,7 +233,8 @@ GPUHIST_API gpuhist_backend gpuhist_context_backend(const gpuhist_ctx *ctx);
 GPUHIST_API const char *gpuhist_device_name(const gpuhist_ctx *ctx);
 /** @return why AUTO chose this backend (e.g. "cuda: no CUDA-capable device"), or "". */
 GPUHIST_API const char *gpuhist_backend_note(const gpuhist_ctx *ctx);
-/** @return the message of the last failed call on this context, naming the bad field. */
+/** @return the message of the last failed call on this context, naming the bad field; with
+ *  ctx == NULL, the message of this thread's last failed gpuhist_create()/_create_on(). */
 GPUHIST_API const char *gpuhist_last_error(const gpuhist_ctx *ctx);
 /** @return the run-time compiler log of the last failed kernel build (OpenCL), or "". */
 GPUHIST_API const char *gpuhist_build_log(const gpuhist_ctx *ctx);

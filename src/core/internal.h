@@ -152,7 +152,7 @@ struct gpuhist_ctx {
     int async;
     void *backend_state;                 /* owned by the backend (buffers, queues, programs) */
     char device_name[128];
-    char note[256];                      /* why AUTO chose this backend */
+    char note[640];                      /* why AUTO chose this backend */
     char error[512];                     /* last error message */
     char *build_log;                     /* OpenCL build log (malloc'd) or NULL */
 };
@@ -187,6 +187,14 @@ static inline const unsigned char *gpuhist_pixel_ptr(const gpuhist_plan *plan, u
 {
     return plan->data + row * plan->row_stride + pixel * plan->channels * plan->sample_size;
 }
+
+/* Auto range of 64-bit integer data: the integer min converted rounding down and the max
+ * rounding up, so that every sample lies inside [lower, upper] exactly (a plain conversion can
+ * round the minimum up past itself above 2^53). Backends' minmax() must use these. */
+double gpuhist_i64_to_double_down(int64_t x);
+double gpuhist_i64_to_double_up(int64_t x);
+double gpuhist_u64_to_double_down(uint64_t x);
+double gpuhist_u64_to_double_up(uint64_t x);
 
 /* Monotonic wall clock in seconds. */
 double gpuhist_now(void);

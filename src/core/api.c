@@ -1,0 +1,674 @@
+/*
+ * api.c - the public entry points: names and versions, contexts, validation of a request, the
+ * plan (geometry, channels, bin map), strategy choice, and the call into the backend.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- names and versions ------------------------------------------------------------------------ */
+
+const char *gpuhist_version(void) { return GPUHIST_VERSION_STRING; }
+unsigned gpuhist_version_number(void) { return GPUHIST_VERSION_NUMBER; }
+
+const char *gpuhist_status_string(gpuhist_status status)
+{
+    switch (status) {
+    case GPUHIST_OK: return "ok";
+    case GPUHIST_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case GPUHIST_ERROR_UNSUPPORTED: return "unsupported by the chosen strategy or backend";
+    case GPUHIST_ERROR_OUT_OF_MEMORY: return "out of memory";
+    case GPUHIST_ERROR_NO_DEVICE: return "no device for this backend";
+    case GPUHIST_ERROR_BACKEND: return "backend failure";
+    case GPUHIST_ERROR_UNKNOWN_STRATEGY: return "unknown strategy";
+    case GPUHIST_ERROR_BUILD: return "kernel build failed";
+    }
+    return "unknown status";
+}
+
+static const struct {
+    const char *name, *alias;
+    size_t size;
+} dtype_table[GPUHIST_DTYPE_COUNT] = {
+    {"u8", "uint8", 1},   {"i8", "int8", 1},    {"u16", "uint16", 2}, {"i16", "int16", 2},
+    {"u32", "uint32", 4}, {"i32", "int32", 4},  {"u64", "uint64", 8}, {"i64", "int64", 8},
+    {"f32", "float32", 4}, {"f64", "float64", 8},
+};
+
+const char *gpuhist_dtype_name(gpuhist_dtype d)
+{
+    return (unsigned)d < GPUHIST_DTYPE_COUNT ? dtype_table[d].name : "?";
+}
+
+size_t gpuhist_dtype_size(gpuhist_dtype d)
+{
+    return (unsigned)d < GPUHIST_DTYPE_COUNT ? dtype_table[d].size : 0;
+}
+
+int gpuhist_dtype_parse(const char *name, gpuhist_dtype *out)
+{
+    if (!name)
+        return 0;
+    for (int d = 0; d < GPUHIST_DTYPE_COUNT; ++d) {
+        if (strcmp(name, dtype_table[d].name) == 0 || strcmp(name, dtype_table[d].alias) == 0) {
+            if (out)
+                *out = (gpuhist_dtype)d;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static const char *const backend_names[] = {"auto", "cpu", "cuda", "opencl"};
+
+const char *gpuhist_backend_name(gpuhist_backend b)
+{
+    return (unsigned)b < 4 ? backend_names[b] : "?";
+}
+
+int gpuhist_backend_parse(const char *name, gpuhist_backend *out)
+{
+    for (int b = 0; name && b < 4; ++b) {
+        if (strcmp(name, backend_names[b]) == 0) {
+            if (out)
+                *out = (gpuhist_backend)b;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int gpuhist_backend_compiled(gpuhist_backend b)
+{
+    switch (b) {
+    case GPUHIST_BACKEND_AUTO:
+    case GPUHIST_BACKEND_CPU: return 1;
+    case GPUHIST_BACKEND_CUDA: return GPUHIST_HAVE_CUDA;
+    case GPUHIST_BACKEND_OPENCL: return GPUHIST_HAVE_OPENCL;
+    }
+    return 0;
+}
+
+static const gpuhist_backend_ops *backend_ops(gpuhist_backend b)
+{
+    switch (b) {
+    case GPUHIST_BACKEND_CPU: return &gpuhist_cpu_backend;
+#if GPUHIST_HAVE_CUDA
+    case GPUHIST_BACKEND_CUDA: return &gpuhist_cuda_backend;
+#endif
+#if GPUHIST_HAVE_OPENCL
+    case GPUHIST_BACKEND_OPENCL: return &gpuhist_opencl_backend;
+#endif
+    default: return NULL;
+    }
+}
+
+/* ---- convenience constructors -------------------------------------------------------------------- */
+
+gpuhist_bin_spec gpuhist_bins_even(uint32_t bins, double lower, double upper)
+{
+    gpuhist_bin_spec s;
+    memset(&s, 0, sizeof s);
+    s.kind = GPUHIST_BINS_EVEN;
+    s.bins = bins;
+    s.lower = lower;
+    s.upper = upper;
+    return s;
+}
+
+gpuhist_bin_spec gpuhist_bins_auto(uint32_t bins)
+{
+    gpuhist_bin_spec s = gpuhist_bins_even(bins, 0.0, 0.0);
+    s.auto_range = 1;
+    s.last_edge_inclusive = 1;
+    return s;
+}
+
+gpuhist_bin_spec gpuhist_bins_edges(uint32_t bins, const double *edges)
+{
+    gpuhist_bin_spec s = gpuhist_bins_even(bins, 0.0, 0.0);
+    s.kind = GPUHIST_BINS_EDGES;
+    s.edges = edges;
+    return s;
+}
+
+gpuhist_bin_spec gpuhist_bins_integer(uint32_t bins, int64_t lower)
+{
+    gpuhist_bin_spec s = gpuhist_bins_even(bins, 0.0, 0.0);
+    s.kind = GPUHIST_BINS_INTEGER;
+    s.integer_lower = lower;
+    return s;
+}
+
+gpuhist_samples gpuhist_samples_1d(const void *data, gpuhist_dtype dtype, uint64_t count)
+{
+    gpuhist_samples s;
+    memset(&s, 0, sizeof s);
+    s.data = data;
+    s.dtype = dtype;
+    s.count = count;
+    s.channels = 1;
+    return s;
+}
+
+gpuhist_result gpuhist_result_host(uint64_t *counts)
+{
+    gpuhist_result r;
+    memset(&r, 0, sizeof r);
+    r.counts = counts;
+    r.counts_location = GPUHIST_MEMORY_HOST;
+    return r;
+}
+
+/* ---- contexts ------------------------------------------------------------------------------------- */
+
+/* Errors of gpuhist_create(), which has no context to hold them: gpuhist_last_error(NULL). */
+static _Thread_local char create_error[512];
+
+static gpuhist_status open_backend(gpuhist_ctx *ctx, gpuhist_backend b, int device)
+{
+    const gpuhist_backend_ops *ops = backend_ops(b);
+    if (!ops)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_NO_DEVICE,
+                            "%s: backend not compiled into this build of gpuhist",
+                            gpuhist_backend_name(b));
+    gpuhist_status st = ops->open(ctx, device);
+    if (st == GPUHIST_OK) {
+        ctx->backend = b;
+        ctx->ops = ops;
+    }
+    return st;
+}
+
+gpuhist_status gpuhist_create_on(gpuhist_ctx **out, gpuhist_backend backend, int device)
+{
+    if (!out) {
+        snprintf(create_error, sizeof create_error, "gpuhist_create: out is NULL");
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    }
+    *out = NULL;
+    if ((unsigned)backend > GPUHIST_BACKEND_OPENCL) {
+        snprintf(create_error, sizeof create_error, "backend: unknown value %d", (int)backend);
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    }
+    if (device < 0) {
+        snprintf(create_error, sizeof create_error, "device: %d is negative", device);
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    }
+    gpuhist_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) {
+        snprintf(create_error, sizeof create_error, "cannot allocate a context");
+        return GPUHIST_ERROR_OUT_OF_MEMORY;
+    }
+    ctx->device = device;
+    gpuhist_status st;
+    if (backend == GPUHIST_BACKEND_AUTO) {
+        /* A GPU when one is usable; otherwise the CPU, saying why. */
+        st = open_backend(ctx, GPUHIST_BACKEND_CUDA, device);
+        if (st != GPUHIST_OK) {
+            snprintf(ctx->note, sizeof ctx->note, "%s; using the CPU", ctx->error);
+            ctx->error[0] = '\0';
+            st = open_backend(ctx, GPUHIST_BACKEND_CPU, 0);
+        }
+    } else {
+        st = open_backend(ctx, backend, device);
+    }
+    if (st != GPUHIST_OK) {
+        snprintf(create_error, sizeof create_error, "%s", ctx->error);
+        free(ctx->build_log);
+        free(ctx);
+        return st;
+    }
+    *out = ctx;
+    return GPUHIST_OK;
+}
+
+gpuhist_status gpuhist_create(gpuhist_ctx **out, gpuhist_backend backend)
+{
+    return gpuhist_create_on(out, backend, 0);
+}
+
+void gpuhist_destroy(gpuhist_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    if (ctx->ops && ctx->ops->close)
+        ctx->ops->close(ctx);
+    free(ctx->build_log);
+    free(ctx);
+}
+
+gpuhist_backend gpuhist_context_backend(const gpuhist_ctx *ctx)
+{
+    return ctx ? ctx->backend : GPUHIST_BACKEND_AUTO;
+}
+
+const char *gpuhist_device_name(const gpuhist_ctx *ctx) { return ctx ? ctx->device_name : ""; }
+const char *gpuhist_backend_note(const gpuhist_ctx *ctx) { return ctx ? ctx->note : ""; }
+const char *gpuhist_last_error(const gpuhist_ctx *ctx) { return ctx ? ctx->error : create_error; }
+
+const char *gpuhist_build_log(const gpuhist_ctx *ctx)
+{
+    return ctx && ctx->build_log ? ctx->build_log : "";
+}
+
+gpuhist_status gpuhist_set_strategy(gpuhist_ctx *ctx, const char *name)
+{
+    if (!ctx)
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    if (!name || strcmp(name, "auto") == 0) {
+        ctx->forced = NULL;
+        return GPUHIST_OK;
+    }
+    const gpuhist_strategy *s = gpuhist_registry_find(name);
+    if (!s)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNKNOWN_STRATEGY,
+                            "strategy: no strategy named '%s' (see --list-strategies)", name);
+    if (s->backend != ctx->backend)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "strategy: '%s' belongs to the %s backend, this context runs on %s",
+                            name, gpuhist_backend_name(s->backend),
+                            gpuhist_backend_name(ctx->backend));
+    ctx->forced = s;
+    return GPUHIST_OK;
+}
+
+gpuhist_status gpuhist_set_threads(gpuhist_ctx *ctx, int threads)
+{
+    if (!ctx)
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    if (threads < 0 || threads > 4096)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "threads: %d is not in 0..4096", threads);
+    ctx->threads = threads;
+    return GPUHIST_OK;
+}
+
+gpuhist_status gpuhist_set_stream(gpuhist_ctx *ctx, void *cuda_stream)
+{
+    if (!ctx)
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    if (cuda_stream && ctx->backend != GPUHIST_BACKEND_CUDA)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "stream: a CUDA stream needs the CUDA backend (context is %s)",
+                            gpuhist_backend_name(ctx->backend));
+    ctx->stream = cuda_stream;
+    return GPUHIST_OK;
+}
+
+gpuhist_status gpuhist_set_async(gpuhist_ctx *ctx, int async)
+{
+    if (!ctx)
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    ctx->async = async != 0;
+    return GPUHIST_OK;
+}
+
+gpuhist_status gpuhist_list_devices(gpuhist_backend backend, char *buf, size_t size)
+{
+    if (!buf || size == 0)
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    buf[0] = '\0';
+    switch (backend) {
+    case GPUHIST_BACKEND_CPU: {
+        gpuhist_ctx tmp;
+        memset(&tmp, 0, sizeof tmp);
+        gpuhist_cpu_backend.open(&tmp, 0);
+        snprintf(buf, size, "0: %s\n", tmp.device_name);
+        return GPUHIST_OK;
+    }
+#if GPUHIST_HAVE_CUDA
+    case GPUHIST_BACKEND_CUDA: return gpuhist_cuda_list_devices(buf, size);
+#endif
+#if GPUHIST_HAVE_OPENCL
+    case GPUHIST_BACKEND_OPENCL: return gpuhist_opencl_list_devices(buf, size);
+#endif
+    default:
+        snprintf(buf, size, "%s: backend not compiled into this build of gpuhist\n",
+                 gpuhist_backend_name(backend));
+        return GPUHIST_ERROR_NO_DEVICE;
+    }
+}
+
+/* ---- validation and the plan ---------------------------------------------------------------------- */
+
+static int is_float_dtype(gpuhist_dtype d) { return d == GPUHIST_F32 || d == GPUHIST_F64; }
+
+/* Geometry and channels of the samples. */
+static gpuhist_status plan_samples(gpuhist_ctx *ctx, const gpuhist_samples *s, gpuhist_plan *p)
+{
+    if ((unsigned)s->dtype >= GPUHIST_DTYPE_COUNT)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "samples.dtype: unknown sample type %d", (int)s->dtype);
+    p->dtype = s->dtype;
+    p->sample_size = gpuhist_dtype_size(s->dtype);
+    p->channels = s->channels ? s->channels : 1;
+    if (p->channels > GPUHIST_MAX_CHANNELS)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "samples.channels: %u channels, at most %d are supported",
+                            p->channels, GPUHIST_MAX_CHANNELS);
+    for (uint32_t c = 0; c < GPUHIST_MAX_CHANNELS; ++c)
+        p->channel_slot[c] = -1;
+    p->active = 0;
+    if (s->channel_mask) {
+        if (s->channel_mask >> p->channels)
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "samples.channel_mask: 0x%x names a channel beyond the %u "
+                                "channels",
+                                s->channel_mask, p->channels);
+        for (uint32_t c = 0; c < p->channels; ++c)
+            if (s->channel_mask & (1u << c))
+                p->channel_index[p->active++] = c;
+    } else {
+        uint32_t a = s->active_channels ? s->active_channels : p->channels;
+        if (a > p->channels)
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "samples.active_channels: %u is more than the %u channels", a,
+                                p->channels);
+        for (uint32_t c = 0; c < a; ++c)
+            p->channel_index[p->active++] = c;
+    }
+    for (uint32_t k = 0; k < p->active; ++k)
+        p->channel_slot[p->channel_index[k]] = (int32_t)k;
+
+    uint64_t pixel_bytes = (uint64_t)p->channels * p->sample_size;
+    if (s->rows == 0) {
+        p->rows = 1;
+        p->row_length = s->count;
+        if (s->count > UINT64_MAX / pixel_bytes)
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "samples.count: %llu pixels overflow the address space",
+                                (unsigned long long)s->count);
+        p->row_stride = (size_t)(s->count * pixel_bytes);
+        p->contiguous = 1;
+    } else {
+        p->rows = s->rows;
+        p->row_length = s->row_length;
+        if (s->row_length > UINT64_MAX / pixel_bytes)
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "samples.row_length: %llu pixels overflow the address space",
+                                (unsigned long long)s->row_length);
+        uint64_t row_bytes = s->row_length * pixel_bytes;
+        if ((uint64_t)s->row_stride < row_bytes)
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "samples.row_stride: %zu bytes is smaller than a row (%llu "
+                                "pixels x %u channels x %zu bytes = %llu bytes)",
+                                s->row_stride, (unsigned long long)s->row_length, p->channels,
+                                p->sample_size, (unsigned long long)row_bytes);
+        if (s->rows > 1 && (uint64_t)s->row_stride > UINT64_MAX / (s->rows - 1))
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "samples.row_stride: %zu x %llu rows overflows the address space",
+                                s->row_stride, (unsigned long long)s->rows);
+        if (s->count != 0 && s->count != s->row_length * s->rows)
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "samples.count: %llu but rows x row_length = %llu (set count to "
+                                "0 or to that product)",
+                                (unsigned long long)s->count,
+                                (unsigned long long)(s->row_length * s->rows));
+        p->row_stride = s->row_stride;
+        p->contiguous = (s->rows == 1 || (uint64_t)s->row_stride == row_bytes);
+    }
+    if (p->rows > 1 && p->row_length > UINT64_MAX / p->rows)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "samples.rows: rows x row_length overflows");
+    p->pixels = p->row_length * p->rows;
+    if (p->pixels == 0)
+        p->rows = p->row_length == 0 ? 1 : p->rows;
+    if (!s->data && p->pixels > 0)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "samples.data: NULL with %llu samples",
+                            (unsigned long long)p->pixels);
+    p->data = s->data;
+    return GPUHIST_OK;
+}
+
+/* The bin spec, before auto range is resolved. */
+static gpuhist_status check_spec(gpuhist_ctx *ctx, const gpuhist_bin_spec *b, gpuhist_dtype dtype)
+{
+    if ((unsigned)b->kind > GPUHIST_BINS_INTEGER)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "bins.kind: unknown bin kind %d", (int)b->kind);
+    if (b->bins == 0)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "bins: the number of bins must be at least 1");
+    if (b->bins > (1u << 31))
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "bins: %u bins is too many (at most 2^31)", b->bins);
+    if ((unsigned)b->outliers > GPUHIST_OUTLIERS_CLAMP)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "bins.outliers: unknown outlier policy %d", (int)b->outliers);
+    switch (b->kind) {
+    case GPUHIST_BINS_EVEN:
+        if (b->auto_range)
+            break;
+        if (!isfinite(b->lower))
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "range: lower bound %g is not finite", b->lower);
+        if (!isfinite(b->upper))
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "range: upper bound %g is not finite", b->upper);
+        if (!(b->lower < b->upper))
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "range: lower bound %.17g must be below upper bound %.17g",
+                                b->lower, b->upper);
+        if (!isfinite(b->upper - b->lower))
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "range: upper - lower overflows a double (%g - %g)", b->upper,
+                                b->lower);
+        break;
+    case GPUHIST_BINS_EDGES:
+        if (!b->edges)
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "edges: NULL with %u bins", b->bins);
+        for (uint32_t i = 0; i <= b->bins; ++i) {
+            if (!isfinite(b->edges[i]))
+                return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                    "edges: e[%u] = %g is not finite", i, b->edges[i]);
+            if (i > 0 && !(b->edges[i] > b->edges[i - 1]))
+                return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                    "edges: e[%u] = %.17g is not greater than e[%u] = %.17g "
+                                    "(edges must increase strictly)",
+                                    i, b->edges[i], i - 1, b->edges[i - 1]);
+        }
+        break;
+    case GPUHIST_BINS_INTEGER:
+        if (is_float_dtype(dtype))
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "integer bins: sample type %s is not an integer type (use even "
+                                "bins with a range)",
+                                gpuhist_dtype_name(dtype));
+        if (b->integer_lower > INT64_MAX - (int64_t)b->bins + 1)
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "integer bins: lower %lld + %u bins overflows int64",
+                                (long long)b->integer_lower, b->bins);
+        break;
+    }
+    return GPUHIST_OK;
+}
+
+/* Fill plan->map for a resolved spec. */
+static void plan_binmap(gpuhist_plan *p, const gpuhist_bin_spec *b, double lower, double upper,
+                        int last_inclusive)
+{
+    gpuhist_binmap *m = &p->map;
+    memset(m, 0, sizeof *m);
+    m->kind = (gh_i32)b->kind;
+    m->dtype = (gh_i32)p->dtype;
+    m->bins = b->bins;
+    m->last_inclusive = last_inclusive && b->kind != GPUHIST_BINS_INTEGER;
+    m->edge_is_f32 = (b->kind == GPUHIST_BINS_EVEN && p->dtype == GPUHIST_F32);
+    switch (b->kind) {
+    case GPUHIST_BINS_EVEN:
+        m->lower = lower;
+        m->upper = upper;
+        m->delta = upper - lower;
+        m->step = m->delta / (double)b->bins;
+        m->step_is_zero = (m->step == 0.0);
+        m->scale = (double)b->bins / m->delta;
+        m->lower_f = (float)lower;
+        m->upper_f = (float)upper;
+        m->scale_f = (float)m->scale;
+        break;
+    case GPUHIST_BINS_EDGES:
+        m->lower = b->edges[0];
+        m->upper = b->edges[b->bins];
+        p->edges = b->edges;
+        break;
+    case GPUHIST_BINS_INTEGER:
+        m->int_lower = b->integer_lower;
+        m->lower = (double)b->integer_lower;
+        m->upper = (double)b->integer_lower + (double)b->bins;
+        break;
+    }
+    p->bins = b->bins;
+    p->slots = b->bins + GPUHIST_EXTRA_SLOTS;
+    p->outliers = b->outliers;
+}
+
+gpuhist_status gpuhist_compute_edges(const gpuhist_bin_spec *spec, gpuhist_dtype dtype,
+                                     double *edges)
+{
+    if (!spec || !edges || (unsigned)dtype >= GPUHIST_DTYPE_COUNT)
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    gpuhist_status st = check_spec(NULL, spec, dtype);
+    if (st != GPUHIST_OK)
+        return st;
+    if (spec->kind == GPUHIST_BINS_EVEN && spec->auto_range)
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    gpuhist_plan p;
+    memset(&p, 0, sizeof p);
+    p.dtype = dtype;
+    plan_binmap(&p, spec, spec->lower, spec->upper, spec->last_edge_inclusive);
+    for (uint32_t i = 0; i <= spec->bins; ++i)
+        edges[i] = gpuhist_reported_edge(&p.map, p.edges, i);
+    return GPUHIST_OK;
+}
+
+/* ---- the call -------------------------------------------------------------------------------------- */
+
+gpuhist_status gpuhist_histogram(gpuhist_ctx *ctx, const gpuhist_samples *samples,
+                                 const gpuhist_bin_spec *spec, gpuhist_result *result)
+{
+    if (!ctx)
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    ctx->error[0] = '\0';
+    if (!samples)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "samples: NULL");
+    if (!spec)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "bins: NULL specification");
+    if (!result)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "result: NULL");
+    if (!result->counts)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "result.counts: NULL");
+    double t0 = gpuhist_now();
+
+    gpuhist_plan plan;
+    memset(&plan, 0, sizeof plan);
+    gpuhist_status st = plan_samples(ctx, samples, &plan);
+    if (st != GPUHIST_OK)
+        return st;
+    st = check_spec(ctx, spec, plan.dtype);
+    if (st != GPUHIST_OK)
+        return st;
+
+    /* Where the data and the counts live. */
+    switch (samples->location) {
+    case GPUHIST_MEMORY_AUTO:
+        plan.data_on_device =
+            plan.pixels > 0 && ctx->ops->is_device_pointer(ctx, samples->data);
+        break;
+    case GPUHIST_MEMORY_HOST: plan.data_on_device = 0; break;
+    case GPUHIST_MEMORY_DEVICE: plan.data_on_device = 1; break;
+    default:
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "samples.location: unknown memory location %d",
+                            (int)samples->location);
+    }
+    if (plan.data_on_device && ctx->backend != GPUHIST_BACKEND_CUDA)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "samples.location: device memory needs the CUDA backend (context "
+                            "is %s)",
+                            gpuhist_backend_name(ctx->backend));
+    if ((unsigned)result->counts_location > GPUHIST_MEMORY_DEVICE)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "result.counts_location: unknown memory location %d",
+                            (int)result->counts_location);
+    if (result->counts_location == GPUHIST_MEMORY_DEVICE &&
+        ctx->backend != GPUHIST_BACKEND_CUDA)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "result.counts_location: device memory needs the CUDA backend "
+                            "(context is %s)",
+                            gpuhist_backend_name(ctx->backend));
+
+    /* Resolve the range. */
+    double lower = spec->lower, upper = spec->upper;
+    int last_inclusive = spec->last_edge_inclusive != 0;
+    if (spec->kind == GPUHIST_BINS_EVEN && spec->auto_range) {
+        /* NumPy's rules: finite min/max, last edge inclusive, empty -> [0, 1],
+         * min == max -> [min - 0.5, max + 0.5]. */
+        plan_binmap(&plan, spec, 0.0, 1.0, 1); /* provisional, for minmax() */
+        int found = 0;
+        st = ctx->ops->minmax(ctx, &plan, &lower, &upper, &found);
+        if (st != GPUHIST_OK)
+            return st;
+        if (!found) {
+            lower = 0.0;
+            upper = 1.0;
+        } else if (lower == upper) {
+            lower -= 0.5;
+            upper += 0.5;
+        }
+        last_inclusive = 1;
+        if (!isfinite(upper - lower))
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "range: the data's range [%g, %g] overflows a double", lower,
+                                upper);
+    }
+    plan_binmap(&plan, spec, lower, upper, last_inclusive);
+
+    /* The strategy. */
+    const gpuhist_strategy *s = ctx->forced;
+    if (s) {
+        if (!gpuhist_strategy_accepts(ctx, s, &plan))
+            return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                                "strategy: %s cannot histogram %s samples into %u %s bins with "
+                                "%u channel(s) (it supports: %s)",
+                                s->name, gpuhist_dtype_name(plan.dtype), plan.bins,
+                                spec->kind == GPUHIST_BINS_EVEN    ? "even"
+                                : spec->kind == GPUHIST_BINS_EDGES ? "explicit-edge"
+                                                                   : "integer",
+                                plan.channels, s->supports);
+    } else {
+        s = ctx->ops->choose(ctx, &plan);
+        if (!s)
+            return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                                "%s: no strategy can histogram %s samples into %u bins",
+                                gpuhist_backend_name(ctx->backend),
+                                gpuhist_dtype_name(plan.dtype), plan.bins);
+    }
+
+    result->bins = plan.bins;
+    result->channels = plan.active;
+    for (uint32_t k = 0; k < GPUHIST_MAX_CHANNELS; ++k) {
+        result->channel_index[k] = k < plan.active ? plan.channel_index[k] : 0;
+        result->underflow[k] = result->overflow[k] = result->nan[k] = result->total[k] = 0;
+    }
+    result->lower = gpuhist_reported_edge(&plan.map, plan.edges, 0);
+    result->upper = gpuhist_reported_edge(&plan.map, plan.edges, plan.bins);
+    result->last_edge_inclusive = plan.map.last_inclusive;
+    result->backend = ctx->backend;
+    result->strategy = s->name;
+
+    st = ctx->ops->execute(ctx, &plan, s, result);
+    if (st != GPUHIST_OK)
+        return st;
+    if (result->edges)
+        for (uint32_t i = 0; i <= plan.bins; ++i)
+            result->edges[i] = gpuhist_reported_edge(&plan.map, plan.edges, i);
+    result->seconds = gpuhist_now() - t0;
+    return GPUHIST_OK;
+}

@@ -1,0 +1,133 @@
+/*
+ * common.c - small helpers shared by the core and the backends: error recording, thread count,
+ * the value fold and the outlier policy, generic sample access, a clock.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+gpuhist_status gpuhist_fail(gpuhist_ctx *ctx, gpuhist_status status, const char *fmt, ...)
+{
+    if (ctx) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+int gpuhist_cpu_threads(const gpuhist_ctx *ctx)
+{
+    if (ctx && ctx->threads > 0)
+        return ctx->threads;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+uint32_t gpuhist_small_value_count(gpuhist_dtype dtype)
+{
+    switch (dtype) {
+    case GPUHIST_U8:
+    case GPUHIST_I8:
+        return 256u;
+    case GPUHIST_U16:
+    case GPUHIST_I16:
+        return 65536u;
+    default:
+        return 0u;
+    }
+}
+
+void gpuhist_fold_values(const gpuhist_plan *plan, const uint64_t *values, uint64_t *slots)
+{
+    uint32_t nvalues = gpuhist_small_value_count(plan->dtype);
+    for (uint32_t v = 0; v < nvalues; ++v) {
+        uint32_t slot = gpuhist_slot_small_value(&plan->map, plan->edges, v);
+        for (uint32_t k = 0; k < plan->active; ++k)
+            slots[(size_t)k * plan->slots + slot] += values[(size_t)k * nvalues + v];
+    }
+}
+
+void gpuhist_finish_slots(const gpuhist_plan *plan, const uint64_t *slots, uint64_t *counts,
+                          gpuhist_result *result)
+{
+    uint32_t bins = plan->bins;
+    for (uint32_t k = 0; k < plan->active; ++k) {
+        const uint64_t *s = slots + (size_t)k * plan->slots;
+        uint64_t *c = counts + (size_t)k * bins;
+        memcpy(c, s, (size_t)bins * sizeof *c);
+        uint64_t under = s[GPUHIST_SLOT_UNDERFLOW(bins)];
+        uint64_t over = s[GPUHIST_SLOT_OVERFLOW(bins)];
+        if (plan->outliers == GPUHIST_OUTLIERS_CLAMP) {
+            c[0] += under;
+            c[bins - 1] += over;
+        }
+        result->underflow[k] = under;
+        result->overflow[k] = over;
+        result->nan[k] = s[GPUHIST_SLOT_NAN(bins)];
+        result->total[k] = plan->pixels;
+    }
+}
+
+uint32_t gpuhist_slot_of(const gpuhist_plan *plan, const void *p)
+{
+    const gpuhist_binmap *m = &plan->map;
+    const double *e = plan->edges;
+    switch (plan->dtype) {
+    case GPUHIST_U8: { uint8_t v; memcpy(&v, p, 1); return gpuhist_slot_i64(m, e, v); }
+    case GPUHIST_I8: { int8_t v; memcpy(&v, p, 1); return gpuhist_slot_i64(m, e, v); }
+    case GPUHIST_U16: { uint16_t v; memcpy(&v, p, 2); return gpuhist_slot_i64(m, e, v); }
+    case GPUHIST_I16: { int16_t v; memcpy(&v, p, 2); return gpuhist_slot_i64(m, e, v); }
+    case GPUHIST_U32: { uint32_t v; memcpy(&v, p, 4); return gpuhist_slot_i64(m, e, v); }
+    case GPUHIST_I32: { int32_t v; memcpy(&v, p, 4); return gpuhist_slot_i64(m, e, v); }
+    case GPUHIST_U64: { uint64_t v; memcpy(&v, p, 8); return gpuhist_slot_u64(m, e, v); }
+    case GPUHIST_I64: { int64_t v; memcpy(&v, p, 8); return gpuhist_slot_i64(m, e, v); }
+    case GPUHIST_F32: { float v; memcpy(&v, p, 4); return gpuhist_slot_f32(m, e, v); }
+    case GPUHIST_F64: { double v; memcpy(&v, p, 8); return gpuhist_slot_f64(m, e, v); }
+    default: return GPUHIST_SLOT_NAN(plan->bins);
+    }
+}
+
+double gpuhist_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double gpuhist_i64_to_double_down(int64_t x)
+{
+    double d = (double)x;
+    if (gpuhist_cmp_i64_f64(x, d) < 0) /* rounded up: step one double down */
+        d = nextafter(d, -INFINITY);
+    return d;
+}
+
+double gpuhist_i64_to_double_up(int64_t x)
+{
+    double d = (double)x;
+    if (gpuhist_cmp_i64_f64(x, d) > 0)
+        d = nextafter(d, INFINITY);
+    return d;
+}
+
+double gpuhist_u64_to_double_down(uint64_t x)
+{
+    double d = (double)x;
+    if (gpuhist_cmp_u64_f64(x, d) < 0)
+        d = nextafter(d, -INFINITY);
+    return d;
+}
+
+double gpuhist_u64_to_double_up(uint64_t x)
+{
+    double d = (double)x;
+    if (gpuhist_cmp_u64_f64(x, d) > 0)
+        d = nextafter(d, INFINITY);
+    return d;
+}
