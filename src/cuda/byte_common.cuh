@@ -1,0 +1,273 @@
+/*
+ * byte_common.cuh - what the 8-bit value-counting CUDA strategies share (histogram64,
+ * histogram256, histogram256-tagged, thread-packed).
+ *
+ * These strategies (GPUHIST_CAP_VALUES) count the raw byte of every u8/i8 sample: `out` holds
+ * active * 256 uint64 counters (histogram h, byte value v at out[h * 256 + v]) and the backend
+ * folds them into the requested bins, so every bin spec of 8-bit data is supported exactly.
+ *
+ * Keys. Inside a kernel a sample is counted under the key  table * 256 + byte:  table is the
+ * histogram of the sample's channel, or, for a channel that is not histogrammed, one extra
+ * "dummy" table (index active) that is counted like the others and never written out. Counting
+ * the unwanted channel instead of skipping it keeps the inner loop free of branches; the cost is
+ * one more 256-key table, present only when some channel is inactive (active + 1 <= channels <= 4,
+ * so there are never more than 1024 keys).
+ *
+ * Loads. job->data is aligned to 1 byte only. A job is split into a head (the bytes before the
+ * first 16-byte-aligned address), a body of aligned 16-byte vectors and a tail (< 16 bytes). The
+ * strategies' kernels see only the body; the head and tail (at most 30 bytes) are added straight
+ * to `out` with global atomics by gh8_loose_kernel, one tiny launch, skipped when both are empty
+ * (cudaMalloc'd buffers of a multiple of 16 bytes have neither).
+ *
+ * Launch size. The body is handed to a kernel in launches of at most `cap` vectors (and never
+ * more than 2^30, so that vector indices and grid strides fit 32 bits); each strategy derives its
+ * cap from the width of its per-block counters, so none of them can overflow whatever the job's
+ * size. The channel of vector byte j is (first element of the vector + j) % C; jobs start on a
+ * pixel boundary, so element 0 of the job is channel 0.
+ */
+#ifndef GPUHIST_BYTE_COMMON_CUH
+#define GPUHIST_BYTE_COMMON_CUH
+
+#include "cuda_internal.cuh"
+
+#include <stdint.h>
+#include <type_traits>
+
+#define GH8_VALUES 256u
+#define GH8_VEC 16u                        /* bytes per vector load */
+#define GH8_MAX_LAUNCH_VECTORS (1u << 30)  /* 16 GiB: indices + strides stay below 2^32 */
+
+/* How a plan's channels map to keys. Passed to kernels by value. */
+struct gh8_keys {
+    int off[GPUHIST_MAX_CHANNELS]; /* key offset of input channel c (table * 256) */
+    unsigned channels;             /* C, 1..4 */
+    unsigned nout;                 /* active * 256: keys that go to `out` */
+    unsigned nkeys;                /* nout, + 256 when a channel is not histogrammed */
+};
+
+static inline gpuhist_status gh8_keys_of(gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                                         gh8_keys *k)
+{
+    if (plan->sample_size != 1)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                            "8-bit value strategy given %zu-byte samples", plan->sample_size);
+    if (plan->channels < 1 || plan->channels > GPUHIST_MAX_CHANNELS || plan->active < 1 ||
+        plan->active > plan->channels)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "bad channel layout %u:%u",
+                            plan->channels, plan->active);
+    unsigned dummy = 0;
+    for (unsigned c = 0; c < GPUHIST_MAX_CHANNELS; ++c)
+        k->off[c] = 0;
+    for (unsigned c = 0; c < plan->channels; ++c) {
+        int32_t s = plan->channels == 1 ? 0 : plan->channel_slot[c];
+        if (s >= (int32_t)plan->active)
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "channel %u maps to histogram %d of %u", c, (int)s,
+                                plan->active);
+        if (s < 0)
+            dummy = 1;
+        k->off[c] = (int)((s < 0 ? plan->active : (uint32_t)s) * GH8_VALUES);
+    }
+    k->channels = plan->channels;
+    k->nout = plan->active * GH8_VALUES;
+    k->nkeys = (plan->active + dummy) * GH8_VALUES;
+    return GPUHIST_OK;
+}
+
+/* ---- device side ---------------------------------------------------------------------------- */
+
+/* Channel of byte 0 of vector i of a launch whose vector 0 starts on channel phase0. */
+template <int C>
+__device__ __forceinline__ unsigned gh8_phase(unsigned phase0, unsigned i)
+{
+    if ((GH8_VEC % C) == 0)
+        return phase0;
+    return (phase0 + (i % C) * (GH8_VEC % C)) % C; /* only C == 3: 16 = 1 (mod 3) */
+}
+
+/* o[j] = key offset of byte j, j+C, j+2C... of a vector starting on channel `phase`. Selects
+ * over the C offsets instead of indexing, so o[] stays in registers. */
+template <int C>
+__device__ __forceinline__ void gh8_rotate(const gh8_keys &k, unsigned phase, int (&o)[C])
+{
+#pragma unroll
+    for (int j = 0; j < C; ++j) {
+        unsigned c = phase + (unsigned)j;
+        if (c >= (unsigned)C)
+            c -= (unsigned)C;
+        int r = k.off[0];
+#pragma unroll
+        for (int m = 1; m < C; ++m)
+            if (c == (unsigned)m)
+                r = k.off[m];
+        o[j] = C == 1 ? 0 : r;
+    }
+}
+
+/* f(key) for the 16 bytes of v, in memory order. */
+template <int C, class F>
+__device__ __forceinline__ void gh8_for_each_key(const uint4 &v, const int (&o)[C], F &&f)
+{
+    const unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int j = 0; j < (int)GH8_VEC; ++j) {
+        unsigned b = (w[j >> 2] >> (8 * (j & 3))) & 0xffu;
+        f(C == 1 ? b : (unsigned)o[j % C] + b);
+    }
+}
+
+/* Streaming 16-byte load: read once, keep out of L1. */
+__device__ __forceinline__ uint4 gh8_load(const uint4 *p)
+{
+    return __ldcs(p);
+}
+
+/* The head and tail bytes (< 32 in all), straight into `out`: byte t < nhead is job element t,
+ * byte nhead + t is element tail_elem + t (tail_phase = tail_elem % C). */
+static __global__ void gh8_loose_kernel(const unsigned char *head, unsigned nhead,
+                                        const unsigned char *tail, unsigned ntail,
+                                        unsigned tail_phase, gh8_keys k,
+                                        unsigned long long *out)
+{
+    unsigned t = threadIdx.x;
+    unsigned byte, chan;
+    if (t < nhead) {
+        byte = head[t];
+        chan = t % k.channels;
+    } else if (t - nhead < ntail) {
+        byte = tail[t - nhead];
+        chan = (tail_phase + (t - nhead)) % k.channels;
+    } else {
+        return;
+    }
+    unsigned key = (unsigned)k.off[chan] + byte;
+    if (key < k.nout)
+        atomicAdd(out + key, 1ull);
+}
+
+/* Fold per-block partial histograms (nblocks rows of nout uint32) into `out`. Each thread sums
+ * one key over GH8_MERGE_ROWS blocks (reads coalesced across keys), so the merge has enough
+ * threads in flight to run at memory speed, and only nout * nblocks / GH8_MERGE_ROWS atomics. */
+#define GH8_MERGE_ROWS 32u
+#define GH8_MERGE_THREADS 256u
+static __global__ void __launch_bounds__(GH8_MERGE_THREADS)
+    gh8_merge_kernel(const unsigned *__restrict__ partial, unsigned nblocks, unsigned nout,
+                     unsigned long long *__restrict__ out)
+{
+    unsigned key = blockIdx.x * GH8_MERGE_THREADS + threadIdx.x;
+    if (key >= nout)
+        return;
+    unsigned b0 = blockIdx.y * GH8_MERGE_ROWS;
+    unsigned b1 = min(b0 + GH8_MERGE_ROWS, nblocks);
+    unsigned long long sum = 0;
+    for (unsigned b = b0; b < b1; ++b)
+        sum += partial[(size_t)b * nout + key];
+    if (sum)
+        atomicAdd(out + key, sum);
+}
+
+/* ---- host side ------------------------------------------------------------------------------ */
+
+static inline gpuhist_status gh8_merge(gpuhist_ctx *ctx, const gpuhist_cuda_job *job,
+                                       const unsigned *partial, unsigned nblocks, unsigned nout,
+                                       unsigned long long *out)
+{
+    dim3 grid((nout + GH8_MERGE_THREADS - 1) / GH8_MERGE_THREADS,
+              (nblocks + GH8_MERGE_ROWS - 1) / GH8_MERGE_ROWS);
+    gh8_merge_kernel<<<grid, GH8_MERGE_THREADS, 0, job->stream>>>(partial, nblocks, nout, out);
+    GPUHIST_CUDA_LAUNCH_CHECK(ctx, "8-bit merge kernel");
+    return GPUHIST_OK;
+}
+
+/*
+ * Blocks to launch for `kernel`: as many as are resident at once (occupancy x SMs), but no more
+ * than there are `per_block` vectors of work. Raises the kernel's dynamic shared-memory limit
+ * first when it needs more than the default 48 KiB.
+ */
+template <class K>
+static gpuhist_status gh8_grid(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, K kernel,
+                               int threads, size_t smem, uint64_t nvec, uint64_t per_block,
+                               unsigned *grid, const char *name)
+{
+    if (smem > job->smem_per_block_optin)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                            "%s needs %zu bytes of shared memory per block, the device has %zu",
+                            name, smem, job->smem_per_block_optin);
+    if (smem > 48u * 1024u)
+        GPUHIST_CUDA_TRY(ctx,
+                         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int)smem),
+                         name);
+    int per_sm = 0;
+    GPUHIST_CUDA_TRY(ctx,
+                     cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem),
+                     name);
+    if (per_sm < 1)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                            "%s: no block of %d threads with %zu bytes of shared memory fits an SM",
+                            name, threads, smem);
+    uint64_t full = (uint64_t)(job->sm_count > 0 ? job->sm_count : 1) * (uint64_t)per_sm;
+    uint64_t need = (nvec + per_block - 1) / per_block;
+    uint64_t g = need < full ? need : full;
+    *grid = (unsigned)(g < 1 ? 1 : g);
+    return GPUHIST_OK;
+}
+
+/*
+ * Run a job: the loose head/tail bytes through gh8_loose_kernel, the aligned body through
+ * launch(vec, nvec, phase0) in pieces of at most `cap` vectors (phase0 = channel of the piece's
+ * first byte). `launch` returns a gpuhist_status.
+ */
+template <class Launch>
+static gpuhist_status gh8_drive(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, const gh8_keys &k,
+                                unsigned long long *out, uint64_t cap, Launch &&launch)
+{
+    const uint64_t n = job->elements;
+    if (n == 0)
+        return GPUHIST_OK;
+    const uintptr_t addr = (uintptr_t)job->data;
+    uint64_t head = (GH8_VEC - (addr % GH8_VEC)) % GH8_VEC;
+    if (head > n)
+        head = n;
+    const uint64_t nvec = (n - head) / GH8_VEC;
+    const uint64_t tail = n - head - nvec * GH8_VEC;
+    if (head + tail > 0) {
+        uint64_t tail_elem = head + nvec * GH8_VEC;
+        gh8_loose_kernel<<<1, 32, 0, job->stream>>>(job->data, (unsigned)head,
+                                                    job->data + tail_elem, (unsigned)tail,
+                                                    (unsigned)(tail_elem % k.channels), k, out);
+        GPUHIST_CUDA_LAUNCH_CHECK(ctx, "8-bit head/tail kernel");
+    }
+    if (cap > GH8_MAX_LAUNCH_VECTORS)
+        cap = GH8_MAX_LAUNCH_VECTORS;
+    if (cap < 1)
+        cap = 1;
+    const uint4 *body = (const uint4 *)(job->data + head);
+    for (uint64_t v0 = 0; v0 < nvec; v0 += cap) {
+        uint64_t m = nvec - v0 < cap ? nvec - v0 : cap;
+        unsigned phase0 = (unsigned)((head + v0 * GH8_VEC) % k.channels);
+        gpuhist_status st = launch(body + v0, (unsigned)m, phase0);
+        if (st != GPUHIST_OK)
+            return st;
+    }
+    return GPUHIST_OK;
+}
+
+/* Instantiate kernels for the plan's channel count: calls f(std::integral_constant<int, C>{})
+ * for C = channels (1..4), so the per-byte channel arithmetic is compile-time. */
+template <class F>
+static gpuhist_status gh8_by_channels(unsigned channels, F &&f)
+{
+    switch (channels) {
+    case 1:
+        return f(std::integral_constant<int, 1>{});
+    case 2:
+        return f(std::integral_constant<int, 2>{});
+    case 3:
+        return f(std::integral_constant<int, 3>{});
+    default:
+        return f(std::integral_constant<int, 4>{});
+    }
+}
+
+#endif

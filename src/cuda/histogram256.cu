@@ -1,0 +1,263 @@
+/*
+ * histogram256.cu - cuda-histogram256 and cuda-histogram256-tagged: per-warp 256-value
+ * sub-histograms in shared memory (seed 000, "Implementation of histogram256", Figure 3).
+ *
+ * What they count. The raw byte of every u8/i8 sample (GPUHIST_CAP_VALUES): the backend folds the
+ * 256 value counts of each channel into the requested bins, so every bin spec of 8-bit data is
+ * supported, exactly. Interleaved channels (1..4, any active subset, e.g. RGBA) are counted in
+ * one pass: each warp owns one 256-counter table per active channel (plus one for the inactive
+ * channels, see byte_common.cuh). Input: 16-byte aligned vector loads; the < 32 unaligned head
+ * and tail bytes go through a tiny separate kernel (byte_common.cuh).
+ *
+ * Mechanism. Each warp of a 256-thread block increments its own 32-bit sub-histogram in shared
+ * memory (8 warps x tables x 1 KiB: 8 KiB for one channel, 32 KiB for four), so collisions only
+ * happen between the 32 lanes of one warp; at the end the block sums the 8 warp tables and adds
+ * the result to `out`.
+ *
+ * cuda-histogram256 (hardware atomics): the increment is a shared-memory atomicAdd (RED), and
+ * the block's sums go to `out` with 64-bit global atomics (Listing 4's ATOMICS variant), so one
+ * kernel does everything. Grid: as many blocks as are resident at once (occupancy x SMs),
+ * grid-stride over the data.
+ *   Fast: one shared atomic per sample, no branches. Slow: Hopper's shared atomics cap near 8.4
+ *   lane-updates per clock per SM (DESIGN.md section 5), so uniform data runs at about half the
+ *   read bandwidth; same-bank collisions (data landing 32 keys apart) add conflicts, while equal
+ *   values within a warp are merged by the hardware, so hot/constant data is about as fast.
+ *   Limits: a warp's 32-bit counter sees at most 2^31 + 512 samples per launch (launches are
+ *   at most 2^30 vectors, 256 threads per block), so it cannot overflow.
+ *
+ * cuda-histogram256-tagged (software atomics, Listing 3): no shared atomics. Each counter holds
+ * a 27-bit count under a 5-bit tag (the lane that wrote it last); a lane reads the counter, writes
+ * tag | (count + 1) and reads it back; if another lane's write won, it tries again. The block
+ * writes its histogram to a per-block row of device scratch (no global atomics either) and a
+ * separate merge kernel sums the rows into `out` (Listing 4 without ATOMICS, and
+ * mergeHistogram256Kernel()).
+ *
+ *   Why Listing 3 is wrong as written on Volta and later, and what we do instead. On G80 the 32
+ *   lanes executed the read, the write and the read-back in lockstep: all reads of a round saw the
+ *   same old count, the colliding writes were combined (one won), and the read-back came after all
+ *   writes. With independent thread scheduling the lanes of a warp may interleave at any point:
+ *   lane A can finish read-write-check (and leave) before lane B reads, which is harmless, but
+ *   also A reads c, B reads c, B writes c+1|B, C reads c+1|B, A writes c+1|A, C writes c+2|C:
+ *   C's check succeeds with c+2 although only C's increment survives and A and B retry - the
+ *   count ends one too high. So we restore the three phases explicitly with __syncwarp(), which
+ *   both reconverges the warp and orders shared-memory accesses among its lanes:
+ *       round: [pending lanes read + compute tag|(count+1)]  __syncwarp
+ *              [pending lanes write]                          __syncwarp
+ *              [pending lanes read back; equal -> done]       until no lane of the warp pends
+ *   All 32 lanes run every round (lanes with nothing to add take part with pending = false), so
+ *   the full-mask __syncwarp/__any_sync are legal; only this warp touches its sub-histogram
+ *   during counting.
+ *   Exactness: no write happens between the previous round's last barrier and this round's first
+ *   one, so every pending lane of a key reads the same count V. Volatile shared stores are
+ *   relaxed (morally strong) stores in the PTX memory model, so after the writes the counter holds
+ *   exactly one of the values written, tag_w | (V + 1) of some lane w; tags are unique per lane,
+ *   so after the second barrier exactly that lane finds its own value and retires. Each round
+ *   therefore adds exactly 1 to each contended counter and retires exactly one of its lanes: no
+ *   increment is lost or counted twice.
+ *   Termination: every round retires at least one lane per contended key, so an add takes at
+ *   most 32 rounds (all lanes on one value), 1 when the warp's 32 values are distinct.
+ *   27-bit limit: the count field is 27 bits, so a warp must see fewer than 2^27 samples before
+ *   its table is flushed: a launch gives each thread at most 2^18 - 1 vectors (2^27 - 512
+ *   samples per warp) and each launch flushes to its own per-block rows; the per-block sum of 8
+ *   warps stays below 2^30, so the 32-bit rows cannot overflow either.
+ *   Speed: three barriers and a vote per sample, plus a retry round per collision: slower than
+ *   hardware atomics and strongly data dependent (constant data: 32 rounds per byte). Kept as
+ *   the seed's experiment, not as a production path.
+ *   Sanitizer note: the write phase is a deliberate write-write race between colliding lanes
+ *   (the tag decides the winner); compute-sanitizer racecheck may report it.
+ */
+#include "byte_common.cuh"
+
+#define H256_THREADS 256u
+#define H256_WARPS (H256_THREADS / 32u)
+#define H256_COUNT_BITS 27u
+#define H256_COUNT_MASK ((1u << H256_COUNT_BITS) - 1u) /* 0x07FFFFFF, Listing 3 */
+/* Vectors per thread per launch for the tagged kernel: 512 samples per warp per vector step. */
+#define H256_TAGGED_STEPS ((1u << (H256_COUNT_BITS - 9u)) - 1u)
+
+/* ---- hardware shared atomics ------------------------------------------------------------------ */
+
+template <int C>
+__global__ void __launch_bounds__(H256_THREADS)
+    h256_atomic_kernel(const uint4 *__restrict__ vec, unsigned nvec, unsigned phase0, gh8_keys k,
+                       unsigned long long *__restrict__ out)
+{
+    extern __shared__ unsigned s_hist[]; /* H256_WARPS tables of k.nkeys counters */
+    const unsigned total = H256_WARPS * k.nkeys;
+    for (unsigned i = threadIdx.x; i < total; i += H256_THREADS)
+        s_hist[i] = 0;
+    __syncthreads();
+
+    unsigned *wh = s_hist + (threadIdx.x / 32u) * k.nkeys;
+    const unsigned stride = gridDim.x * H256_THREADS;
+    for (unsigned i = blockIdx.x * H256_THREADS + threadIdx.x; i < nvec; i += stride) {
+        const uint4 v = gh8_load(vec + i);
+        int o[C];
+        gh8_rotate<C>(k, gh8_phase<C>(phase0, i), o);
+        gh8_for_each_key<C>(v, o, [&](unsigned key) { atomicAdd(wh + key, 1u); });
+    }
+    __syncthreads();
+
+    for (unsigned key = threadIdx.x; key < k.nout; key += H256_THREADS) {
+        unsigned long long sum = 0;
+#pragma unroll
+        for (unsigned w = 0; w < H256_WARPS; ++w)
+            sum += s_hist[w * k.nkeys + key];
+        if (sum)
+            atomicAdd(out + key, sum);
+    }
+}
+
+static gpuhist_status h256_atomic_run(gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                                      const void *jobv, void *outv)
+{
+    const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobv;
+    unsigned long long *out = (unsigned long long *)outv;
+    gh8_keys k;
+    gpuhist_status st = gh8_keys_of(ctx, plan, &k);
+    if (st != GPUHIST_OK)
+        return st;
+    const size_t smem = (size_t)H256_WARPS * k.nkeys * sizeof(unsigned);
+    return gh8_by_channels(k.channels, [&](auto cc) -> gpuhist_status {
+        constexpr int C = decltype(cc)::value;
+        auto kernel = h256_atomic_kernel<C>;
+        unsigned grid = 1;
+        gpuhist_status s = gh8_grid(ctx, job, kernel, (int)H256_THREADS, smem,
+                                    job->elements / GH8_VEC, H256_THREADS, &grid,
+                                    "cuda-histogram256");
+        if (s != GPUHIST_OK)
+            return s;
+        return gh8_drive(ctx, job, k, out, GH8_MAX_LAUNCH_VECTORS,
+                         [&](const uint4 *vec, unsigned nvec, unsigned phase0) -> gpuhist_status {
+                             kernel<<<grid, H256_THREADS, smem, job->stream>>>(vec, nvec, phase0,
+                                                                               k, out);
+                             GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-histogram256 kernel");
+                             return GPUHIST_OK;
+                         });
+    });
+}
+
+/* ---- tagged software atomics (Listing 3, made safe under independent thread scheduling) ------- */
+
+/* Add 1 to wh[key] for every lane with `pending`; all 32 lanes of the warp must call it
+ * together. The proof of exactness and termination is in the banner. */
+__device__ __forceinline__ void h256_tagged_add(volatile unsigned *wh, unsigned key, bool pending,
+                                                unsigned tag)
+{
+    unsigned mine = 0;
+    while (__any_sync(0xffffffffu, pending)) {
+        if (pending)
+            mine = tag | ((wh[key] & H256_COUNT_MASK) + 1u);
+        __syncwarp();
+        if (pending)
+            wh[key] = mine;
+        __syncwarp();
+        if (pending)
+            pending = wh[key] != mine;
+    }
+}
+
+template <int C>
+__global__ void __launch_bounds__(H256_THREADS)
+    h256_tagged_kernel(const uint4 *__restrict__ vec, unsigned nvec, unsigned phase0, gh8_keys k,
+                       unsigned *__restrict__ partial)
+{
+    extern __shared__ unsigned s_hist[]; /* H256_WARPS tables of k.nkeys tagged counters */
+    const unsigned total = H256_WARPS * k.nkeys;
+    for (unsigned i = threadIdx.x; i < total; i += H256_THREADS)
+        s_hist[i] = 0;
+    __syncthreads();
+
+    volatile unsigned *wh = s_hist + (threadIdx.x / 32u) * k.nkeys;
+    const unsigned lane = threadIdx.x & 31u;
+    const unsigned tag = lane << H256_COUNT_BITS;
+    const unsigned stride = gridDim.x * H256_THREADS;
+    /* The trip count follows lane 0, so it is the same for the whole warp: every lane must take
+     * part in every round of h256_tagged_add, even past the end of the data. */
+    for (unsigned base = blockIdx.x * H256_THREADS + (threadIdx.x & ~31u); base < nvec;
+         base += stride) {
+        const unsigned i = base + lane;
+        const bool valid = i < nvec;
+        const uint4 v = valid ? gh8_load(vec + i) : make_uint4(0u, 0u, 0u, 0u);
+        int o[C];
+        gh8_rotate<C>(k, gh8_phase<C>(phase0, i), o);
+        gh8_for_each_key<C>(v, o, [&](unsigned key) { h256_tagged_add(wh, key, valid, tag); });
+    }
+    __syncthreads();
+
+    for (unsigned key = threadIdx.x; key < k.nout; key += H256_THREADS) {
+        unsigned sum = 0; /* < 8 * 2^27 */
+#pragma unroll
+        for (unsigned w = 0; w < H256_WARPS; ++w)
+            sum += s_hist[w * k.nkeys + key] & H256_COUNT_MASK;
+        partial[(size_t)blockIdx.x * k.nout + key] = sum;
+    }
+}
+
+static gpuhist_status h256_tagged_run(gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                                      const void *jobv, void *outv)
+{
+    const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobv;
+    unsigned long long *out = (unsigned long long *)outv;
+    gh8_keys k;
+    gpuhist_status st = gh8_keys_of(ctx, plan, &k);
+    if (st != GPUHIST_OK)
+        return st;
+    const size_t smem = (size_t)H256_WARPS * k.nkeys * sizeof(unsigned);
+    return gh8_by_channels(k.channels, [&](auto cc) -> gpuhist_status {
+        constexpr int C = decltype(cc)::value;
+        auto kernel = h256_tagged_kernel<C>;
+        unsigned grid = 1;
+        gpuhist_status s = gh8_grid(ctx, job, kernel, (int)H256_THREADS, smem,
+                                    job->elements / GH8_VEC, H256_THREADS, &grid,
+                                    "cuda-histogram256-tagged");
+        if (s != GPUHIST_OK)
+            return s;
+        void *scratch = NULL;
+        s = gpuhist_cuda_scratch(ctx, (size_t)grid * k.nout * sizeof(unsigned), &scratch);
+        if (s != GPUHIST_OK)
+            return s;
+        unsigned *partial = (unsigned *)scratch;
+        /* Each thread gets at most H256_TAGGED_STEPS vectors per launch: the 27-bit limit. */
+        const uint64_t cap = (uint64_t)grid * H256_THREADS * H256_TAGGED_STEPS;
+        return gh8_drive(ctx, job, k, out, cap,
+                         [&](const uint4 *vec, unsigned nvec, unsigned phase0) -> gpuhist_status {
+                             kernel<<<grid, H256_THREADS, smem, job->stream>>>(vec, nvec, phase0,
+                                                                               k, partial);
+                             GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-histogram256-tagged kernel");
+                             return gh8_merge(ctx, job, partial, grid, k.nout, out);
+                         });
+    });
+}
+
+extern "C" const gpuhist_strategy gpuhist_strategy_cuda_histogram256 = {
+    "cuda-histogram256",
+    GPUHIST_BACKEND_CUDA,
+    "000 (histogram256, Figure 3, Listing 4 with ATOMICS)",
+    "u8/i8, every bin spec (counts the 256 values, the backend folds them into bins); 1-4 "
+    "interleaved channels, any active subset",
+    "per-warp 256-value sub-histograms in shared memory, hardware shared atomics, 16-byte loads, "
+    "block sums added to the output with 64-bit global atomics",
+    GPUHIST_INT8_DTYPES,
+    GPUHIST_ALL_KINDS,
+    0,
+    GPUHIST_CAP_VALUES | GPUHIST_CAP_CHANNELS,
+    NULL,
+    h256_atomic_run,
+};
+
+extern "C" const gpuhist_strategy gpuhist_strategy_cuda_histogram256_tagged = {
+    "cuda-histogram256-tagged",
+    GPUHIST_BACKEND_CUDA,
+    "000 (histogram256, Listing 3 tagged software atomics, Listing 4 + merge kernel)",
+    "u8/i8, every bin spec (counts the 256 values, the backend folds them into bins); 1-4 "
+    "interleaved channels, any active subset",
+    "per-warp sub-histograms updated with 5-bit lane-tagged software atomics (__syncwarp-phased "
+    "for independent thread scheduling), per-block rows merged by a second kernel",
+    GPUHIST_INT8_DTYPES,
+    GPUHIST_ALL_KINDS,
+    0,
+    GPUHIST_CAP_VALUES | GPUHIST_CAP_CHANNELS,
+    NULL,
+    h256_tagged_run,
+};
