@@ -615,6 +615,9 @@ gpuhist_status gpuhist_histogram(gpuhist_ctx *ctx, const gpuhist_samples *sample
         st = ctx->ops->minmax(ctx, &plan, &lower, &upper, &found);
         if (st != GPUHIST_OK)
             return st;
+        /* Backends may see -0.0 and 0.0 in either order; report +0.0 either way. */
+        lower += 0.0;
+        upper += 0.0;
         if (!found) {
             lower = 0.0;
             upper = 1.0;

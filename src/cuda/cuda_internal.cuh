@@ -35,6 +35,8 @@ typedef struct gpuhist_cuda_job {
     size_t smem_per_sm;
     void *scratch;             /* per-context device scratch, for strategies that ask for it */
     size_t scratch_size;
+    int blocks_per_sm_cap;     /* most resident blocks per SM a grid-stride kernel should use
+                                  (GPUHIST_CUDA_BLOCKS_PER_SM for tuning runs; 0 = default) */
 } gpuhist_cuda_job;
 
 #ifdef __cplusplus
@@ -48,6 +50,10 @@ gpuhist_status gpuhist_cuda_scratch(gpuhist_ctx *ctx, size_t bytes, void **out);
 /* Check a CUDA runtime status: on failure record "<what>: <cuda error string>" on ctx and
  * return GPUHIST_ERROR_BACKEND (OUT_OF_MEMORY for cudaErrorMemoryAllocation). */
 gpuhist_status gpuhist_cuda_check(gpuhist_ctx *ctx, cudaError_t err, const char *what);
+
+/* Opt-in shared memory per block of the context's device (cudaDevAttrMaxSharedMemoryPerBlockOptin)
+ * for supports_fn checks; 48 KiB (the guaranteed minimum) when ctx is NULL or not a CUDA context. */
+size_t gpuhist_cuda_smem_optin(const gpuhist_ctx *ctx);
 #ifdef __cplusplus
 }
 #endif

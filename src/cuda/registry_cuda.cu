@@ -17,6 +17,10 @@ extern const gpuhist_strategy gpuhist_strategy_cuda_thread_packed;
 extern const gpuhist_strategy gpuhist_strategy_cuda_sort_rle;
 extern const gpuhist_strategy gpuhist_strategy_cuda_multipass;
 extern const gpuhist_strategy gpuhist_strategy_cuda_optimized;
+extern const gpuhist_strategy gpuhist_strategy_cuda_fast_bytes;
+extern const gpuhist_strategy gpuhist_strategy_cuda_fast_smem;
+extern const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16;
+extern const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16_f32;
 
 const gpuhist_strategy *const gpuhist_cuda_strategies[] = {
     &gpuhist_strategy_cuda_global_atomic,
@@ -31,6 +35,10 @@ const gpuhist_strategy *const gpuhist_cuda_strategies[] = {
     &gpuhist_strategy_cuda_sort_rle,
     &gpuhist_strategy_cuda_multipass,
     &gpuhist_strategy_cuda_optimized,
+    &gpuhist_strategy_cuda_fast_bytes,
+    &gpuhist_strategy_cuda_fast_smem,
+    &gpuhist_strategy_cuda_fast_packed16,
+    &gpuhist_strategy_cuda_fast_packed16_f32,
 };
 const size_t gpuhist_cuda_strategy_count =
     sizeof(gpuhist_cuda_strategies) / sizeof(gpuhist_cuda_strategies[0]);

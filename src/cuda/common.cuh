@@ -1,0 +1,283 @@
+/*
+ * common.cuh - device helpers every general CUDA strategy uses (C++ only, never seen by C).
+ *
+ * A strategy receives a job (cuda_internal.cuh): `elements` samples of plan->dtype, contiguous,
+ * aligned to the sample size, starting on a pixel boundary. Element k of the job belongs to input
+ * channel k % C; plan->channel_slot[c] says which histogram that channel feeds (or -1: skipped).
+ * Strategies count *counters*: histogram h's slot s is counter h * slots + s, with the slot given
+ * by binmap.h (the one definition of the right answer, shared with the CPU reference).
+ *
+ * Everything here is index-safe for jobs of more than 2^32 samples: element indices are 64-bit;
+ * counter indices are 32-bit because gh_counters_ok() refuses plans with 2^32 - 1 or more
+ * counters (4 channels x 2^30 bins would already be 32 GiB of uint64 counts).
+ *
+ * 32-bit shared counters: a launch hands each block at most GH_MAX_PER_BLOCK samples (the host
+ * loop gh_segments() cuts bigger jobs into several launches), so no shared or register counter can
+ * wrap before the block adds it into the 64-bit global counters.
+ */
+#ifndef GPUHIST_CUDA_COMMON_CUH
+#define GPUHIST_CUDA_COMMON_CUH
+
+#include "cuda_internal.cuh"
+
+#include <stdint.h>
+#include <type_traits>
+
+/* "This sample is not counted" (its channel is not histogrammed). */
+#define GH_NONE 0xFFFFFFFFu
+
+/* A block (or thread) is handed at most this many samples per launch: < 2^32 with margin. */
+#define GH_MAX_PER_BLOCK (1ull << 31)
+
+/* Threads per block of the general strategies. 256 keeps 8 blocks per SM possible on Hopper when
+ * the shared histogram is small (to be measured against 512/1024). */
+#define GH_BLOCK 256
+
+/* Block size of the shared-histogram kernels: a histogram too big for several resident blocks
+ * per SM leaves one block per SM, which then needs many threads to keep loads in flight. The
+ * kernels are compiled for up to GH_BLOCK_BIG threads (__launch_bounds__). */
+#define GH_BLOCK_BIG 1024
+static inline int gh_block_for_smem(size_t smem)
+{
+    return smem > 32u * 1024u ? GH_BLOCK_BIG : GH_BLOCK;
+}
+
+/* Resident blocks per SM used at most by the grid-stride kernels. 001 §V.B found 2 x SMs best
+ * on its GPU; with small shared histograms more resident blocks hide latency better (to be
+ * measured on H100/H200: the environment variable GPUHIST_CUDA_BLOCKS_PER_SM overrides it for
+ * a sweep). */
+#define GH_BLOCKS_PER_SM_CAP 8
+
+/* Kernel parameters common to the slot-counting strategies (passed by value). */
+struct gh_kparams {
+    gpuhist_binmap map;        /* binmap.h */
+    const double *edges;       /* device copy of the EDGES array, NULL otherwise */
+    const unsigned char *data; /* the job's first sample */
+    uint64_t begin, end;       /* element range of this launch, indices into the job */
+    uint32_t channels;         /* C */
+    uint32_t slots;            /* bins + 3 */
+    uint32_t counters;         /* active * slots */
+    int32_t base[GPUHIST_MAX_CHANNELS]; /* first counter of input channel c's histogram, or -1 */
+};
+
+/* Counter count of a plan if it fits the 32-bit counter indices, else 0. */
+static inline uint32_t gh_counters_ok(const gpuhist_plan *plan)
+{
+    uint64_t n = (uint64_t)plan->active * (uint64_t)plan->slots;
+    return n < 0xFFFFFFFFull && plan->slots > plan->bins ? (uint32_t)n : 0u;
+}
+
+static inline gh_kparams gh_make_params(const gpuhist_plan *plan, const gpuhist_cuda_job *job)
+{
+    gh_kparams p;
+    p.map = plan->map;
+    p.edges = job->edges;
+    p.data = job->data;
+    p.begin = 0;
+    p.end = job->elements;
+    p.channels = plan->channels;
+    p.slots = plan->slots;
+    p.counters = plan->active * plan->slots;
+    for (int c = 0; c < GPUHIST_MAX_CHANNELS; ++c)
+        p.base[c] = (c < (int)plan->channels && plan->channel_slot[c] >= 0)
+                        ? (int32_t)((uint32_t)plan->channel_slot[c] * plan->slots)
+                        : -1;
+    return p;
+}
+
+/* ---- dtype dispatch (host) ------------------------------------------------------------------ */
+
+template <typename T> struct gh_tag {
+    typedef T type;
+};
+
+/* Call f(gh_tag<T>(), std::integral_constant<bool, MULTI>()) for the plan's sample type T and
+ * MULTI = (channels > 1). Single-channel kernels then carry no channel arithmetic at all. */
+template <class F> static gpuhist_status gh_dispatch(const gpuhist_plan *plan, F &&f)
+{
+    const bool multi = plan->channels > 1;
+#define GH_CASE(DT, T)                                                                         \
+    case DT:                                                                                   \
+        return multi ? f(gh_tag<T>(), std::true_type()) : f(gh_tag<T>(), std::false_type());
+    switch (plan->dtype) {
+        GH_CASE(GPUHIST_U8, uint8_t)
+        GH_CASE(GPUHIST_I8, int8_t)
+        GH_CASE(GPUHIST_U16, uint16_t)
+        GH_CASE(GPUHIST_I16, int16_t)
+        GH_CASE(GPUHIST_U32, uint32_t)
+        GH_CASE(GPUHIST_I32, int32_t)
+        GH_CASE(GPUHIST_U64, uint64_t)
+        GH_CASE(GPUHIST_I64, int64_t)
+        GH_CASE(GPUHIST_F32, float)
+        GH_CASE(GPUHIST_F64, double)
+    default:
+        break;
+    }
+#undef GH_CASE
+    return GPUHIST_ERROR_UNSUPPORTED;
+}
+
+/* ---- slot of one sample, per type (device) --------------------------------------------------- */
+
+/* Integers of up to 32 bits and i64 go through the signed 64-bit path (exact beyond 2^53),
+ * u64 through its own (values above 2^63), floats through the float paths: the same functions,
+ * in the same order, as the CPU reference. */
+static __device__ __forceinline__ uint32_t gh_slot(const gpuhist_binmap *m, const double *e,
+                                                   uint8_t x)
+{
+    return gpuhist_slot_i64(m, e, (gh_i64)x);
+}
+static __device__ __forceinline__ uint32_t gh_slot(const gpuhist_binmap *m, const double *e,
+                                                   int8_t x)
+{
+    return gpuhist_slot_i64(m, e, (gh_i64)x);
+}
+static __device__ __forceinline__ uint32_t gh_slot(const gpuhist_binmap *m, const double *e,
+                                                   uint16_t x)
+{
+    return gpuhist_slot_i64(m, e, (gh_i64)x);
+}
+static __device__ __forceinline__ uint32_t gh_slot(const gpuhist_binmap *m, const double *e,
+                                                   int16_t x)
+{
+    return gpuhist_slot_i64(m, e, (gh_i64)x);
+}
+static __device__ __forceinline__ uint32_t gh_slot(const gpuhist_binmap *m, const double *e,
+                                                   uint32_t x)
+{
+    return gpuhist_slot_i64(m, e, (gh_i64)x);
+}
+static __device__ __forceinline__ uint32_t gh_slot(const gpuhist_binmap *m, const double *e,
+                                                   int32_t x)
+{
+    return gpuhist_slot_i64(m, e, (gh_i64)x);
+}
+static __device__ __forceinline__ uint32_t gh_slot(const gpuhist_binmap *m, const double *e,
+                                                   uint64_t x)
+{
+    return gpuhist_slot_u64(m, e, (gh_u64)x);
+}
+static __device__ __forceinline__ uint32_t gh_slot(const gpuhist_binmap *m, const double *e,
+                                                   int64_t x)
+{
+    return gpuhist_slot_i64(m, e, (gh_i64)x);
+}
+static __device__ __forceinline__ uint32_t gh_slot(const gpuhist_binmap *m, const double *e,
+                                                   float x)
+{
+    return gpuhist_slot_f32(m, e, x);
+}
+static __device__ __forceinline__ uint32_t gh_slot(const gpuhist_binmap *m, const double *e,
+                                                   double x)
+{
+    return gpuhist_slot_f64(m, e, x);
+}
+
+/* First counter of input channel ch's histogram, or -1. Selected with compares, not an indexed
+ * load, so the kernel parameter array is never copied to local memory. */
+static __device__ __forceinline__ int32_t gh_base(const gh_kparams &p, uint32_t ch)
+{
+    int32_t b = p.base[0];
+    b = ch == 1u ? p.base[1] : b;
+    b = ch == 2u ? p.base[2] : b;
+    b = ch == 3u ? p.base[3] : b;
+    return b;
+}
+
+/* Counter of sample x of input channel ch, or GH_NONE when that channel is not histogrammed. */
+template <typename T, bool MULTI>
+static __device__ __forceinline__ uint32_t gh_counter(const gh_kparams &p, const gpuhist_binmap *m,
+                                                      T x, uint32_t ch)
+{
+    if (!MULTI)
+        return gh_slot(m, p.edges, x);
+    int32_t b = gh_base(p, ch);
+    if (b < 0)
+        return GH_NONE;
+    return (uint32_t)b + gh_slot(m, p.edges, x);
+}
+
+/* Channel of element k, tracked incrementally along a loop of constant stride (one 64-bit
+ * modulo per thread instead of one per sample). */
+struct gh_chan {
+    uint32_t ch, step, C;
+    __device__ __forceinline__ void init(uint64_t k, uint64_t stride, uint32_t channels)
+    {
+        C = channels;
+        ch = (uint32_t)(k % channels);
+        step = (uint32_t)(stride % channels);
+    }
+    __device__ __forceinline__ void advance()
+    {
+        ch += step;
+        if (ch >= C)
+            ch -= C;
+    }
+};
+
+/* ---- host helpers ----------------------------------------------------------------------------- */
+
+/* Grid for a grid-stride kernel: as many blocks as can be resident (capped at
+ * GH_BLOCKS_PER_SM_CAP per SM), but no more than the work needs (one block per
+ * block * 4 items). Sets the dynamic shared memory attribute when it exceeds the default 48 KB.
+ * @return 0 and a CUDA error in *err when the kernel cannot be configured. */
+template <typename K>
+static int gh_grid(const gpuhist_cuda_job *job, K *kernel, int block, size_t smem, uint64_t work,
+                   cudaError_t *err)
+{
+    *err = cudaSuccess;
+    if (smem > 48u * 1024u) {
+        *err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    (int)smem);
+        if (*err != cudaSuccess)
+            return 0;
+    }
+    int per_sm = 0;
+    *err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem);
+    if (*err != cudaSuccess)
+        return 0;
+    if (per_sm < 1) {
+        *err = cudaErrorInvalidConfiguration;
+        return 0;
+    }
+    const int cap = job->blocks_per_sm_cap > 0 ? job->blocks_per_sm_cap : GH_BLOCKS_PER_SM_CAP;
+    if (per_sm > cap)
+        per_sm = cap;
+    uint64_t grid = (uint64_t)job->sm_count * (uint64_t)per_sm;
+    uint64_t need = (work + (uint64_t)block * 4u - 1u) / ((uint64_t)block * 4u);
+    if (need < grid)
+        grid = need;
+    if (grid < 1)
+        grid = 1;
+    return (int)grid;
+}
+
+/* Launch `launch(begin, end)` over [0, elements) in segments of at most max_per_launch items;
+ * gh_segments: small enough that none of `grid` blocks counts more than GH_MAX_PER_BLOCK samples
+ * in 32-bit counters. */
+template <class L>
+static gpuhist_status gh_segments_max(uint64_t elements, uint64_t max_per_launch, L &&launch)
+{
+    if (max_per_launch < 1)
+        max_per_launch = 1;
+    for (uint64_t b = 0; b < elements; b += max_per_launch) {
+        uint64_t e = elements - b > max_per_launch ? b + max_per_launch : elements;
+        gpuhist_status st = launch(b, e);
+        if (st != GPUHIST_OK)
+            return st;
+    }
+    return GPUHIST_OK;
+}
+template <class L> static gpuhist_status gh_segments(uint64_t elements, int grid, L &&launch)
+{
+    return gh_segments_max(elements, (uint64_t)grid * GH_MAX_PER_BLOCK, launch);
+}
+
+/* Do `counters` 32-bit counters fit in the opt-in shared memory of the context's device? */
+static inline int gh_fits_shared(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
+{
+    uint32_t n = gh_counters_ok(plan);
+    return n != 0 && (size_t)n * 4u <= gpuhist_cuda_smem_optin(ctx);
+}
+
+#endif

@@ -1,0 +1,822 @@
+/*
+ * cuda_backend.cu - the CUDA backend: device, buffers, jobs, auto policy, fold and finish.
+ *
+ * What a call does (execute):
+ *   1. the EDGES array (if any) goes to the device once;
+ *   2. the input becomes *jobs* (cuda_internal.cuh): device data that is contiguous and aligned to
+ *      the sample size is one job, used in place; anything else (host memory, a strided ROI, a
+ *      device pointer not aligned to the sample size) is copied chunk by chunk (~256 MiB) into
+ *      two device staging buffers: host data through two pinned buffers (the host gathers chunk
+ *      i+1 while the device copies and counts chunk i), device data with cudaMemcpy2DAsync;
+ *   3. each job is handed to the strategy, which adds into zeroed 64-bit slot (or raw-value)
+ *      counters; value counters are then folded into slots on the device;
+ *   4. one small kernel applies the outlier policy, writes the counts where the caller wants
+ *      them and the four tallies per channel; host results are copied back and the stream
+ *      synchronised, unless the call is asynchronous (device in, device out, ctx->async).
+ * Everything runs on ctx->stream, in order, so buffers of the context can be reused from one
+ * call to the next without synchronising; growing a buffer synchronises the device first.
+ *
+ * Exactness at scale: counters are uint64 (atomicAdd on unsigned long long), element indices
+ * are 64-bit everywhere, and strategies with 32-bit shared counters bound the samples per block
+ * per launch (common.cuh), so > 2^32 samples and > 2^32 counts in one bin are exact.
+ */
+#include "common.cuh"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GH_SIGN64 0x8000000000000000ull
+
+namespace {
+
+struct cuda_state {
+    int device;
+    int cc_major, cc_minor;
+    int sm_count, max_threads_per_sm;
+    size_t smem_optin, smem_per_sm;
+    size_t max_pitch;
+    size_t chunk_bytes; /* bytes per staged chunk */
+    int blocks_per_sm_cap; /* 0 = GH_BLOCKS_PER_SM_CAP */
+
+    void *scratch;
+    size_t scratch_size;
+    unsigned char *pinned[2]; /* host staging (page-locked) */
+    size_t pinned_size[2];
+    unsigned char *stage[2]; /* device staging */
+    size_t stage_size[2];
+    cudaEvent_t copied[2]; /* pinned[b] may be refilled once copied[b] has completed */
+    int copy_pending[2];
+    double *d_edges;
+    size_t edges_size;
+    unsigned long long *d_slots;
+    size_t slots_size;
+    unsigned long long *d_values;
+    size_t values_size;
+    unsigned long long *d_counts; /* counts on the device before a copy to host */
+    size_t counts_size;
+    unsigned long long *d_stats; /* 4 per channel: underflow, overflow, nan, total */
+    unsigned long long *h_stats; /* pinned */
+    unsigned long long *d_minmax; /* 2 ordered keys */
+    unsigned long long *h_minmax; /* pinned */
+};
+
+inline cuda_state *state_of(const gpuhist_ctx *ctx)
+{
+    return (cuda_state *)ctx->backend_state;
+}
+inline cudaStream_t stream_of(const gpuhist_ctx *ctx)
+{
+    return (cudaStream_t)ctx->stream;
+}
+
+/* Make (*p, *have) at least `need` bytes of device (pinned = 0) or page-locked host memory.
+ * The old buffer may still be read by queued work (the strategy of a previous job, an
+ * asynchronous previous call, possibly on another stream): synchronise the device first. */
+gpuhist_status grow(gpuhist_ctx *ctx, void **p, size_t *have, size_t need, int pinned,
+                    const char *what)
+{
+    if (*p && need <= *have)
+        return GPUHIST_OK;
+    if (need < 256)
+        need = 256;
+    need = (need + 4095) & ~(size_t)4095;
+    if (*p) {
+        GPUHIST_CUDA_TRY(ctx, cudaDeviceSynchronize(), "synchronise before reallocation");
+        cudaError_t e = pinned ? cudaFreeHost(*p) : cudaFree(*p);
+        *p = NULL;
+        *have = 0;
+        GPUHIST_CUDA_TRY(ctx, e, "free");
+    }
+    cudaError_t e = pinned ? cudaMallocHost(p, need) : cudaMalloc(p, need);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        (void)cudaGetLastError();
+        if (e == cudaErrorMemoryAllocation)
+            return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
+                                "cuda: out of %s memory allocating %zu bytes for %s",
+                                pinned ? "page-locked host" : "device", need, what);
+        return gpuhist_cuda_check(ctx, e, what);
+    }
+    *have = need;
+    return GPUHIST_OK;
+}
+
+template <typename P> gpuhist_status grow_t(gpuhist_ctx *ctx, P **p, size_t *have, size_t need,
+                                            int pinned, const char *what)
+{
+    void *v = *p;
+    gpuhist_status st = grow(ctx, &v, have, need, pinned, what);
+    *p = (P *)v;
+    return st;
+}
+
+void free_state(cuda_state *st)
+{
+    if (!st)
+        return;
+    cudaDeviceSynchronize();
+    cudaFree(st->scratch);
+    for (int b = 0; b < 2; ++b) {
+        cudaFreeHost(st->pinned[b]);
+        cudaFree(st->stage[b]);
+        if (st->copied[b])
+            cudaEventDestroy(st->copied[b]);
+    }
+    cudaFree(st->d_edges);
+    cudaFree(st->d_slots);
+    cudaFree(st->d_values);
+    cudaFree(st->d_counts);
+    cudaFree(st->d_stats);
+    cudaFreeHost(st->h_stats);
+    cudaFree(st->d_minmax);
+    cudaFreeHost(st->h_minmax);
+    (void)cudaGetLastError();
+    free(st);
+}
+
+/* ---- jobs -------------------------------------------------------------------------------------- */
+
+/* Host gather of pixels [p0, p0 + n) into dst (contiguous, as the job layout wants). */
+void gather_host(const gpuhist_plan *plan, uint64_t p0, uint64_t n, unsigned char *dst)
+{
+    const size_t pb = (size_t)plan->channels * plan->sample_size;
+    if (plan->contiguous) {
+        memcpy(dst, plan->data + p0 * pb, (size_t)(n * pb));
+        return;
+    }
+    uint64_t row = p0 / plan->row_length, col = p0 % plan->row_length;
+    while (n) {
+        uint64_t take = plan->row_length - col < n ? plan->row_length - col : n;
+        memcpy(dst, gpuhist_pixel_ptr(plan, row, col), (size_t)(take * pb));
+        dst += take * pb;
+        n -= take;
+        ++row;
+        col = 0;
+    }
+}
+
+/* Device gather of pixels [p0, p0 + n) into dst: whole rows with one cudaMemcpy2DAsync (rows
+ * one by one when the stride exceeds the device's maximum pitch), partial rows 1-D. */
+gpuhist_status gather_device(gpuhist_ctx *ctx, const gpuhist_plan *plan, uint64_t p0, uint64_t n,
+                             unsigned char *dst)
+{
+    cuda_state *st = state_of(ctx);
+    cudaStream_t s = stream_of(ctx);
+    const size_t pb = (size_t)plan->channels * plan->sample_size;
+    if (plan->contiguous) {
+        GPUHIST_CUDA_TRY(ctx,
+                         cudaMemcpyAsync(dst, plan->data + p0 * pb, (size_t)(n * pb),
+                                         cudaMemcpyDeviceToDevice, s),
+                         "copy input to aligned staging");
+        return GPUHIST_OK;
+    }
+    const uint64_t rl = plan->row_length;
+    const size_t row_bytes = (size_t)(rl * pb);
+    uint64_t row = p0 / rl, col = p0 % rl;
+    while (n) {
+        if (col == 0 && n >= rl) {
+            uint64_t nrows = n / rl;
+            if (plan->row_stride <= st->max_pitch && row_bytes <= st->max_pitch) {
+                GPUHIST_CUDA_TRY(ctx,
+                                 cudaMemcpy2DAsync(dst, row_bytes, gpuhist_pixel_ptr(plan, row, 0),
+                                                   plan->row_stride, row_bytes, (size_t)nrows,
+                                                   cudaMemcpyDeviceToDevice, s),
+                                 "compact ROI rows");
+            } else {
+                for (uint64_t r = 0; r < nrows; ++r)
+                    GPUHIST_CUDA_TRY(ctx,
+                                     cudaMemcpyAsync(dst + r * row_bytes,
+                                                     gpuhist_pixel_ptr(plan, row + r, 0), row_bytes,
+                                                     cudaMemcpyDeviceToDevice, s),
+                                     "compact ROI row");
+            }
+            dst += nrows * row_bytes;
+            n -= nrows * rl;
+            row += nrows;
+            continue;
+        }
+        uint64_t take = rl - col < n ? rl - col : n;
+        GPUHIST_CUDA_TRY(ctx,
+                         cudaMemcpyAsync(dst, gpuhist_pixel_ptr(plan, row, col), (size_t)(take * pb),
+                                         cudaMemcpyDeviceToDevice, s),
+                         "compact ROI row part");
+        dst += take * pb;
+        n -= take;
+        ++row;
+        col = 0;
+    }
+    return GPUHIST_OK;
+}
+
+/* Call f(job) for each job of the input (see the file comment). */
+template <class F> gpuhist_status for_each_job(gpuhist_ctx *ctx, const gpuhist_plan *plan, F &&f)
+{
+    cuda_state *st = state_of(ctx);
+    gpuhist_cuda_job job;
+    memset(&job, 0, sizeof job);
+    job.edges = plan->map.kind == GH_KIND_EDGES ? st->d_edges : NULL;
+    job.stream = stream_of(ctx);
+    job.device = st->device;
+    job.sm_count = st->sm_count;
+    job.max_threads_per_sm = st->max_threads_per_sm;
+    job.smem_per_block_optin = st->smem_optin;
+    job.smem_per_sm = st->smem_per_sm;
+    job.blocks_per_sm_cap = st->blocks_per_sm_cap;
+    if (plan->pixels == 0)
+        return GPUHIST_OK;
+
+    const size_t pb = (size_t)plan->channels * plan->sample_size;
+    if (plan->data_on_device && plan->contiguous &&
+        (uintptr_t)plan->data % plan->sample_size == 0) {
+        job.data = plan->data;
+        job.pixels = plan->pixels;
+        job.elements = plan->pixels * plan->channels;
+        job.first_pixel = 0;
+        job.scratch = st->scratch;
+        job.scratch_size = st->scratch_size;
+        return f(job);
+    }
+
+    uint64_t chunk_px = st->chunk_bytes / pb;
+    if (chunk_px < 1)
+        chunk_px = 1;
+    if (chunk_px > plan->pixels)
+        chunk_px = plan->pixels;
+    const size_t chunk_bytes = (size_t)(chunk_px * pb);
+    gpuhist_status rc;
+    for (int b = 0; b < 2; ++b) {
+        if ((rc = grow_t(ctx, &st->stage[b], &st->stage_size[b], chunk_bytes, 0,
+                         "device staging")) != GPUHIST_OK)
+            return rc;
+        if (!plan->data_on_device &&
+            (rc = grow_t(ctx, &st->pinned[b], &st->pinned_size[b], chunk_bytes, 1,
+                         "host staging")) != GPUHIST_OK)
+            return rc;
+    }
+
+    uint64_t i = 0;
+    for (uint64_t p0 = 0; p0 < plan->pixels; p0 += chunk_px, ++i) {
+        const int b = (int)(i & 1u);
+        const uint64_t n = plan->pixels - p0 < chunk_px ? plan->pixels - p0 : chunk_px;
+        if (plan->data_on_device) {
+            if ((rc = gather_device(ctx, plan, p0, n, st->stage[b])) != GPUHIST_OK)
+                return rc;
+        } else {
+            if (st->copy_pending[b]) {
+                GPUHIST_CUDA_TRY(ctx, cudaEventSynchronize(st->copied[b]), "wait for staging");
+                st->copy_pending[b] = 0;
+            }
+            gather_host(plan, p0, n, st->pinned[b]);
+            GPUHIST_CUDA_TRY(ctx,
+                             cudaMemcpyAsync(st->stage[b], st->pinned[b], (size_t)(n * pb),
+                                             cudaMemcpyHostToDevice, job.stream),
+                             "copy input chunk to device");
+            GPUHIST_CUDA_TRY(ctx, cudaEventRecord(st->copied[b], job.stream), "record copy");
+            st->copy_pending[b] = 1;
+        }
+        job.data = st->stage[b];
+        job.pixels = n;
+        job.elements = n * plan->channels;
+        job.first_pixel = p0;
+        job.scratch = st->scratch;
+        job.scratch_size = st->scratch_size;
+        if ((rc = f(job)) != GPUHIST_OK)
+            return rc;
+    }
+    return GPUHIST_OK;
+}
+
+/* ---- kernels of the backend ---------------------------------------------------------------------- */
+
+/* Fold raw-value counters (active * V) into slot counters (active * S). */
+__global__ void k_fold_values(const unsigned long long *__restrict__ values, uint32_t V,
+                              uint32_t active, gpuhist_binmap m, const double *edges, uint32_t S,
+                              unsigned long long *__restrict__ slots)
+{
+    const uint64_t n = (uint64_t)active * V;
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (uint64_t)gridDim.x * blockDim.x) {
+        unsigned long long c = values[i];
+        if (c) {
+            uint32_t h = (uint32_t)(i / V), v = (uint32_t)(i % V);
+            uint32_t s = gpuhist_slot_small_value(&m, edges, v);
+            atomicAdd(&slots[(uint64_t)h * S + s], c);
+        }
+    }
+}
+
+/* Outlier policy, counts (active * bins) and tallies (4 per channel) from the slot counters. */
+__global__ void k_finish(const unsigned long long *__restrict__ slots, uint32_t S, uint32_t bins,
+                         uint32_t active, int clamp, unsigned long long *__restrict__ counts,
+                         unsigned long long *stats, unsigned long long *user_stats,
+                         unsigned long long pixels)
+{
+    const uint64_t n = (uint64_t)active * bins;
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (uint64_t)gridDim.x * blockDim.x) {
+        uint32_t h = (uint32_t)(i / bins), b = (uint32_t)(i % bins);
+        const unsigned long long *sl = slots + (uint64_t)h * S;
+        unsigned long long v = sl[b];
+        if (clamp) {
+            if (b == 0)
+                v += sl[GPUHIST_SLOT_UNDERFLOW(bins)];
+            if (b == bins - 1u)
+                v += sl[GPUHIST_SLOT_OVERFLOW(bins)];
+        }
+        counts[i] = v;
+    }
+    if (blockIdx.x == 0 && threadIdx.x < active) {
+        const unsigned long long *sl = slots + (uint64_t)threadIdx.x * S;
+        unsigned long long t[4] = {sl[GPUHIST_SLOT_UNDERFLOW(bins)], sl[GPUHIST_SLOT_OVERFLOW(bins)],
+                                   sl[GPUHIST_SLOT_NAN(bins)], pixels};
+        for (int j = 0; j < 4; ++j) {
+            stats[4 * threadIdx.x + j] = t[j];
+            if (user_stats)
+                user_stats[4 * threadIdx.x + j] = t[j];
+        }
+    }
+}
+
+/* Order-preserving 64-bit keys: min/max of keys = min/max of values, exactly. Integers stay
+ * integers (a 64-bit value is converted to double only at the very end, as the CPU does);
+ * floats are widened to double (exact) and -0.0 is taken as +0.0. */
+__device__ __forceinline__ bool gh_mm_key(int64_t x, unsigned long long *k)
+{
+    *k = (unsigned long long)x ^ GH_SIGN64;
+    return true;
+}
+__device__ __forceinline__ bool gh_mm_key(uint64_t x, unsigned long long *k)
+{
+    *k = x;
+    return true;
+}
+__device__ __forceinline__ bool gh_mm_key(double d, unsigned long long *k)
+{
+    if (!isfinite(d))
+        return false;
+    if (d == 0.0)
+        d = 0.0;
+    unsigned long long b = (unsigned long long)__double_as_longlong(d);
+    *k = (b & GH_SIGN64) ? ~b : (b | GH_SIGN64);
+    return true;
+}
+template <typename T> __device__ __forceinline__ bool gh_mm_key_of(T x, unsigned long long *k)
+{
+    if constexpr (std::is_floating_point<T>::value)
+        return gh_mm_key((double)x, k);
+    else if constexpr (std::is_signed<T>::value)
+        return gh_mm_key((int64_t)x, k);
+    else
+        return gh_mm_key((uint64_t)x, k);
+}
+
+template <typename T, bool MULTI>
+__global__ void __launch_bounds__(GH_BLOCK) k_minmax(gh_kparams p, unsigned long long *mm)
+{
+    const T *data = (const T *)p.data;
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    uint64_t k = p.begin + (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    gh_chan ch;
+    if (MULTI)
+        ch.init(k, stride, p.channels);
+    unsigned long long lo = ~0ull, hi = 0ull, key;
+    for (; k < p.end; k += stride) {
+        if (!MULTI || gh_base(p, ch.ch) >= 0) {
+            if (gh_mm_key_of<T>(data[k], &key)) {
+                lo = key < lo ? key : lo;
+                hi = key > hi ? key : hi;
+            }
+        }
+        if (MULTI)
+            ch.advance();
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        unsigned long long l2 = __shfl_xor_sync(0xffffffffu, lo, o);
+        unsigned long long h2 = __shfl_xor_sync(0xffffffffu, hi, o);
+        lo = l2 < lo ? l2 : lo;
+        hi = h2 > hi ? h2 : hi;
+    }
+    /* lo <= hi iff the warp saw a finite value */
+    if ((threadIdx.x & 31u) == 0 && lo <= hi) {
+        atomicMin(&mm[0], lo);
+        atomicMax(&mm[1], hi);
+    }
+}
+
+double decode_key(gpuhist_dtype dt, unsigned long long k)
+{
+    switch (dt) {
+    case GPUHIST_F32:
+    case GPUHIST_F64: {
+        unsigned long long b = (k & GH_SIGN64) ? (k & ~GH_SIGN64) : ~k;
+        double d;
+        memcpy(&d, &b, sizeof d);
+        return d;
+    }
+    case GPUHIST_I8:
+    case GPUHIST_I16:
+    case GPUHIST_I32:
+    case GPUHIST_I64:
+        return (double)(int64_t)(k ^ GH_SIGN64);
+    default:
+        return (double)k;
+    }
+}
+
+/* ---- the auto policy, as data ------------------------------------------------------------------- */
+
+/*
+ * Rules are tried in order; the first whose conditions hold and whose strategy accepts the plan
+ * (gpuhist_strategy_accepts: dtype, kind, bins, channels, shared-memory fit) wins. A rule
+ * applies to devices of compute capability >= min_cc (major * 10 + minor). Every entry cites
+ * the measurement that justified it; "to be measured" marks a default awaiting the benchmark.
+ */
+struct gh_rule {
+    int min_cc;
+    uint32_t dtypes;   /* GPUHIST_DTYPE_BIT mask */
+    uint32_t kinds;    /* GPUHIST_KIND_BIT mask */
+    uint32_t min_bins, max_bins;
+    const char *strategy;
+};
+
+const gh_rule gh_policy[] = {
+    /* 8-bit data, up to 256 bins: count raw values in per-warp sub-histograms and fold.
+     * DESIGN.md §5 probe (H200): per-warp replicated sub-histograms with 16-byte loads reached
+     * 2282 GB/s uniform / 4203 hot90 vs CUB 2150 / 3534. gpuhist figure: to be measured. */
+    {0, GPUHIST_INT8_DTYPES, GPUHIST_ALL_KINDS, 1, 256, "cuda-histogram256"},
+    /* Everything whose slot histogram fits the block's shared memory: 16-byte loads + warp
+     * aggregation into shared counters (seed 002's "optimized"). DESIGN.md §5: 4096 bins with
+     * 32-bit shared counters and 16-byte loads ran at ~4250 GB/s (0.97 of the read ceiling) on
+     * every distribution. gpuhist figure: to be measured. */
+    {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-optimized"},
+    {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-block-shared"},
+    /* Beyond shared memory, up to a few passes: each pass rereads the input at full bandwidth,
+     * so k passes cost ~k reads but never collapse on skewed data (to be measured against
+     * global atomics, which DESIGN.md §5 saw fall to 5 GB/s on hot data at 2^20 bins). */
+    {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 1u << 18, "cuda-multipass"},
+    /* Huge histograms: plain global atomics (DESIGN.md §5: 402 GB/s uniform at 2^20 bins, 7x
+     * CUB's 59). Collapses on hot data; sort-rle is the skew-proof alternative (to be
+     * measured). */
+    {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-global-atomic"},
+    {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-sort-rle"},
+};
+
+/* ---- backend ops ----------------------------------------------------------------------------------- */
+
+gpuhist_status cuda_open(gpuhist_ctx *ctx, int device)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e == cudaErrorNoDevice || (e == cudaSuccess && n == 0)) {
+        (void)cudaGetLastError();
+        return gpuhist_fail(ctx, GPUHIST_ERROR_NO_DEVICE, "cuda: no CUDA-capable device");
+    }
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return gpuhist_fail(ctx, GPUHIST_ERROR_NO_DEVICE, "cuda: driver not loaded: %s",
+                            cudaGetErrorString(e));
+    }
+    if (device < 0 || device >= n)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_NO_DEVICE, "cuda: device %d does not exist (%d %s)",
+                            device, n, n == 1 ? "device" : "devices");
+    e = cudaSetDevice(device);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return gpuhist_fail(ctx, GPUHIST_ERROR_NO_DEVICE, "cuda: cannot use device %d: %s", device,
+                            cudaGetErrorString(e));
+    }
+    cudaDeviceProp prop;
+    GPUHIST_CUDA_TRY(ctx, cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+
+    cuda_state *st = (cuda_state *)calloc(1, sizeof *st);
+    if (!st)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY, "cuda: out of host memory");
+    st->device = device;
+    st->cc_major = prop.major;
+    st->cc_minor = prop.minor;
+    st->sm_count = prop.multiProcessorCount;
+    st->max_threads_per_sm = prop.maxThreadsPerMultiProcessor;
+    st->smem_optin = prop.sharedMemPerBlockOptin;
+    st->smem_per_sm = prop.sharedMemPerMultiprocessor;
+    st->max_pitch = prop.memPitch;
+    st->chunk_bytes = (size_t)256 << 20;
+    /* Testing knob: a small chunk exercises the staging paths with small inputs. */
+    const char *env = getenv("GPUHIST_CUDA_CHUNK_BYTES");
+    if (env && *env) {
+        unsigned long long v = strtoull(env, NULL, 10);
+        if (v >= 64)
+            st->chunk_bytes = (size_t)v;
+    }
+    /* Tuning knob for the benchmark's grid sweep (001 §V.B: 2 blocks per SM was best there). */
+    env = getenv("GPUHIST_CUDA_BLOCKS_PER_SM");
+    if (env && *env) {
+        long v = strtol(env, NULL, 10);
+        if (v >= 1 && v <= 64)
+            st->blocks_per_sm_cap = (int)v;
+    }
+    ctx->backend_state = st;
+
+    gpuhist_status rc = GPUHIST_OK;
+    for (int b = 0; b < 2 && rc == GPUHIST_OK; ++b) {
+        cudaError_t ee = cudaEventCreateWithFlags(&st->copied[b], cudaEventDisableTiming);
+        if (ee != cudaSuccess) {
+            st->copied[b] = NULL;
+            rc = gpuhist_cuda_check(ctx, ee, "cudaEventCreate");
+        }
+    }
+    size_t have = 0;
+    const size_t stats_bytes = 4 * GPUHIST_MAX_CHANNELS * sizeof(unsigned long long);
+    if (rc == GPUHIST_OK)
+        rc = grow_t(ctx, &st->d_stats, &have, stats_bytes, 0, "tallies");
+    have = 0;
+    if (rc == GPUHIST_OK)
+        rc = grow_t(ctx, &st->h_stats, &have, stats_bytes, 1, "tallies");
+    have = 0;
+    if (rc == GPUHIST_OK)
+        rc = grow_t(ctx, &st->d_minmax, &have, 2 * sizeof(unsigned long long), 0, "min/max");
+    have = 0;
+    if (rc == GPUHIST_OK)
+        rc = grow_t(ctx, &st->h_minmax, &have, 2 * sizeof(unsigned long long), 1, "min/max");
+    if (rc != GPUHIST_OK) {
+        free_state(st);
+        ctx->backend_state = NULL;
+        return rc;
+    }
+    size_t len = strnlen(prop.name, sizeof prop.name);
+    if (len >= sizeof ctx->device_name)
+        len = sizeof ctx->device_name - 1;
+    memcpy(ctx->device_name, prop.name, len);
+    ctx->device_name[len] = '\0';
+    return GPUHIST_OK;
+}
+
+void cuda_close(gpuhist_ctx *ctx)
+{
+    cuda_state *st = state_of(ctx);
+    if (!st)
+        return;
+    cudaSetDevice(st->device);
+    free_state(st);
+    ctx->backend_state = NULL;
+}
+
+int cuda_is_device_pointer(gpuhist_ctx *ctx, const void *data)
+{
+    cuda_state *st = state_of(ctx);
+    if (!st || !data)
+        return 0;
+    cudaPointerAttributes a;
+    cudaError_t e = cudaPointerGetAttributes(&a, data);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    if (a.type == cudaMemoryTypeManaged)
+        return 1;
+    /* memory of another device is not ours to read with this context's kernels */
+    return a.type == cudaMemoryTypeDevice && a.device == st->device;
+}
+
+gpuhist_status cuda_minmax(gpuhist_ctx *ctx, const gpuhist_plan *plan, double *lo, double *hi,
+                           int *found)
+{
+    cuda_state *st = state_of(ctx);
+    cudaStream_t s = stream_of(ctx);
+    *found = 0;
+    GPUHIST_CUDA_TRY(ctx, cudaSetDevice(st->device), "cudaSetDevice");
+    st->h_minmax[0] = ~0ull;
+    st->h_minmax[1] = 0ull;
+    GPUHIST_CUDA_TRY(ctx,
+                     cudaMemcpyAsync(st->d_minmax, st->h_minmax, 2 * sizeof(unsigned long long),
+                                     cudaMemcpyHostToDevice, s),
+                     "initialise min/max");
+    gpuhist_status rc = for_each_job(ctx, plan, [&](const gpuhist_cuda_job &job) {
+        gh_kparams p = gh_make_params(plan, &job);
+        return gh_dispatch(plan, [&](auto tag, auto multi) -> gpuhist_status {
+            typedef typename decltype(tag)::type T;
+            auto kernel = k_minmax<T, decltype(multi)::value>;
+            cudaError_t err;
+            int grid = gh_grid(&job, kernel, GH_BLOCK, 0, job.elements, &err);
+            if (!grid)
+                return gpuhist_cuda_check(ctx, err, "configure minmax kernel");
+            kernel<<<grid, GH_BLOCK, 0, job.stream>>>(p, st->d_minmax);
+            GPUHIST_CUDA_LAUNCH_CHECK(ctx, "minmax kernel");
+            return GPUHIST_OK;
+        });
+    });
+    if (rc != GPUHIST_OK)
+        return rc;
+    GPUHIST_CUDA_TRY(ctx,
+                     cudaMemcpyAsync(st->h_minmax, st->d_minmax, 2 * sizeof(unsigned long long),
+                                     cudaMemcpyDeviceToHost, s),
+                     "read min/max");
+    GPUHIST_CUDA_TRY(ctx, cudaStreamSynchronize(s), "minmax");
+    if (st->h_minmax[0] <= st->h_minmax[1]) {
+        *found = 1;
+        *lo = decode_key(plan->dtype, st->h_minmax[0]);
+        *hi = decode_key(plan->dtype, st->h_minmax[1]);
+    }
+    return GPUHIST_OK;
+}
+
+const gpuhist_strategy *cuda_choose(gpuhist_ctx *ctx, const gpuhist_plan *plan)
+{
+    cuda_state *st = state_of(ctx);
+    const int cc = st ? st->cc_major * 10 + st->cc_minor : 0;
+    for (size_t i = 0; i < sizeof gh_policy / sizeof gh_policy[0]; ++i) {
+        const gh_rule *r = &gh_policy[i];
+        if (cc < r->min_cc || !(r->dtypes & GPUHIST_DTYPE_BIT(plan->dtype)) ||
+            !(r->kinds & GPUHIST_KIND_BIT(plan->map.kind)) || plan->bins < r->min_bins ||
+            plan->bins > r->max_bins)
+            continue;
+        const gpuhist_strategy *s = gpuhist_registry_find(r->strategy);
+        if (s && s->backend == GPUHIST_BACKEND_CUDA && gpuhist_strategy_accepts(ctx, s, plan))
+            return s;
+    }
+    /* the table ends with strategies that accept every plan; keep a safety net anyway */
+    for (size_t i = 0; i < gpuhist_cuda_strategy_count; ++i)
+        if (gpuhist_strategy_accepts(ctx, gpuhist_cuda_strategies[i], plan))
+            return gpuhist_cuda_strategies[i];
+    return NULL;
+}
+
+gpuhist_status cuda_execute(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gpuhist_strategy *s,
+                            gpuhist_result *result)
+{
+    cuda_state *st = state_of(ctx);
+    cudaStream_t strm = stream_of(ctx);
+    gpuhist_status rc;
+    GPUHIST_CUDA_TRY(ctx, cudaSetDevice(st->device), "cudaSetDevice");
+
+    const uint32_t counters = gh_counters_ok(plan);
+    if (!counters)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                            "cuda: %u bins x %u channels is more than 2^32 counters", plan->bins,
+                            plan->active);
+    const int values = (s->caps & GPUHIST_CAP_VALUES) != 0;
+    const uint32_t V = values ? gpuhist_small_value_count(plan->dtype) : 0;
+    if (values && V == 0)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                            "%s counts raw values of 8/16-bit types only", s->name);
+
+    /* edges: once per call */
+    if (plan->map.kind == GH_KIND_EDGES) {
+        const size_t eb = ((size_t)plan->bins + 1u) * sizeof(double);
+        if ((rc = grow_t(ctx, &st->d_edges, &st->edges_size, eb, 0, "edges")) != GPUHIST_OK)
+            return rc;
+        GPUHIST_CUDA_TRY(ctx,
+                         cudaMemcpyAsync(st->d_edges, plan->edges, eb, cudaMemcpyHostToDevice,
+                                         strm),
+                         "copy edges to device");
+    }
+
+    const size_t slot_bytes = (size_t)counters * sizeof(unsigned long long);
+    if ((rc = grow_t(ctx, &st->d_slots, &st->slots_size, slot_bytes, 0, "slot counters")) !=
+        GPUHIST_OK)
+        return rc;
+    GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(st->d_slots, 0, slot_bytes, strm), "zero counters");
+    void *out = st->d_slots;
+    if (values) {
+        const size_t vb = (size_t)plan->active * V * sizeof(unsigned long long);
+        if ((rc = grow_t(ctx, &st->d_values, &st->values_size, vb, 0, "value counters")) !=
+            GPUHIST_OK)
+            return rc;
+        GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(st->d_values, 0, vb, strm), "zero counters");
+        out = st->d_values;
+    }
+
+    rc = for_each_job(ctx, plan, [&](const gpuhist_cuda_job &job) {
+        return s->run(ctx, plan, &job, out);
+    });
+    if (rc != GPUHIST_OK)
+        return rc;
+
+    const double *d_edges = plan->map.kind == GH_KIND_EDGES ? st->d_edges : NULL;
+    if (values) {
+        uint64_t n = (uint64_t)plan->active * V;
+        int grid = (int)((n + GH_BLOCK - 1) / GH_BLOCK);
+        k_fold_values<<<grid, GH_BLOCK, 0, strm>>>(st->d_values, V, plan->active, plan->map,
+                                                   d_edges, plan->slots, st->d_slots);
+        GPUHIST_CUDA_LAUNCH_CHECK(ctx, "fold values into slots");
+    }
+
+    const int device_counts = result->counts_location == GPUHIST_MEMORY_DEVICE;
+    const uint64_t ncounts = (uint64_t)plan->active * plan->bins;
+    const size_t count_bytes = (size_t)ncounts * sizeof(unsigned long long);
+    unsigned long long *counts_dst = (unsigned long long *)result->counts;
+    if (!device_counts) {
+        if ((rc = grow_t(ctx, &st->d_counts, &st->counts_size, count_bytes, 0, "counts")) !=
+            GPUHIST_OK)
+            return rc;
+        counts_dst = st->d_counts;
+    }
+    {
+        uint64_t blocks = (ncounts + GH_BLOCK - 1) / GH_BLOCK;
+        uint64_t cap = (uint64_t)st->sm_count * 8u;
+        int grid = (int)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
+        k_finish<<<grid, GH_BLOCK, 0, strm>>>(st->d_slots, plan->slots, plan->bins, plan->active,
+                                              plan->outliers == GPUHIST_OUTLIERS_CLAMP, counts_dst,
+                                              st->d_stats,
+                                              (unsigned long long *)result->device_stats,
+                                              (unsigned long long)plan->pixels);
+        GPUHIST_CUDA_LAUNCH_CHECK(ctx, "finish counts");
+    }
+
+    result->bins = plan->bins;
+    result->channels = plan->active;
+    for (uint32_t k = 0; k < GPUHIST_MAX_CHANNELS; ++k)
+        result->channel_index[k] = k < plan->active ? plan->channel_index[k] : 0;
+
+    const int async = ctx->async && plan->data_on_device && device_counts;
+    if (async)
+        return GPUHIST_OK;
+    if (!device_counts)
+        GPUHIST_CUDA_TRY(ctx,
+                         cudaMemcpyAsync(result->counts, st->d_counts, count_bytes,
+                                         cudaMemcpyDeviceToHost, strm),
+                         "copy counts to host");
+    GPUHIST_CUDA_TRY(ctx,
+                     cudaMemcpyAsync(st->h_stats, st->d_stats,
+                                     4u * plan->active * sizeof(unsigned long long),
+                                     cudaMemcpyDeviceToHost, strm),
+                     "copy tallies to host");
+    GPUHIST_CUDA_TRY(ctx, cudaStreamSynchronize(strm), "histogram");
+    for (uint32_t k = 0; k < plan->active; ++k) {
+        result->underflow[k] = st->h_stats[4 * k + 0];
+        result->overflow[k] = st->h_stats[4 * k + 1];
+        result->nan[k] = st->h_stats[4 * k + 2];
+        result->total[k] = st->h_stats[4 * k + 3];
+    }
+    return GPUHIST_OK;
+}
+
+} /* namespace */
+
+/* ---- C entry points ------------------------------------------------------------------------------ */
+
+extern "C" gpuhist_status gpuhist_cuda_check(gpuhist_ctx *ctx, cudaError_t err, const char *what)
+{
+    if (err == cudaSuccess)
+        return GPUHIST_OK;
+    (void)cudaGetLastError(); /* clear a non-sticky error so the context stays usable */
+    return gpuhist_fail(ctx,
+                        err == cudaErrorMemoryAllocation ? GPUHIST_ERROR_OUT_OF_MEMORY
+                                                         : GPUHIST_ERROR_BACKEND,
+                        "cuda: %s: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
+}
+
+extern "C" gpuhist_status gpuhist_cuda_scratch(gpuhist_ctx *ctx, size_t bytes, void **out)
+{
+    cuda_state *st = state_of(ctx);
+    gpuhist_status rc = grow(ctx, &st->scratch, &st->scratch_size, bytes, 0, "strategy scratch");
+    *out = rc == GPUHIST_OK ? st->scratch : NULL;
+    return rc;
+}
+
+extern "C" size_t gpuhist_cuda_smem_optin(const gpuhist_ctx *ctx)
+{
+    if (!ctx || ctx->backend != GPUHIST_BACKEND_CUDA || !ctx->backend_state)
+        return 48u * 1024u;
+    return state_of(ctx)->smem_optin;
+}
+
+extern "C" gpuhist_status gpuhist_cuda_list_devices(char *buf, size_t size)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+        (void)cudaGetLastError();
+        if (buf && size) {
+            if (e == cudaSuccess || e == cudaErrorNoDevice)
+                snprintf(buf, size, "cuda: no CUDA-capable device\n");
+            else
+                snprintf(buf, size, "cuda: driver not loaded: %s\n", cudaGetErrorString(e));
+        }
+        return GPUHIST_ERROR_NO_DEVICE;
+    }
+    size_t used = 0;
+    if (buf && size)
+        buf[0] = '\0';
+    for (int d = 0; d < n; ++d) {
+        cudaDeviceProp p;
+        if (cudaGetDeviceProperties(&p, d) != cudaSuccess) {
+            (void)cudaGetLastError();
+            continue;
+        }
+        if (buf && used < size) {
+            int w = snprintf(buf + used, size - used, "%d: %s (sm_%d%d, %d SMs, %.1f GiB)\n", d,
+                             p.name, p.major, p.minor, p.multiProcessorCount,
+                             (double)p.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
+            if (w > 0)
+                used += (size_t)w;
+        }
+    }
+    return GPUHIST_OK;
+}
+
+extern "C" const gpuhist_backend_ops gpuhist_cuda_backend = {
+    GPUHIST_BACKEND_CUDA, cuda_open,    cuda_close,
+    cuda_minmax,          cuda_choose,  cuda_execute,
+    cuda_is_device_pointer,
+};

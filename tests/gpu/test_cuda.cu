@@ -1,0 +1,567 @@
+/*
+ * test_cuda.cu - CUDA-only tests of gpuhist, through the public API (plus the CUDA runtime for
+ * device buffers). `test_cuda <case>` runs one case; exit 77 (ctest: skipped) without a GPU.
+ *
+ * Cases:
+ *   big_u8       > 2^32 u8 samples in one call (device memory filled by a kernel), every CUDA
+ *                strategy, counts against the known fill pattern; then all one value, so one bin
+ *                holds more than 2^32 counts
+ *   device_io    device samples -> device counts for several dtypes / kinds / policies and auto
+ *                range, every CUDA strategy, against cpu-reference on a host copy
+ *   async        the same with a user stream, gpuhist_set_async and device_stats
+ *   channels_roi interleaved channels (subset mask) in a strided ROI, odd strides (rows not
+ *                aligned to the sample size), host and device data, small staging chunks
+ *   unaligned    device pointers not aligned to the sample size, multi-byte types
+ *   host_chunks  host input larger than one 256 MiB staging chunk
+ * Every result is compared bin by bin with the CPU reference (or the known answer), with the
+ * tallies (underflow, overflow, nan, total).
+ */
+#include <gpuhist.h>
+
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <algorithm>
+#include <vector>
+
+#include "../unit/check.h"
+
+#define CUDA_OK(call)                                                                          \
+    do {                                                                                       \
+        cudaError_t e_ = (call);                                                               \
+        if (e_ != cudaSuccess) {                                                               \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                      \
+                    cudaGetErrorString(e_));                                                   \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+/* ---- helpers ------------------------------------------------------------------------------------ */
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rnd(void)
+{
+    uint64_t x = rng_state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return rng_state = x;
+}
+
+static gpuhist_ctx *cuda_ctx(void)
+{
+    gpuhist_ctx *ctx = NULL;
+    gpuhist_status st = gpuhist_create(&ctx, GPUHIST_BACKEND_CUDA);
+    if (st == GPUHIST_ERROR_NO_DEVICE) {
+        fprintf(stderr, "no CUDA device: %s\n", ctx ? gpuhist_last_error(ctx) : "");
+        check_skip("no CUDA device");
+    }
+    if (st != GPUHIST_OK) {
+        fprintf(stderr, "gpuhist_create(cuda): %s\n", gpuhist_status_string(st));
+        exit(1);
+    }
+    return ctx;
+}
+
+/* The names of the CUDA strategies, plus "auto". */
+static std::vector<const char *> cuda_strategies(void)
+{
+    std::vector<const char *> v;
+    v.push_back("auto");
+    for (size_t i = 0; i < gpuhist_strategy_count(); ++i) {
+        gpuhist_strategy_desc d;
+        if (gpuhist_strategy_info(i, &d) == GPUHIST_OK && d.backend == GPUHIST_BACKEND_CUDA)
+            v.push_back(d.name);
+    }
+    return v;
+}
+
+struct expected {
+    std::vector<uint64_t> counts;
+    gpuhist_result r;
+};
+
+/* cpu-reference on host samples. */
+static expected reference(const gpuhist_samples *s, const gpuhist_bin_spec *b)
+{
+    static gpuhist_ctx *cpu = NULL;
+    if (!cpu) {
+        if (gpuhist_create(&cpu, GPUHIST_BACKEND_CPU) != GPUHIST_OK ||
+            gpuhist_set_strategy(cpu, "cpu-reference") != GPUHIST_OK) {
+            fprintf(stderr, "cannot create the cpu-reference context\n");
+            exit(1);
+        }
+    }
+    expected e;
+    uint32_t ch = s->channels ? s->channels : 1;
+    e.counts.assign((size_t)b->bins * ch, 0);
+    e.r = gpuhist_result_host(e.counts.data());
+    gpuhist_status st = gpuhist_histogram(cpu, s, b, &e.r);
+    if (st != GPUHIST_OK) {
+        fprintf(stderr, "cpu-reference failed: %s\n", gpuhist_last_error(cpu));
+        exit(1);
+    }
+    e.counts.resize((size_t)b->bins * e.r.channels);
+    return e;
+}
+
+/* Compare a result (counts already on the host) with the expectation. */
+static void compare(const expected &e, const gpuhist_result &r, const uint64_t *counts,
+                    int check_tallies)
+{
+    if (!CHECK_EQ_U64(r.channels, e.r.channels) || !CHECK_EQ_U64(r.bins, e.r.bins))
+        return;
+    size_t bad = 0;
+    for (size_t i = 0; i < e.counts.size(); ++i)
+        if (counts[i] != e.counts[i] && bad++ < 5)
+            CHECK_MSG(0, "count[%zu] = %llu, expected %llu", i, (unsigned long long)counts[i],
+                      (unsigned long long)e.counts[i]);
+    CHECK_MSG(bad == 0, "%zu counts differ", bad);
+    if (check_tallies) {
+        for (uint32_t k = 0; k < e.r.channels; ++k) {
+            CHECK_EQ_U64(r.underflow[k], e.r.underflow[k]);
+            CHECK_EQ_U64(r.overflow[k], e.r.overflow[k]);
+            CHECK_EQ_U64(r.nan[k], e.r.nan[k]);
+            CHECK_EQ_U64(r.total[k], e.r.total[k]);
+            CHECK_EQ_U64(r.channel_index[k], e.r.channel_index[k]);
+        }
+    }
+    CHECK_EQ_F64_BITS(r.lower, e.r.lower);
+    CHECK_EQ_F64_BITS(r.upper, e.r.upper);
+}
+
+/* Run every CUDA strategy on `dev` samples (any location), counts on host or device, and compare
+ * with `e`. */
+static void all_strategies(gpuhist_ctx *ctx, const gpuhist_samples *dev, const gpuhist_bin_spec *b,
+                           const expected &e, int counts_on_device, const char *what)
+{
+    const size_t n = e.counts.size();
+    uint64_t *d_counts = NULL;
+    if (counts_on_device)
+        CUDA_OK(cudaMalloc(&d_counts, n * sizeof(uint64_t)));
+    std::vector<uint64_t> counts(n);
+    for (const char *name : cuda_strategies()) {
+        check_context("%s, %s, counts on %s", what, name, counts_on_device ? "device" : "host");
+        if (!CHECK(gpuhist_set_strategy(ctx, name) == GPUHIST_OK))
+            continue;
+        std::fill(counts.begin(), counts.end(), 0xdeadbeefull);
+        gpuhist_result r = gpuhist_result_host(counts_on_device ? d_counts : counts.data());
+        if (counts_on_device) {
+            r.counts_location = GPUHIST_MEMORY_DEVICE;
+            CUDA_OK(cudaMemset(d_counts, 0xab, n * sizeof(uint64_t)));
+        }
+        gpuhist_status st = gpuhist_histogram(ctx, dev, b, &r);
+        if (st == GPUHIST_ERROR_UNSUPPORTED && strcmp(name, "auto") != 0)
+            continue; /* the strategy does not take this spec */
+        if (!CHECK_MSG(st == GPUHIST_OK, "status %s: %s", gpuhist_status_string(st),
+                       gpuhist_last_error(ctx)))
+            continue;
+        if (counts_on_device)
+            CUDA_OK(cudaMemcpy(counts.data(), d_counts, n * sizeof(uint64_t),
+                               cudaMemcpyDeviceToHost));
+        compare(e, r, counts.data(), 1);
+        if (strcmp(name, "auto") != 0)
+            CHECK_EQ_STR(r.strategy, name);
+    }
+    gpuhist_set_strategy(ctx, "auto");
+    check_context("%s", "");
+    cudaFree(d_counts);
+}
+
+static void *to_device(const void *host, size_t bytes, size_t offset, void **base)
+{
+    unsigned char *d = NULL;
+    CUDA_OK(cudaMalloc((void **)&d, bytes + offset + 16));
+    CUDA_OK(cudaMemcpy(d + offset, host, bytes, cudaMemcpyHostToDevice));
+    *base = d;
+    return d + offset;
+}
+
+/* Random samples of a dtype with adversarial values mixed in (NaN, inf, -0.0, edges, extremes). */
+static std::vector<unsigned char> make_data(gpuhist_dtype dt, size_t n, double lo, double hi)
+{
+    size_t sz = gpuhist_dtype_size(dt);
+    std::vector<unsigned char> buf(n * sz);
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t r = rnd();
+        double u = (double)(r >> 11) * (1.0 / 9007199254740992.0);
+        double x = lo + (hi - lo) * (u * 1.2 - 0.1); /* 10% outside each side */
+        unsigned char *p = &buf[i * sz];
+        int special = (int)(r & 63);
+        switch (dt) {
+        case GPUHIST_F32: {
+            float f = (float)x;
+            if (special == 0) f = NAN;
+            if (special == 1) f = INFINITY;
+            if (special == 2) f = -INFINITY;
+            if (special == 3) f = -0.0f;
+            if (special == 4) f = (float)lo;
+            if (special == 5) f = (float)hi;
+            memcpy(p, &f, 4);
+            break;
+        }
+        case GPUHIST_F64: {
+            if (special == 0) x = NAN;
+            if (special == 1) x = INFINITY;
+            if (special == 2) x = -0.0;
+            if (special == 3) x = lo;
+            if (special == 4) x = hi;
+            memcpy(p, &x, 8);
+            break;
+        }
+        case GPUHIST_U64: {
+            uint64_t v = (uint64_t)(x < 0 ? 0 : x);
+            if (special == 0) v = UINT64_MAX;
+            if (special == 1) v = (1ull << 53) + 1;
+            memcpy(p, &v, 8);
+            break;
+        }
+        case GPUHIST_I64: {
+            int64_t v = (int64_t)x;
+            if (special == 0) v = INT64_MIN;
+            if (special == 1) v = INT64_MAX;
+            if (special == 2) v = (1ll << 53) + 1;
+            memcpy(p, &v, 8);
+            break;
+        }
+        case GPUHIST_U8: { uint8_t v = (uint8_t)r; memcpy(p, &v, 1); break; }
+        case GPUHIST_I8: { int8_t v = (int8_t)r; memcpy(p, &v, 1); break; }
+        case GPUHIST_U16: { uint16_t v = (uint16_t)(r >> 8); memcpy(p, &v, 2); break; }
+        case GPUHIST_I16: { int16_t v = (int16_t)(r >> 8); memcpy(p, &v, 2); break; }
+        case GPUHIST_U32: { uint32_t v = (uint32_t)(x < 0 ? 0 : x); if (special == 0) v = UINT32_MAX; memcpy(p, &v, 4); break; }
+        case GPUHIST_I32: { int32_t v = (int32_t)x; if (special == 0) v = INT32_MIN; memcpy(p, &v, 4); break; }
+        default: break;
+        }
+    }
+    return buf;
+}
+
+/* ---- cases ---------------------------------------------------------------------------------------- */
+
+__global__ void fill_mod(unsigned char *p, uint64_t n, uint32_t mod)
+{
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (uint64_t)gridDim.x * blockDim.x)
+        p[i] = (unsigned char)(i % mod);
+}
+
+static void case_big_u8(void)
+{
+    gpuhist_ctx *ctx = cuda_ctx();
+    const uint64_t n = 4500000000ull; /* > 2^32 */
+    size_t free_b = 0, total_b = 0;
+    CUDA_OK(cudaMemGetInfo(&free_b, &total_b));
+    if (free_b < n + (2ull << 30)) {
+        fprintf(stderr, "big_u8 needs %.1f GiB of free device memory, %.1f free\n",
+                (double)(n + (2ull << 30)) / 1073741824.0, (double)free_b / 1073741824.0);
+        check_skip("not enough device memory");
+    }
+    unsigned char *d = NULL;
+    CUDA_OK(cudaMalloc(&d, n));
+    fill_mod<<<1024, 256>>>(d, n, 251);
+    CUDA_OK(cudaGetLastError());
+    CUDA_OK(cudaDeviceSynchronize());
+
+    gpuhist_samples s = gpuhist_samples_1d(d, GPUHIST_U8, n);
+    s.location = GPUHIST_MEMORY_DEVICE;
+    gpuhist_bin_spec b = gpuhist_bins_even(256, 0.0, 256.0);
+    expected e;
+    e.counts.assign(256, 0);
+    for (uint32_t v = 0; v < 251; ++v)
+        e.counts[v] = (n - 1 - v) / 251 + 1;
+    memset(&e.r, 0, sizeof e.r);
+    e.r.bins = 256;
+    e.r.channels = 1;
+    e.r.total[0] = n;
+    e.r.lower = 0.0;
+    e.r.upper = 256.0;
+    all_strategies(ctx, &s, &b, e, 0, "big_u8 pattern");
+
+    /* one value everywhere: bin 7 holds n > 2^32 */
+    CUDA_OK(cudaMemset(d, 7, n));
+    std::fill(e.counts.begin(), e.counts.end(), 0);
+    e.counts[7] = n;
+    all_strategies(ctx, &s, &b, e, 1, "big_u8 constant");
+
+    /* one bin of 4 (64 values each): the value-folding strategies at > 2^32 too */
+    gpuhist_bin_spec b4 = gpuhist_bins_even(4, 0.0, 256.0);
+    e.counts.assign(4, 0);
+    e.counts[0] = n;
+    e.r.bins = 4;
+    all_strategies(ctx, &s, &b4, e, 0, "big_u8 constant, 4 bins");
+    cudaFree(d);
+    gpuhist_destroy(ctx);
+}
+
+struct spec_case {
+    gpuhist_dtype dt;
+    gpuhist_bin_spec b;
+    double lo, hi; /* data range */
+};
+
+static std::vector<double> uneven_edges(uint32_t bins, double lo, double hi)
+{
+    std::vector<double> e(bins + 1);
+    double x = lo;
+    for (uint32_t i = 0; i <= bins; ++i) {
+        e[i] = x;
+        x += (hi - lo) / bins * (0.5 + (double)(rnd() % 1000) / 1000.0);
+    }
+    return e;
+}
+
+static std::vector<spec_case> spec_cases(std::vector<double> &edges_store)
+{
+    std::vector<spec_case> v;
+    edges_store = uneven_edges(17, -3.0, 5.0);
+    v.push_back({GPUHIST_F32, gpuhist_bins_even(1000, -1.0, 1.0), -1.0, 1.0});
+    v.push_back({GPUHIST_F32, gpuhist_bins_even(7, -1.0, 1.0), -1.0, 1.0});
+    v.push_back({GPUHIST_F64, gpuhist_bins_edges(17, edges_store.data()), -3.0, 5.0});
+    v.push_back({GPUHIST_I32, gpuhist_bins_integer(300, -150), -200.0, 200.0});
+    v.push_back({GPUHIST_U64, gpuhist_bins_even(5000, 0.0, 1e12), 0.0, 1e12});
+    v.push_back({GPUHIST_I64, gpuhist_bins_auto(100), -1e15, 1e15});
+    v.push_back({GPUHIST_F32, gpuhist_bins_auto(64), -10.0, 10.0});
+    v.push_back({GPUHIST_U16, gpuhist_bins_even(100000, 0.0, 65536.0), 0.0, 65536.0});
+    v.push_back({GPUHIST_I8, gpuhist_bins_integer(256, -128), -128.0, 128.0});
+    v.push_back({GPUHIST_U8, gpuhist_bins_even(10, 20.0, 200.0), 0.0, 256.0});
+    gpuhist_bin_spec clamp = gpuhist_bins_even(31, -0.5, 0.5);
+    clamp.outliers = GPUHIST_OUTLIERS_CLAMP;
+    clamp.last_edge_inclusive = 1;
+    v.push_back({GPUHIST_F64, clamp, -0.5, 0.5});
+    return v;
+}
+
+static void case_device_io(void)
+{
+    gpuhist_ctx *ctx = cuda_ctx();
+    std::vector<double> edges;
+    for (const spec_case &c : spec_cases(edges)) {
+        const size_t n = 1000003;
+        std::vector<unsigned char> h = make_data(c.dt, n, c.lo, c.hi);
+        gpuhist_samples hs = gpuhist_samples_1d(h.data(), c.dt, n);
+        hs.location = GPUHIST_MEMORY_HOST;
+        expected e = reference(&hs, &c.b);
+        void *base;
+        gpuhist_samples ds = hs;
+        ds.data = to_device(h.data(), h.size(), 0, &base);
+        ds.location = GPUHIST_MEMORY_AUTO; /* detected from the pointer attributes */
+        char what[64];
+        snprintf(what, sizeof what, "device_io %s bins %u kind %d", gpuhist_dtype_name(c.dt),
+                 c.b.bins, (int)c.b.kind);
+        all_strategies(ctx, &ds, &c.b, e, 1, what);
+        all_strategies(ctx, &ds, &c.b, e, 0, what);
+        /* host samples through the staging path */
+        all_strategies(ctx, &hs, &c.b, e, 0, what);
+        cudaFree(base);
+    }
+    gpuhist_destroy(ctx);
+}
+
+static void case_async(void)
+{
+    gpuhist_ctx *ctx = cuda_ctx();
+    cudaStream_t stream;
+    CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CHECK(gpuhist_set_stream(ctx, (void *)stream) == GPUHIST_OK);
+    CHECK(gpuhist_set_async(ctx, 1) == GPUHIST_OK);
+    std::vector<double> edges;
+    for (const spec_case &c : spec_cases(edges)) {
+        if (c.b.auto_range)
+            continue;
+        const size_t n = 777777;
+        std::vector<unsigned char> h = make_data(c.dt, n, c.lo, c.hi);
+        gpuhist_samples hs = gpuhist_samples_1d(h.data(), c.dt, n);
+        expected e = reference(&hs, &c.b);
+        void *base;
+        gpuhist_samples ds = hs;
+        ds.data = to_device(h.data(), h.size(), 0, &base);
+        ds.location = GPUHIST_MEMORY_DEVICE;
+        uint64_t *d_counts, *d_stats;
+        CUDA_OK(cudaMalloc(&d_counts, e.counts.size() * 8));
+        CUDA_OK(cudaMalloc(&d_stats, 4 * GPUHIST_MAX_CHANNELS * 8));
+        for (const char *name : cuda_strategies()) {
+            check_context("async %s bins %u, %s", gpuhist_dtype_name(c.dt), c.b.bins, name);
+            gpuhist_set_strategy(ctx, name);
+            CUDA_OK(cudaMemsetAsync(d_counts, 0xcd, e.counts.size() * 8, stream));
+            CUDA_OK(cudaMemsetAsync(d_stats, 0xcd, 4 * GPUHIST_MAX_CHANNELS * 8, stream));
+            gpuhist_result r = gpuhist_result_host(d_counts);
+            r.counts_location = GPUHIST_MEMORY_DEVICE;
+            r.device_stats = d_stats;
+            gpuhist_status st = gpuhist_histogram(ctx, &ds, &c.b, &r);
+            if (st == GPUHIST_ERROR_UNSUPPORTED && strcmp(name, "auto") != 0)
+                continue;
+            if (!CHECK_MSG(st == GPUHIST_OK, "%s", gpuhist_last_error(ctx)))
+                continue;
+            CUDA_OK(cudaStreamSynchronize(stream));
+            std::vector<uint64_t> counts(e.counts.size()), stats(4 * GPUHIST_MAX_CHANNELS);
+            CUDA_OK(cudaMemcpy(counts.data(), d_counts, counts.size() * 8,
+                               cudaMemcpyDeviceToHost));
+            CUDA_OK(cudaMemcpy(stats.data(), d_stats, stats.size() * 8, cudaMemcpyDeviceToHost));
+            for (uint32_t k = 0; k < e.r.channels; ++k) {
+                r.underflow[k] = stats[4 * k + 0];
+                r.overflow[k] = stats[4 * k + 1];
+                r.nan[k] = stats[4 * k + 2];
+                r.total[k] = stats[4 * k + 3];
+            }
+            compare(e, r, counts.data(), 1);
+        }
+        gpuhist_set_strategy(ctx, "auto");
+        cudaFree(d_counts);
+        cudaFree(d_stats);
+        cudaFree(base);
+    }
+    check_context("%s", "");
+    gpuhist_destroy(ctx);
+    cudaStreamDestroy(stream);
+}
+
+static void roi_case(gpuhist_ctx *ctx, gpuhist_dtype dt, uint32_t C, uint32_t mask,
+                     uint32_t active, uint64_t row_len, uint64_t rows, size_t pad,
+                     const gpuhist_bin_spec *b, double lo, double hi, const char *tag)
+{
+    const size_t sz = gpuhist_dtype_size(dt);
+    const size_t stride = row_len * C * sz + pad;
+    const size_t bytes = stride * rows;
+    std::vector<unsigned char> h = make_data(dt, (bytes + sz - 1) / sz, lo, hi);
+    h.resize(bytes);
+    gpuhist_samples hs;
+    memset(&hs, 0, sizeof hs);
+    hs.data = h.data();
+    hs.dtype = dt;
+    hs.row_length = row_len;
+    hs.rows = rows;
+    hs.row_stride = stride;
+    hs.channels = C;
+    hs.active_channels = active;
+    hs.channel_mask = mask;
+    hs.location = GPUHIST_MEMORY_HOST;
+    expected e = reference(&hs, b);
+    void *base;
+    gpuhist_samples ds = hs;
+    ds.data = to_device(h.data(), bytes, 0, &base);
+    ds.location = GPUHIST_MEMORY_DEVICE;
+    char what[128];
+    snprintf(what, sizeof what, "%s %s C=%u mask=%x active=%u %llux%llu pad %zu", tag,
+             gpuhist_dtype_name(dt), C, mask, active, (unsigned long long)row_len,
+             (unsigned long long)rows, pad);
+    all_strategies(ctx, &ds, b, e, 1, what);
+    all_strategies(ctx, &hs, b, e, 0, what);
+    cudaFree(base);
+}
+
+static void roi_suite(gpuhist_ctx *ctx, const char *tag)
+{
+    gpuhist_bin_spec b256 = gpuhist_bins_even(256, 0.0, 65536.0);
+    gpuhist_bin_spec b50 = gpuhist_bins_even(50, -1.0, 1.0);
+    gpuhist_bin_spec bauto = gpuhist_bins_auto(33);
+    roi_case(ctx, GPUHIST_U16, 4, 0xB, 0, 101, 37, 22, &b256, 0, 65536, tag);
+    roi_case(ctx, GPUHIST_U16, 4, 0xB, 0, 101, 37, 23, &b256, 0, 65536, tag); /* odd stride */
+    roi_case(ctx, GPUHIST_F32, 3, 0, 2, 333, 29, 12, &b50, -1, 1, tag);
+    roi_case(ctx, GPUHIST_F32, 3, 0x4, 0, 333, 29, 5, &bauto, -1, 1, tag);
+    roi_case(ctx, GPUHIST_U8, 4, 0, 3, 640, 48, 64, &b256, 0, 256, tag);
+    roi_case(ctx, GPUHIST_F64, 2, 0, 0, 1000, 7, 8, &b50, -1, 1, tag);
+    roi_case(ctx, GPUHIST_I64, 1, 0, 0, 999, 11, 0, &b50, -1e6, 1e6, tag); /* packed rows */
+}
+
+static void case_channels_roi(void)
+{
+    gpuhist_ctx *ctx = cuda_ctx();
+    roi_suite(ctx, "default chunk");
+    gpuhist_destroy(ctx);
+    /* small staging chunks: rows split across chunks, many chunks, both staging buffers */
+    setenv("GPUHIST_CUDA_CHUNK_BYTES", "1000", 1);
+    ctx = cuda_ctx();
+    roi_suite(ctx, "1000-byte chunks");
+    gpuhist_destroy(ctx);
+    unsetenv("GPUHIST_CUDA_CHUNK_BYTES");
+}
+
+static void case_unaligned(void)
+{
+    gpuhist_ctx *ctx = cuda_ctx();
+    const gpuhist_dtype dts[] = {GPUHIST_U16, GPUHIST_I16, GPUHIST_I32, GPUHIST_F32,
+                                 GPUHIST_U64, GPUHIST_F64, GPUHIST_U8};
+    for (gpuhist_dtype dt : dts) {
+        for (size_t off : {1, 3, 4, 6}) {
+            const size_t n = 100003;
+            const size_t sz = gpuhist_dtype_size(dt);
+            std::vector<unsigned char> h = make_data(dt, n, -1000.0, 1000.0);
+            std::vector<unsigned char> hu(h.size() + off);
+            memcpy(hu.data() + off, h.data(), h.size());
+            gpuhist_samples hs = gpuhist_samples_1d(hu.data() + off, dt, n);
+            hs.location = GPUHIST_MEMORY_HOST;
+            gpuhist_bin_spec b = gpuhist_bins_even(300, -900.0, 900.0);
+            expected e = reference(&hs, &b);
+            void *base;
+            gpuhist_samples ds = hs;
+            ds.data = to_device(h.data(), h.size(), off, &base);
+            ds.location = GPUHIST_MEMORY_DEVICE;
+            char what[64];
+            snprintf(what, sizeof what, "unaligned %s +%zu (size %zu)", gpuhist_dtype_name(dt),
+                     off, sz);
+            all_strategies(ctx, &ds, &b, e, 0, what);
+            /* also as a 3-channel image: the copy to aligned scratch keeps the channel phase */
+            {
+                gpuhist_samples d3 = ds, h3 = hs;
+                d3.count = h3.count = n / 3;
+                d3.channels = h3.channels = 3;
+                expected e3 = reference(&h3, &b);
+                all_strategies(ctx, &d3, &b, e3, 0, what);
+            }
+            cudaFree(base);
+        }
+    }
+    gpuhist_destroy(ctx);
+}
+
+static void case_host_chunks(void)
+{
+    gpuhist_ctx *ctx = cuda_ctx();
+    const size_t n = 70000001; /* 280 MB of f32: more than one 256 MiB chunk */
+    std::vector<unsigned char> h = make_data(GPUHIST_F32, n, -5.0, 5.0);
+    gpuhist_samples hs = gpuhist_samples_1d(h.data(), GPUHIST_F32, n);
+    hs.location = GPUHIST_MEMORY_HOST;
+    gpuhist_bin_spec b = gpuhist_bins_even(4096, -4.0, 4.0);
+    expected e = reference(&hs, &b);
+    all_strategies(ctx, &hs, &b, e, 0, "host_chunks f32");
+    all_strategies(ctx, &hs, &b, e, 1, "host_chunks f32");
+    gpuhist_bin_spec ba = gpuhist_bins_auto(1000);
+    expected ea = reference(&hs, &ba);
+    check_context("host_chunks auto range");
+    std::vector<uint64_t> counts(1000);
+    gpuhist_result r = gpuhist_result_host(counts.data());
+    if (CHECK(gpuhist_histogram(ctx, &hs, &ba, &r) == GPUHIST_OK))
+        compare(ea, r, counts.data(), 1);
+    gpuhist_destroy(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s big_u8|device_io|async|channels_roi|unaligned|host_chunks\n",
+                argv[0]);
+        return 2;
+    }
+    const char *c = argv[1];
+    if (!strcmp(c, "big_u8"))
+        case_big_u8();
+    else if (!strcmp(c, "device_io"))
+        case_device_io();
+    else if (!strcmp(c, "async"))
+        case_async();
+    else if (!strcmp(c, "channels_roi"))
+        case_channels_roi();
+    else if (!strcmp(c, "unaligned"))
+        case_unaligned();
+    else if (!strcmp(c, "host_chunks"))
+        case_host_chunks();
+    else {
+        fprintf(stderr, "unknown case %s\n", c);
+        return 2;
+    }
+    return check_exit();
+}
