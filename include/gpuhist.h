@@ -160,7 +160,7 @@ typedef enum gpuhist_memory {
 typedef struct gpuhist_samples {
     const void *data;
     gpuhist_dtype dtype;
-    uint64_t count;           /* pixels, when rows == 0 */
+    uint64_t count;           /* pixels, when rows == 0 (ignored for a ROI) */
     uint64_t row_length;      /* ROI: pixels per row */
     uint64_t rows;            /* ROI: number of rows; 0 = contiguous `count` pixels */
     size_t row_stride;        /* ROI: bytes from one row start to the next */

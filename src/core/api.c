@@ -403,12 +403,6 @@ static gpuhist_status plan_samples(gpuhist_ctx *ctx, const gpuhist_samples *s, g
             return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                                 "samples.row_stride: %zu x %llu rows overflows the address space",
                                 s->row_stride, (unsigned long long)s->rows);
-        if (s->count != 0 && s->count != s->row_length * s->rows)
-            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                                "samples.count: %llu but rows x row_length = %llu (set count to "
-                                "0 or to that product)",
-                                (unsigned long long)s->count,
-                                (unsigned long long)(s->row_length * s->rows));
         p->row_stride = s->row_stride;
         p->contiguous = (s->rows == 1 || (uint64_t)s->row_stride == row_bytes);
     }
@@ -459,6 +453,15 @@ static gpuhist_status check_spec(gpuhist_ctx *ctx, const gpuhist_bin_spec *b, gp
             return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                                 "range: upper - lower overflows a double (%g - %g)", b->upper,
                                 b->lower);
+        /* f32 samples use float edges: a bound past FLT_MAX would become an infinite edge. */
+        if (dtype == GPUHIST_F32 && !isfinite((float)b->lower))
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "range: lower bound %g is beyond the float32 range of f32 samples",
+                                b->lower);
+        if (dtype == GPUHIST_F32 && !isfinite((float)b->upper))
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "range: upper bound %g is beyond the float32 range of f32 samples",
+                                b->upper);
         break;
     case GPUHIST_BINS_EDGES:
         if (!b->edges)
@@ -476,15 +479,12 @@ static gpuhist_status check_spec(gpuhist_ctx *ctx, const gpuhist_bin_spec *b, gp
         }
         break;
     case GPUHIST_BINS_INTEGER:
+        /* Bins past INT64_MAX are fine: u64 samples can land there. */
         if (is_float_dtype(dtype))
             return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                                "integer bins: sample type %s is not an integer type (use even "
-                                "bins with a range)",
+                                "bins.kind: integer bins need an integer sample type, but "
+                                "samples.dtype is %s (use even bins with a range)",
                                 gpuhist_dtype_name(dtype));
-        if (b->integer_lower > INT64_MAX - (int64_t)b->bins + 1)
-            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                                "integer bins: lower %lld + %u bins overflows int64",
-                                (long long)b->integer_lower, b->bins);
         break;
     }
     return GPUHIST_OK;

@@ -404,7 +404,9 @@ __global__ void __launch_bounds__(GH_BLOCK) k_minmax(gh_kparams p, unsigned long
     }
 }
 
-double decode_key(gpuhist_dtype dt, unsigned long long k)
+/* Key back to a double; 64-bit integers round down for the minimum and up for the maximum so
+ * every sample stays inside the auto range (internal.h). */
+static double decode_key(gpuhist_dtype dt, unsigned long long k, int round_up)
 {
     switch (dt) {
     case GPUHIST_F32:
@@ -417,10 +419,12 @@ double decode_key(gpuhist_dtype dt, unsigned long long k)
     case GPUHIST_I8:
     case GPUHIST_I16:
     case GPUHIST_I32:
-    case GPUHIST_I64:
-        return (double)(int64_t)(k ^ GH_SIGN64);
+    case GPUHIST_I64: {
+        int64_t v = (int64_t)(k ^ GH_SIGN64);
+        return round_up ? gpuhist_i64_to_double_up(v) : gpuhist_i64_to_double_down(v);
+    }
     default:
-        return (double)k;
+        return round_up ? gpuhist_u64_to_double_up(k) : gpuhist_u64_to_double_down(k);
     }
 }
 
@@ -614,8 +618,8 @@ gpuhist_status cuda_minmax(gpuhist_ctx *ctx, const gpuhist_plan *plan, double *l
     GPUHIST_CUDA_TRY(ctx, cudaStreamSynchronize(s), "minmax");
     if (st->h_minmax[0] <= st->h_minmax[1]) {
         *found = 1;
-        *lo = decode_key(plan->dtype, st->h_minmax[0]);
-        *hi = decode_key(plan->dtype, st->h_minmax[1]);
+        *lo = decode_key(plan->dtype, st->h_minmax[0], 0);
+        *hi = decode_key(plan->dtype, st->h_minmax[1], 1);
     }
     return GPUHIST_OK;
 }

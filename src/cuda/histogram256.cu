@@ -48,8 +48,11 @@
  *   the full-mask __syncwarp/__any_sync are legal; only this warp touches its sub-histogram
  *   during counting.
  *   Exactness: no write happens between the previous round's last barrier and this round's first
- *   one, so every pending lane of a key reads the same count V. Volatile shared stores are
- *   relaxed (morally strong) stores in the PTX memory model, so after the writes the counter holds
+ *   one, so every pending lane of a key reads the same count V. The tagged value is stored with
+ *   an atomic exchange (its old value is ignored): Listing 3's plain volatile store relied on the
+ *   hardware combining same-address writes, which is a data race in the CUDA memory model and is
+ *   reported by compute-sanitizer racecheck; the exchange makes the colliding stores well
+ *   defined while the collision detection stays the seed's tags. So after the writes the counter holds
  *   exactly one of the values written, tag_w | (V + 1) of some lane w; tags are unique per lane,
  *   so after the second barrier exactly that lane finds its own value and retires. Each round
  *   therefore adds exactly 1 to each contended counter and retires exactly one of its lanes: no
@@ -150,7 +153,7 @@ __device__ __forceinline__ void h256_tagged_add(volatile unsigned *wh, unsigned 
             mine = tag | ((wh[key] & H256_COUNT_MASK) + 1u);
         __syncwarp();
         if (pending)
-            wh[key] = mine;
+            atomicExch(const_cast<unsigned *>(wh + key), mine); /* see banner: exactness */
         __syncwarp();
         if (pending)
             pending = wh[key] != mine;

@@ -1,0 +1,283 @@
+/*
+ * util.c - small helpers of the gpuhist command: messages, clocks, terminals, number parsing and
+ * printing, the progress bar.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+int cli_error(int status, const char *fmt, ...)
+{
+    va_list ap;
+    fputs("gpuhist: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return status;
+}
+
+void cli_note(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("gpuhist: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int cli_isatty(FILE *f)
+{
+    return isatty(fileno(f));
+}
+
+int cli_terminal_columns(void)
+{
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+        return ws.ws_col;
+    const char *env = getenv("COLUMNS");
+    uint64_t c;
+    if (env && cli_parse_u64(env, &c) && c >= 20 && c <= 1000)
+        return (int)c;
+    return 80;
+}
+
+int cli_utf8(void)
+{
+    /* The first of LC_ALL, LC_CTYPE, LANG that is set decides, as in setlocale(). */
+    const char *vars[] = {"LC_ALL", "LC_CTYPE", "LANG"};
+    for (int i = 0; i < 3; ++i) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return strstr(v, "UTF-8") || strstr(v, "utf-8") || strstr(v, "utf8") ||
+                   strstr(v, "UTF8");
+    }
+    return 0;
+}
+
+int cli_host_little_endian(void)
+{
+    const uint16_t one = 1;
+    unsigned char b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
+void cli_format_double(char *buf, size_t size, double v)
+{
+    /* The fewest significant digits that read back exactly (edges are exact doubles, float32
+     * edges widened, and scripts compare them with NumPy's using ==), laid out like Python's
+     * repr: positional for 1e-4 <= |v| < 1e16, else with an exponent. */
+    if (!isfinite(v) || v == 0) {
+        snprintf(buf, size, "%g", v);
+        return;
+    }
+    int digits = 17;
+    char tmp[48];
+    for (int p = 1; p <= 17; ++p) {
+        snprintf(tmp, sizeof tmp, "%.*e", p - 1, v);
+        if (strtod(tmp, NULL) == v) {
+            digits = p;
+            break;
+        }
+    }
+    snprintf(tmp, sizeof tmp, "%.*e", digits - 1, v);
+    int exp = atoi(strchr(tmp, 'e') + 1);
+    if (exp >= -4 && exp < 16) {
+        int decimals = digits - 1 - exp;
+        snprintf(buf, size, "%.*f", decimals > 0 ? decimals : 0, v);
+    } else {
+        snprintf(buf, size, "%s", tmp);
+    }
+}
+
+void cli_format_bytes(char *buf, size_t size, double bytes)
+{
+    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024.0 && u < 4) {
+        bytes /= 1024.0;
+        ++u;
+    }
+    if (u == 0)
+        snprintf(buf, size, "%.0f B", bytes);
+    else
+        snprintf(buf, size, "%.1f %s", bytes, unit[u]);
+}
+
+int cli_parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return 0;
+    *out = (uint64_t)v;
+    return 1;
+}
+
+int cli_parse_i64(const char *s, int64_t *out)
+{
+    if (!s || !*s || *s == ' ')
+        return 0;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end)
+        return 0;
+    *out = (int64_t)v;
+    return 1;
+}
+
+int cli_parse_double(const char *s, double *out)
+{
+    if (!s || !*s || *s == ' ')
+        return 0;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end || !isfinite(v) || (errno == ERANGE && fabs(v) > 1.0))
+        return 0;
+    *out = v;
+    return 1;
+}
+
+/* ---- progress bar ---------------------------------------------------------------------------- */
+
+void cli_progress_start(cli_progress *p, int enabled, const char *label, double total)
+{
+    p->enabled = enabled && cli_isatty(stderr);
+    p->label = label;
+    p->total = total;
+    p->start = cli_now();
+    p->last_draw = 0.0;
+    p->drawn = 0;
+}
+
+void cli_progress_update(cli_progress *p, double done)
+{
+    if (!p->enabled)
+        return;
+    double now = cli_now();
+    /* Nothing for the first second (short runs stay silent), then at most 10 redraws/s. */
+    if (now - p->start < 1.0 || now - p->last_draw < 0.1)
+        return;
+    p->last_draw = now;
+    p->drawn = 1;
+    char done_s[32];
+    cli_format_bytes(done_s, sizeof done_s, done);
+    if (p->total > 0) {
+        double frac = done / p->total;
+        if (frac > 1.0)
+            frac = 1.0;
+        const int width = 30;
+        int fill = (int)(frac * width);
+        char bar[64];
+        for (int i = 0; i < width; ++i)
+            bar[i] = i < fill ? '#' : '.';
+        bar[width] = 0;
+        double rate = done / (now - p->start);
+        double eta = rate > 0 ? (p->total - done) / rate : 0;
+        fprintf(stderr, "\r%s [%s] %3.0f%% %s  %.0fs left  ", p->label, bar, 100.0 * frac, done_s,
+                eta);
+    } else {
+        fprintf(stderr, "\r%s %s  ", p->label, done_s);
+    }
+    fflush(stderr);
+}
+
+void cli_progress_end(cli_progress *p)
+{
+    if (p->enabled && p->drawn) {
+        /* Clear the line so the next message starts clean. */
+        fprintf(stderr, "\r%*s\r", 79, "");
+        fflush(stderr);
+    }
+    p->drawn = 0;
+}
+
+/* ---- options --------------------------------------------------------------------------------- */
+
+void cli_getopt_init(cli_getopt *g, int argc, char **argv)
+{
+    memset(g, 0, sizeof *g);
+    g->argc = argc;
+    g->argv = argv;
+    g->i = 1;
+}
+
+int cli_getopt_next(cli_getopt *g, const cli_optdef *defs)
+{
+    for (;;) {
+        if (g->i >= g->argc)
+            return CLI_OPT_END;
+        char *a = g->argv[g->i++];
+        g->arg = NULL;
+        if (g->no_more_options || a[0] != '-' || a[1] == 0) {
+            g->arg = a;
+            return CLI_OPT_POSITIONAL;
+        }
+        if (strcmp(a, "--") == 0) {
+            g->no_more_options = 1;
+            continue;
+        }
+        const cli_optdef *d = NULL;
+        const char *inline_arg = NULL;
+        if (a[1] == '-') {
+            const char *name = a + 2;
+            const char *eq = strchr(name, '=');
+            size_t n = eq ? (size_t)(eq - name) : strlen(name);
+            for (const cli_optdef *p = defs; p->name; ++p)
+                if (strlen(p->name) == n && strncmp(p->name, name, n) == 0)
+                    d = p;
+            snprintf(g->shown, sizeof g->shown, "--%.*s", (int)(n < 40 ? n : 40), name);
+            if (!d)
+                return cli_error(CLI_OPT_ERROR, "unknown option '%s' (see --help)", g->shown);
+            if (eq) {
+                if (!d->has_arg)
+                    return cli_error(CLI_OPT_ERROR, "option %s takes no value", g->shown);
+                inline_arg = eq + 1;
+            }
+        } else {
+            for (const cli_optdef *p = defs; p->name; ++p)
+                if (p->short_name && p->short_name == a[1])
+                    d = p;
+            snprintf(g->shown, sizeof g->shown, "-%c", a[1]);
+            if (!d)
+                return cli_error(CLI_OPT_ERROR, "unknown option '%s' (see --help)", g->shown);
+            if (a[2]) {
+                if (!d->has_arg)
+                    return cli_error(CLI_OPT_ERROR, "option %s takes no value (got '%s')",
+                                     g->shown, a);
+                inline_arg = a + 2;
+            }
+        }
+        if (d->has_arg) {
+            if (inline_arg)
+                g->arg = inline_arg;
+            else if (g->i < g->argc)
+                g->arg = g->argv[g->i++];
+            else
+                return cli_error(CLI_OPT_ERROR, "option %s needs a value", g->shown);
+        }
+        return d->id;
+    }
+}

@@ -1,0 +1,40 @@
+/*
+ * cpu_kernels.h - the counting loops of cpu-serial, shared with cpu-threads (not installed).
+ *
+ * Both CPU strategies count a contiguous range of pixels [begin, end) of a plan (pixel index =
+ * row * row_length + column) into a host uint64_t array that they ADD to:
+ *  - 8/16-bit dtypes: raw values, active * 256 or active * 65536 counters (GPUHIST_CAP_VALUES;
+ *    the backend folds them into slots with gpuhist_fold_values);
+ *  - every other dtype: slots, active * plan->slots counters (binmap.h).
+ * A thread of cpu-threads calls gpuhist_cpu_count_pixels() on its share, so the two strategies
+ * run exactly the same inner loops and cannot disagree.
+ */
+#ifndef GPUHIST_CPU_KERNELS_H
+#define GPUHIST_CPU_KERNELS_H
+
+#include "internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* @return 1 when the CPU strategies count raw values for this plan (8/16-bit dtypes). */
+int gpuhist_cpu_counts_values(const gpuhist_plan *plan);
+
+/* @return the number of uint64 counters of `out` for this plan (active * values or slots). */
+size_t gpuhist_cpu_out_entries(const gpuhist_plan *plan);
+
+/*
+ * Add the counts of pixels [begin, end) of `plan` (host data, any alignment, any row stride,
+ * interleaved channels) to `out` (gpuhist_cpu_out_entries() uint64 counters).
+ * Uses 32-bit private sub-counters, flushed to `out` before they can overflow.
+ * @return GPUHIST_OK, or GPUHIST_ERROR_OUT_OF_MEMORY if the sub-counters cannot be allocated
+ *         (nothing has been added to `out` then).
+ */
+gpuhist_status gpuhist_cpu_count_pixels(const gpuhist_plan *plan, uint64_t begin, uint64_t end,
+                                        uint64_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,607 @@
+/*
+ * serial.c - cpu-serial: seed 001 §IV's single-threaded loop (`bin[location[i]]++`), made fast.
+ *
+ * Mechanism
+ *  - 8-bit samples: count raw values (256 per channel) in 32-bit sub-tables, laid out value-major
+ *    (t[value * S + lane]) so the S copies of one value share a cache line. Byte j of the sample
+ *    stream goes to lane j % K. Repeated values are the problem of the plain loop: each increment
+ *    of the same counter waits for the previous store (store-to-load forwarding, ~7 cycles), so a
+ *    hot value serialises the loop. K lanes make K independent chains. But more lanes cost
+ *    throughput on spread-out data (measured on AMD Zen 5, 256 MiB u8: 2 lanes 5.2 GB/s uniform
+ *    but 1.3 GB/s when 90% of the bytes are one value; 8 lanes 4.4 uniform, 3.9 hot). So the loop
+ *    adapts: every 256 Ki samples it looks at the largest per-value count of that block and uses
+ *    8 lanes when one value took more than 1/8 of the block, else the fewest lanes the channel
+ *    layout allows (2; 4 for 4 channels; 3 for 3). Lane l belongs to channel l % C, so
+ *    interleaved RGB/RGBA pixels need no de-interleaving.
+ *  - 16-bit samples: raw values (65536 per channel) in 32-bit lanes of 65536 counters, lane-major;
+ *    2 lanes (3 for RGB, 4 for RGBA: 512 KiB-1 MiB, L2) on spread-out data, twice as many when
+ *    a probe of each 256 Ki-sample block finds the same value recurring in the same lane.
+ *  - Raw values are folded into bins once at the end (gpuhist_fold_values), so the per-sample work
+ *    is the same for every bin spec, EDGES and clamping included.
+ *  - Wider types: one typed loop per (dtype, bin kind) - no per-sample switch. EVEN bins use the
+ *    estimate-and-fix of binmap.h against a precomputed edge table (float edges for f32 samples,
+ *    double otherwise): estimate i from (x - lower) * scale, then compare x with E[i], E[i+1];
+ *    a binary search handles the rare estimate that is more than one bin off (denormal ranges).
+ *    EDGES use binary search; INTEGER a subtraction and one range check. 64-bit integers beyond
+ *    2^53 take binmap.h's exact integer-vs-double comparison.
+ *  - Counters are 32-bit (half the cache footprint of the uint64 result) and are flushed into the
+ *    64-bit output every 2^30 pixels, before any can overflow.
+ * Data dependence: 8-bit input runs at about the same speed on uniform, hot and constant data;
+ *    16-bit data is L2 bound on uniform data; wide types slow down on a mostly-repeated value by
+ *    the store-forwarding chain (one counter table per channel).
+ * Limits: sub-tables take 4 bytes per slot per active channel (in addition to the result);
+ *    no limit on the input size.
+ * Seed: 001 §IV (CPU baseline); the sub-table idea is the classic remedy of byte histograms
+ *    (e.g. zstd's HIST_count_parallel).
+ */
+#include "cpu_kernels.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Sub-counters are 32-bit: flush after at most this many pixels (each counter then holds at most
+ * 2^30 per lane, far from 2^32). Overridable only so tests can exercise the flush on small data. */
+#ifndef GPUHIST_CPU_FLUSH_PIXELS
+#define GPUHIST_CPU_FLUSH_PIXELS (1ull << 30)
+#endif
+#define FLUSH_PIXELS ((uint64_t)GPUHIST_CPU_FLUSH_PIXELS)
+
+int gpuhist_cpu_counts_values(const gpuhist_plan *plan)
+{
+    return gpuhist_small_value_count(plan->dtype) != 0;
+}
+
+size_t gpuhist_cpu_out_entries(const gpuhist_plan *plan)
+{
+    uint32_t v = gpuhist_small_value_count(plan->dtype);
+    return (size_t)plan->active * (v ? v : plan->slots);
+}
+
+/* ---- iteration over a pixel range: row segments, flush budget ------------------------------- */
+
+/* Calls seg(state, pointer to the first sample of the segment, pixels) for each row piece of
+ * [begin, end), never more than FLUSH_PIXELS between two calls of flush(state). */
+typedef void (*segment_fn)(void *state, const unsigned char *p, uint64_t pixels);
+typedef void (*flush_fn)(void *state);
+
+static void for_each_segment(const gpuhist_plan *plan, uint64_t begin, uint64_t end, void *state,
+                             segment_fn seg, flush_fn flush)
+{
+    /* Packed rows form one long row: fewer, longer segments. */
+    uint64_t len = plan->contiguous ? plan->pixels : plan->row_length;
+    size_t pixel_bytes = (size_t)plan->channels * plan->sample_size;
+    uint64_t budget = FLUSH_PIXELS;
+    uint64_t pix = begin;
+    while (pix < end) {
+        uint64_t row = pix / len, col = pix % len;
+        uint64_t n = len - col;
+        if (n > end - pix)
+            n = end - pix;
+        if (n > budget)
+            n = budget;
+        const unsigned char *p = plan->data + row * plan->row_stride + col * pixel_bytes;
+        seg(state, p, n);
+        pix += n;
+        budget -= n;
+        if (budget == 0) {
+            flush(state);
+            budget = FLUSH_PIXELS;
+        }
+    }
+    flush(state);
+}
+
+/* ---- 8-bit raw values ------------------------------------------------------------------------------ */
+
+/* Check the distribution every this many samples (a 256-entry scan: < 1% of the work). */
+#define V8_CHECK_SAMPLES (256u * 1024u)
+/* A value taking more than 1/V8_HOT_SHARE of a block makes the next block use 8 lanes. */
+#define V8_HOT_SHARE 8u
+
+typedef struct v8_state {
+    uint32_t *t;            /* 256 * stride counters, value-major */
+    unsigned stride;        /* lanes per value: 8 (C = 1, 2, 4) or 12 (C = 3) */
+    unsigned lanes_cold;    /* lanes on spread-out data */
+    int hot;                /* current block uses `stride` lanes */
+    uint64_t block;         /* samples since the last distribution check */
+    uint32_t snap[256];     /* per-value totals at the last check */
+    const gpuhist_plan *plan;
+    uint64_t *out;          /* active * 256 */
+} v8_state;
+
+static inline uint64_t load_u64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* Lane of byte j is j % K; U bytes per iteration (U a multiple of K and of C). The body is fully
+ * unrolled so K and the byte offsets are constants. Called on pixel-aligned pieces only, so the
+ * lane of sample j has channel j % C. */
+#define DEFINE_V8_KERNEL(NAME, S, K, U)                                                          \
+    static void NAME(uint32_t *restrict t, const unsigned char *restrict p, size_t n)           \
+    {                                                                                            \
+        size_t i = 0;                                                                            \
+        for (; i + (U) <= n; i += (U)) {                                                         \
+            _Pragma("GCC unroll 32") for (unsigned j = 0; j < (U); ++j)                          \
+                t[(size_t)p[i + j] * (S) + j % (K)]++;                                           \
+        }                                                                                        \
+        for (unsigned j = 0; i < n; ++i, ++j)                                                    \
+            t[(size_t)p[i] * (S) + j % (K)]++;                                                   \
+    }
+
+DEFINE_V8_KERNEL(v8_s8_k2, 8, 2, 16)
+DEFINE_V8_KERNEL(v8_s8_k4, 8, 4, 16)
+DEFINE_V8_KERNEL(v8_s8_k8, 8, 8, 16)
+DEFINE_V8_KERNEL(v8_s12_k3, 12, 3, 24)
+DEFINE_V8_KERNEL(v8_s12_k12, 12, 12, 24)
+
+static void v8_run(v8_state *s, const unsigned char *p, size_t n)
+{
+    unsigned k = s->hot ? s->stride : s->lanes_cold;
+    if (s->stride == 8)
+        (k == 2 ? v8_s8_k2 : k == 4 ? v8_s8_k4 : v8_s8_k8)(s->t, p, n);
+    else
+        (k == 3 ? v8_s12_k3 : v8_s12_k12)(s->t, p, n);
+}
+
+static void v8_check(v8_state *s)
+{
+    uint32_t top = 0;
+    for (unsigned v = 0; v < 256; ++v) {
+        const uint32_t *row = s->t + (size_t)v * s->stride;
+        uint32_t sum = 0;
+        for (unsigned l = 0; l < s->stride; ++l)
+            sum += row[l];
+        uint32_t d = sum - s->snap[v];
+        s->snap[v] = sum;
+        top = d > top ? d : top;
+    }
+    s->hot = (uint64_t)top * V8_HOT_SHARE > s->block;
+    s->block = 0;
+}
+
+static void v8_segment(void *state, const unsigned char *p, uint64_t pixels)
+{
+    v8_state *s = state;
+    unsigned c = s->plan->channels;
+    /* pieces of whole pixels so every piece starts on channel 0 */
+    uint64_t piece_pixels = V8_CHECK_SAMPLES / c;
+    while (pixels) {
+        uint64_t n = pixels < piece_pixels ? pixels : piece_pixels;
+        uint64_t samples = n * c;
+        v8_run(s, p, (size_t)samples);
+        p += samples;
+        pixels -= n;
+        s->block += samples;
+        if (s->block >= V8_CHECK_SAMPLES)
+            v8_check(s);
+    }
+}
+
+static void v8_flush(void *state)
+{
+    v8_state *s = state;
+    const gpuhist_plan *plan = s->plan;
+    for (unsigned l = 0; l < s->stride; ++l) {
+        int32_t h = plan->channel_slot[l % plan->channels];
+        if (h < 0)
+            continue;
+        uint64_t *o = s->out + (size_t)h * 256u;
+        for (unsigned v = 0; v < 256; ++v)
+            o[v] += s->t[(size_t)v * s->stride + l];
+    }
+    memset(s->t, 0, (size_t)256 * s->stride * sizeof *s->t);
+    memset(s->snap, 0, sizeof s->snap);
+}
+
+static gpuhist_status count_values8(const gpuhist_plan *plan, uint64_t begin, uint64_t end,
+                                    uint64_t *out)
+{
+    v8_state s;
+    memset(&s, 0, sizeof s);
+    s.plan = plan;
+    s.out = out;
+    unsigned c = plan->channels;
+    s.stride = c == 3 ? 12 : 8;
+    s.lanes_cold = c == 3 ? 3 : c == 4 ? 4 : 2;
+    uint32_t t[256 * 12];
+    memset(t, 0, sizeof t);
+    s.t = t;
+    for_each_segment(plan, begin, end, &s, v8_segment, v8_flush);
+    return GPUHIST_OK;
+}
+
+/* ---- 16-bit raw values ----------------------------------------------------------------------------- */
+
+/* 65536 counters per lane, lane-major (t[lane * 65536 + value]) so the cold lanes alone touch
+ * only cold_lanes * 256 KiB. Same adaptation as 8-bit data, with a cheaper probe (a 65536-value
+ * scan per block would cost more than the block): every V16_CHECK_SAMPLES samples, count in the
+ * first V16_PROBE samples how often a sample equals the one cold_lanes before it (i.e. the
+ * previous increment of the same counter in the same lane, the store-forwarding chain); more
+ * than 1/8 of them switches the block to hot_lanes. */
+#define V16_CHECK_SAMPLES (256u * 1024u)
+#define V16_PROBE 512u
+
+typedef struct v16_state {
+    uint32_t *t;         /* lanes_hot * 65536, lane-major */
+    unsigned lanes_cold; /* 2 (C = 1, 2), 3, 4 */
+    unsigned lanes_hot;  /* 4 (C = 1, 2), 6 (C = 3), 8 (C = 4) */
+    unsigned used;       /* lanes touched since the last flush */
+    const gpuhist_plan *plan;
+    uint64_t *out;       /* active * 65536 */
+} v16_state;
+
+#define DEFINE_V16_KERNEL(NAME, K)                                                               \
+    static void NAME(uint32_t *restrict t, const unsigned char *restrict p, size_t n)           \
+    {                                                                                            \
+        size_t i = 0;                                                                            \
+        for (; i + 2 * (K) <= n; i += 2 * (K)) {                                                 \
+            _Pragma("GCC unroll 16") for (unsigned j = 0; j < 2 * (K); ++j)                      \
+            {                                                                                    \
+                uint16_t v;                                                                      \
+                memcpy(&v, p + 2 * (i + j), 2);                                                  \
+                t[(size_t)(j % (K)) * 65536u + v]++;                                             \
+            }                                                                                    \
+        }                                                                                        \
+        for (unsigned j = 0; i < n; ++i, ++j) {                                                  \
+            uint16_t v;                                                                          \
+            memcpy(&v, p + 2 * i, 2);                                                            \
+            t[(size_t)(j % (K)) * 65536u + v]++;                                                 \
+        }                                                                                        \
+    }
+
+DEFINE_V16_KERNEL(v16_k2, 2)
+DEFINE_V16_KERNEL(v16_k3, 3)
+DEFINE_V16_KERNEL(v16_k4, 4)
+DEFINE_V16_KERNEL(v16_k6, 6)
+DEFINE_V16_KERNEL(v16_k8, 8)
+
+static int v16_is_hot(const unsigned char *p, size_t n, unsigned k)
+{
+    if (n > V16_PROBE)
+        n = V16_PROBE;
+    if (n <= k)
+        return 0;
+    unsigned repeats = 0;
+    for (size_t i = k; i < n; ++i) {
+        uint16_t a, b;
+        memcpy(&a, p + 2 * i, 2);
+        memcpy(&b, p + 2 * (i - k), 2);
+        repeats += a == b;
+    }
+    return (size_t)repeats * 8u > n - k;
+}
+
+static void v16_segment(void *state, const unsigned char *p, uint64_t pixels)
+{
+    v16_state *s = state;
+    unsigned c = s->plan->channels;
+    /* pieces of whole pixels so every piece starts on channel 0 (lane 0) */
+    uint64_t piece_pixels = V16_CHECK_SAMPLES / c;
+    while (pixels) {
+        uint64_t np = pixels < piece_pixels ? pixels : piece_pixels;
+        size_t n = (size_t)(np * c);
+        unsigned k = v16_is_hot(p, n, s->lanes_cold) ? s->lanes_hot : s->lanes_cold;
+        s->used = k > s->used ? k : s->used;
+        switch (k) {
+        case 2: v16_k2(s->t, p, n); break;
+        case 3: v16_k3(s->t, p, n); break;
+        case 4: v16_k4(s->t, p, n); break;
+        case 6: v16_k6(s->t, p, n); break;
+        default: v16_k8(s->t, p, n); break;
+        }
+        p += 2 * n;
+        pixels -= np;
+    }
+}
+
+static void v16_flush(void *state)
+{
+    v16_state *s = state;
+    const gpuhist_plan *plan = s->plan;
+    /* only the lanes in use: a thread's share may be a few MiB, a 2 MiB sweep would show */
+    for (unsigned l = 0; l < s->used; ++l) {
+        int32_t h = plan->channel_slot[l % plan->channels];
+        uint32_t *lane = s->t + (size_t)l * 65536u;
+        if (h >= 0) {
+            uint64_t *o = s->out + (size_t)h * 65536u;
+            for (size_t v = 0; v < 65536u; ++v)
+                o[v] += lane[v];
+        }
+        memset(lane, 0, 65536u * sizeof *lane);
+    }
+    s->used = 0;
+}
+
+static gpuhist_status count_values16(const gpuhist_plan *plan, uint64_t begin, uint64_t end,
+                                     uint64_t *out)
+{
+    v16_state s;
+    s.plan = plan;
+    s.out = out;
+    unsigned c = plan->channels;
+    s.lanes_cold = c <= 2 ? 2 : c;
+    /* 4 hot lanes, not 8, for one or two channels: the 10% of other values in a hot block spread
+     * over all lanes, and 8 x 256 KiB no longer fits L2 (measured: 8 lanes ~10-30% slower) */
+    s.lanes_hot = c <= 2 ? 4 : 2 * c;
+    s.used = 0;
+    /* calloc: untouched hot lanes stay unmapped zero pages until a hot block needs them */
+    s.t = calloc((size_t)s.lanes_hot * 65536u, sizeof *s.t);
+    if (!s.t)
+        return GPUHIST_ERROR_OUT_OF_MEMORY;
+    for_each_segment(plan, begin, end, &s, v16_segment, v16_flush);
+    free(s.t);
+    return GPUHIST_OK;
+}
+
+/* ---- slots of wide types ------------------------------------------------------------------------- */
+
+typedef struct slot_state {
+    const gpuhist_plan *plan;
+    const gpuhist_binmap *m;
+    const double *edges; /* EDGES: the caller's edges */
+    const float *ef;     /* EVEN, f32 samples: E[0..bins] as float */
+    const double *ed;    /* EVEN, other types: E[0..bins] as double */
+    uint32_t bins, slots, active, channels;
+    size_t off[GPUHIST_MAX_CHANNELS]; /* byte offset of histogram k's sample in a pixel */
+    uint32_t *t;         /* active * slots */
+    uint64_t *out;
+} slot_state;
+
+/* i with E[i] <= x < E[i+1], given E[0] <= x < E[bins] (E non-decreasing). */
+#define DEFINE_SEARCH(NAME, T)                                                                   \
+    static uint32_t NAME(const T *e, uint32_t bins, T x)                                         \
+    {                                                                                            \
+        uint32_t lo = 0, hi = bins;                                                              \
+        while (hi - lo > 1u) {                                                                   \
+            uint32_t mid = lo + (hi - lo) / 2u;                                                  \
+            if (x < e[mid])                                                                      \
+                hi = mid;                                                                        \
+            else                                                                                 \
+                lo = mid;                                                                        \
+        }                                                                                        \
+        return lo;                                                                               \
+    }
+DEFINE_SEARCH(search_f, float)
+DEFINE_SEARCH(search_d, double)
+
+/* EVEN bins by estimate and fix (DESIGN.md §2): the estimate is only a starting point; the answer
+ * is decided by exact comparisons with the true edges, so it equals binmap.h's slot whatever the
+ * estimate. The estimate is computed in the sample's precision (a float multiply for f32: ~25%
+ * faster than converting to double); x >= E[0] makes it >= 0, and an inf/NaN/too-large estimate
+ * (tiny or denormal ranges) is clamped and then corrected by the binary search. */
+#define DEFINE_EVEN(NAME, T, SEARCH)                                                             \
+    static inline uint32_t NAME(const slot_state *s, const T *e, T scale, T x)                   \
+    {                                                                                            \
+        uint32_t bins = s->bins;                                                                 \
+        if (!(x >= e[0]))                                                                        \
+            return x != x ? GPUHIST_SLOT_NAN(bins) : GPUHIST_SLOT_UNDERFLOW(bins);               \
+        if (x >= e[bins])                                                                        \
+            return (s->m->last_inclusive && x == e[bins]) ? bins - 1u                            \
+                                                          : GPUHIST_SLOT_OVERFLOW(bins);         \
+        T f = (x - e[0]) * scale;                                                                \
+        uint32_t i = f < (T)bins ? (uint32_t)f : bins - 1u;                                      \
+        i = i < bins - 1u ? i : bins - 1u;                                                       \
+        if (x < e[i]) {                                                                          \
+            if (i > 0u && x >= e[i - 1u])                                                        \
+                return i - 1u;                                                                   \
+            return SEARCH(e, bins, x);                                                           \
+        }                                                                                        \
+        if (i + 1u < bins && x >= e[i + 1u]) {                                                   \
+            if (x < e[i + 2u])                                                                   \
+                return i + 1u;                                                                   \
+            return SEARCH(e, bins, x);                                                           \
+        }                                                                                        \
+        return i;                                                                                \
+    }
+DEFINE_EVEN(even_f, float, search_f)
+DEFINE_EVEN(even_d, double, search_d)
+
+static inline uint32_t int_slot(const slot_state *s, int64_t x)
+{
+    uint32_t bins = s->bins;
+    if (x < s->m->int_lower)
+        return GPUHIST_SLOT_UNDERFLOW(bins);
+    uint64_t d = (uint64_t)x - (uint64_t)s->m->int_lower;
+    return d < bins ? (uint32_t)d : GPUHIST_SLOT_OVERFLOW(bins);
+}
+
+/* Slot expressions, x of the loop's type T. */
+#define SLOT_F32_EVEN even_f(s, s->ef, s->m->scale_f, x)
+#define SLOT_F64_EVEN even_d(s, s->ed, s->m->scale, x)
+#define SLOT_EDGES gpuhist_slot_edges_f64(s->m, s->edges, (double)x)
+#define SLOT_I32_EVEN even_d(s, s->ed, s->m->scale, (double)x)
+#define SLOT_INT int_slot(s, (int64_t)x)
+#define SLOT_I64_EVEN                                                                            \
+    ((x >= -GH_EXACT_IN_DOUBLE && x <= GH_EXACT_IN_DOUBLE)                                       \
+         ? even_d(s, s->ed, s->m->scale, (double)x)                                               \
+         : gpuhist_slot_i64(s->m, s->edges, x))
+#define SLOT_U64_EVEN                                                                            \
+    (x <= (uint64_t)GH_EXACT_IN_DOUBLE ? even_d(s, s->ed, s->m->scale, (double)x)                \
+                                       : gpuhist_slot_u64(s->m, s->edges, x))
+#define SLOT_I64_GENERIC gpuhist_slot_i64(s->m, s->edges, x)
+#define SLOT_U64_GENERIC gpuhist_slot_u64(s->m, s->edges, x)
+
+/* One typed loop per (dtype, kind): the single-channel case is a plain stream. */
+#define DEFINE_SLOT_LOOP(NAME, T, SLOT)                                                          \
+    static void NAME(void *state, const unsigned char *p, uint64_t pixels)                       \
+    {                                                                                            \
+        /* a local copy: the increments through t cannot alias it, so fields stay in registers */ \
+        const slot_state local = *(const slot_state *)state;                                     \
+        const slot_state *s = &local;                                                            \
+        uint32_t *restrict t = s->t;                                                             \
+        if (s->channels == 1) {                                                                  \
+            for (uint64_t i = 0; i < pixels; ++i) {                                              \
+                T x;                                                                             \
+                memcpy(&x, p + i * sizeof(T), sizeof(T));                                        \
+                t[SLOT]++;                                                                       \
+            }                                                                                    \
+            return;                                                                              \
+        }                                                                                        \
+        size_t pixel_bytes = (size_t)s->channels * sizeof(T);                                    \
+        for (uint64_t i = 0; i < pixels; ++i, p += pixel_bytes) {                                \
+            for (uint32_t k = 0; k < s->active; ++k) {                                           \
+                T x;                                                                             \
+                memcpy(&x, p + s->off[k], sizeof(T));                                            \
+                t[(size_t)k * s->slots + (SLOT)]++;                                              \
+            }                                                                                    \
+        }                                                                                        \
+    }
+
+DEFINE_SLOT_LOOP(f32_even, float, SLOT_F32_EVEN)
+DEFINE_SLOT_LOOP(f32_edges, float, SLOT_EDGES)
+DEFINE_SLOT_LOOP(f64_even, double, SLOT_F64_EVEN)
+DEFINE_SLOT_LOOP(f64_edges, double, SLOT_EDGES)
+DEFINE_SLOT_LOOP(i32_even, int32_t, SLOT_I32_EVEN)
+DEFINE_SLOT_LOOP(i32_edges, int32_t, SLOT_EDGES)
+DEFINE_SLOT_LOOP(i32_int, int32_t, SLOT_INT)
+DEFINE_SLOT_LOOP(u32_even, uint32_t, SLOT_I32_EVEN)
+DEFINE_SLOT_LOOP(u32_edges, uint32_t, SLOT_EDGES)
+DEFINE_SLOT_LOOP(u32_int, uint32_t, SLOT_INT)
+DEFINE_SLOT_LOOP(i64_even, int64_t, SLOT_I64_EVEN)
+DEFINE_SLOT_LOOP(i64_other, int64_t, SLOT_I64_GENERIC)
+DEFINE_SLOT_LOOP(u64_even, uint64_t, SLOT_U64_EVEN)
+DEFINE_SLOT_LOOP(u64_other, uint64_t, SLOT_U64_GENERIC)
+
+static void slot_flush(void *state)
+{
+    slot_state *s = state;
+    size_t n = (size_t)s->active * s->slots;
+    for (size_t i = 0; i < n; ++i)
+        s->out[i] += s->t[i];
+    memset(s->t, 0, n * sizeof *s->t);
+}
+
+static segment_fn pick_slot_loop(const gpuhist_plan *plan)
+{
+    int kind = plan->map.kind;
+    switch (plan->dtype) {
+    case GPUHIST_F32:
+        return kind == GH_KIND_EVEN ? f32_even : f32_edges;
+    case GPUHIST_F64:
+        return kind == GH_KIND_EVEN ? f64_even : f64_edges;
+    case GPUHIST_I32:
+        return kind == GH_KIND_EVEN ? i32_even : kind == GH_KIND_EDGES ? i32_edges : i32_int;
+    case GPUHIST_U32:
+        return kind == GH_KIND_EVEN ? u32_even : kind == GH_KIND_EDGES ? u32_edges : u32_int;
+    case GPUHIST_I64:
+        return kind == GH_KIND_EVEN ? i64_even : i64_other;
+    case GPUHIST_U64:
+        return kind == GH_KIND_EVEN ? u64_even : u64_other;
+    default:
+        return NULL;
+    }
+}
+
+static gpuhist_status count_slots(const gpuhist_plan *plan, uint64_t begin, uint64_t end,
+                                  uint64_t *out)
+{
+    slot_state s;
+    memset(&s, 0, sizeof s);
+    s.plan = plan;
+    s.m = &plan->map;
+    s.edges = plan->edges;
+    s.bins = plan->bins;
+    s.slots = plan->slots;
+    s.active = plan->active;
+    s.channels = plan->channels;
+    s.out = out;
+    for (uint32_t k = 0; k < plan->active; ++k)
+        s.off[k] = (size_t)plan->channel_index[k] * plan->sample_size;
+    segment_fn loop = pick_slot_loop(plan);
+    if (!loop)
+        return GPUHIST_ERROR_UNSUPPORTED;
+
+    void *edge_table = NULL;
+    if (plan->map.kind == GH_KIND_EVEN) {
+        /* Exactly binmap.h's edges: E[i] from gpuhist_even_edge_*, so comparisons agree. */
+        if (plan->dtype == GPUHIST_F32) {
+            float *e = malloc(((size_t)plan->bins + 1) * sizeof *e);
+            if (!e)
+                return GPUHIST_ERROR_OUT_OF_MEMORY;
+            for (uint32_t i = 0; i <= plan->bins; ++i)
+                e[i] = gpuhist_even_edge_f32(&plan->map, i);
+            s.ef = e;
+            edge_table = e;
+        } else {
+            double *e = malloc(((size_t)plan->bins + 1) * sizeof *e);
+            if (!e)
+                return GPUHIST_ERROR_OUT_OF_MEMORY;
+            for (uint32_t i = 0; i <= plan->bins; ++i)
+                e[i] = gpuhist_even_edge_f64(&plan->map, i);
+            s.ed = e;
+            edge_table = e;
+        }
+    }
+    s.t = calloc((size_t)plan->active * plan->slots, sizeof *s.t);
+    if (!s.t) {
+        free(edge_table);
+        return GPUHIST_ERROR_OUT_OF_MEMORY;
+    }
+    for_each_segment(plan, begin, end, &s, loop, slot_flush);
+    free(s.t);
+    free(edge_table);
+    return GPUHIST_OK;
+}
+
+gpuhist_status gpuhist_cpu_count_pixels(const gpuhist_plan *plan, uint64_t begin, uint64_t end,
+                                        uint64_t *out)
+{
+    if (begin >= end)
+        return GPUHIST_OK;
+    switch (gpuhist_small_value_count(plan->dtype)) {
+    case 256u:
+        return count_values8(plan, begin, end, out);
+    case 65536u:
+        return count_values16(plan, begin, end, out);
+    default:
+        return count_slots(plan, begin, end, out);
+    }
+}
+
+/* ---- the strategy ------------------------------------------------------------------------------ */
+
+static gpuhist_status serial_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *job,
+                                 void *out)
+{
+    (void)job; /* the CPU backend's job is the plan */
+    uint64_t *slots = out;
+    if (!gpuhist_cpu_counts_values(plan)) {
+        gpuhist_status st = gpuhist_cpu_count_pixels(plan, 0, plan->pixels, slots);
+        if (st != GPUHIST_OK)
+            return gpuhist_fail(ctx, st, "cpu-serial: cannot allocate %zu sub-counters",
+                                gpuhist_cpu_out_entries(plan));
+        return GPUHIST_OK;
+    }
+    /* Raw values, folded into the slots here (not by the backend: the strategy takes every dtype,
+     * and only 8/16-bit ones count values). */
+    size_t n = gpuhist_cpu_out_entries(plan);
+    uint64_t *values = calloc(n, sizeof *values);
+    if (!values)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
+                            "cpu-serial: cannot allocate %zu value counters", n);
+    gpuhist_status st = gpuhist_cpu_count_pixels(plan, 0, plan->pixels, values);
+    if (st == GPUHIST_OK)
+        gpuhist_fold_values(plan, values, slots);
+    free(values);
+    if (st != GPUHIST_OK)
+        return gpuhist_fail(ctx, st, "cpu-serial: cannot allocate value sub-counters");
+    return GPUHIST_OK;
+}
+
+const gpuhist_strategy gpuhist_strategy_cpu_serial = {
+    .name = "cpu-serial",
+    .backend = GPUHIST_BACKEND_CPU,
+    .seed = "001 §IV",
+    .supports = "all dtypes, all bin kinds, any bins, channels, ROI",
+    .summary = "one thread; 8/16-bit: raw values in 32-bit sub-tables (2-8 lanes, adaptive), "
+               "wide types: typed loops, estimate+fix against an edge table",
+    .dtypes = GPUHIST_ALL_DTYPES,
+    .kinds = GPUHIST_ALL_KINDS,
+    .max_bins = 0,
+    .caps = GPUHIST_CAP_CHANNELS | GPUHIST_CAP_ROI,
+    .supports_fn = NULL,
+    .run = serial_run,
+};

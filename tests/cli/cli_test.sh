@@ -1,0 +1,540 @@
+#!/usr/bin/env bash
+# CLI tests of the gpuhist command: formats, inputs, exit codes and messages, --output safety,
+# standard input, listings, demo.
+#
+# usage: cli_test.sh GPUHIST WORKDIR SECTION
+#   SECTION: formats | inputs | npy | errors | output | stdin | tty | listing | strategies | demo
+# Exit 0 when every check passes, 1 otherwise (each failure printed with the command).
+set -u
+G=$1
+W=$2
+SECTION=$3
+rm -rf "$W/$SECTION"
+mkdir -p "$W/$SECTION"
+cd "$W/$SECTION" || exit 1
+
+fails=0
+checks=0
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+# run CMD...: stdout -> out.txt, stderr -> err.txt, status -> $rc. Standard input is empty.
+run() {
+    "$@" >out.txt 2>err.txt </dev/null
+    rc=$?
+    checks=$((checks + 1))
+}
+# ok CMD...: must exit 0 with nothing on stderr.
+ok() {
+    run "$@"
+    [ "$rc" = 0 ] || fail "exit $rc (wanted 0): $* -- $(head -c 300 err.txt)"
+    [ -s err.txt ] && fail "stderr not empty: $* -- $(head -c 300 err.txt)"
+    return 0
+}
+# err STATUS PATTERN CMD...: must exit STATUS with exactly one line on stderr matching PATTERN
+# (grep -E) and nothing on stdout.
+err() {
+    local want=$1 pat=$2
+    shift 2
+    run "$@"
+    [ "$rc" = "$want" ] || fail "exit $rc (wanted $want): $* -- $(head -c 300 err.txt)"
+    local n
+    n=$(wc -l <err.txt)
+    [ "$n" = 1 ] || fail "stderr has $n lines (wanted 1): $* -- $(head -c 300 err.txt)"
+    grep -Eq -- "$pat" err.txt || fail "stderr lacks /$pat/: $* -- $(cat err.txt)"
+    grep -q '^gpuhist: ' err.txt || fail "stderr does not start with 'gpuhist: ': $*"
+    [ -s out.txt ] && fail "stdout not empty on error: $*"
+    return 0
+}
+# has PATTERN FILE: fixed-string match.
+has() {
+    grep -Fq -- "$1" "$2" || fail "$2 lacks '$1': $(head -c 400 "$2")"
+}
+hasnt() {
+    grep -Fq -- "$1" "$2" && fail "$2 has '$1'"
+    return 0
+}
+# line N TEXT FILE: line N of FILE is exactly TEXT.
+line() {
+    local got
+    got=$(sed -n "$1p" "$3")
+    [ "$got" = "$2" ] || fail "line $1 of $3 is '$got', wanted '$2'"
+}
+
+# Minimal .npy writer: mknpy OUT DESCR SHAPE FORTRAN DATAFILE [VERSION]
+mknpy() {
+    mknpy_dict "$1" "{'descr': '$2', 'fortran_order': $4, 'shape': $3, }" "$5" "${6:-1}"
+}
+# mknpy_dict OUT DICT DATAFILE VERSION
+mknpy_dict() {
+    local out=$1 dict=$2 data=$3 ver=$4
+    local pre=10
+    [ "$ver" = 1 ] || pre=12
+    # Pad with spaces so magic + header is a multiple of 64, ending in a newline (NumPy's layout).
+    local len=$((${#dict} + 1))
+    local pad=$(((64 - (pre + len) % 64) % 64))
+    local hlen=$((len + pad))
+    {
+        printf '\x93NUMPY'
+        printf "\\x$(printf %02x "$ver")\\x00"
+        printf "\\x$(printf %02x $((hlen & 255)))\\x$(printf %02x $((hlen >> 8)))"
+        [ "$ver" = 1 ] || printf '\x00\x00'
+        printf '%s' "$dict"
+        printf "%${pad}s" ""
+        printf '\n'
+        cat "$data"
+    } >"$out"
+}
+
+cli_formats() {
+    printf '\x00\x01\x01\xff' >u8.bin
+    ok "$G" -B cpu -f csv u8.bin
+    line 1 "bin,lower,upper,count" out.txt
+    line 2 "0,0,1,1" out.txt
+    line 3 "1,1,2,2" out.txt
+    line 257 "255,255,256,1" out.txt
+    [ "$(wc -l <out.txt)" = 257 ] || fail "u8 default: $(wc -l <out.txt) lines, wanted 257"
+
+    ok "$G" -B cpu -f json u8.bin
+    has '"edges": [0, 1, 2, 3,' out.txt
+    has '"counts": [1, 2, 0,' out.txt
+    has '"underflow": 0' out.txt
+    has '"overflow": 0' out.txt
+    has '"nan": 0' out.txt
+    has '"total": 4' out.txt
+    has '"backend": "cpu"' out.txt
+    has '"strategy": "' out.txt
+
+    # Table when stdout is not a terminal: no bars, the tallies in a footer.
+    ok "$G" -B cpu u8.bin
+    has "bin" out.txt
+    has "lower" out.txt
+    has "count" out.txt
+    has "underflow 0, overflow 0, nan 0, total 4" out.txt
+    hasnt "#" out.txt
+    ok "$G" -B cpu -f table u8.bin
+    has "total 4" out.txt
+
+    # Explicit even range, text input; edges and counts.
+    printf '1.5, 2.5\n3.5 # a comment, 9\n' >t.txt
+    ok "$G" -B cpu --text -b 3 -r 0:6 -f csv t.txt
+    line 2 "0,0,2,1" out.txt
+    line 3 "1,2,4,2" out.txt
+    line 4 "2,4,6,0" out.txt
+
+    # Auto range (default for wide types): min:max, last edge inclusive.
+    printf '1 2 3 4\n' >a.txt
+    ok "$G" -B cpu --text -b 3 -f json a.txt
+    has '"edges": [1, 2, 3, 4]' out.txt
+    has '"counts": [1, 1, 2]' out.txt
+    has '"last_edge_inclusive": true' out.txt
+
+    # -r is half-open unless --last-inclusive.
+    ok "$G" -B cpu --text -b 3 -r 1:4 -f json a.txt
+    has '"counts": [1, 1, 1]' out.txt
+    has '"overflow": 1' out.txt
+    ok "$G" -B cpu --text -b 3 -r 1:4 --last-inclusive -f json a.txt
+    has '"counts": [1, 1, 2]' out.txt
+    has '"overflow": 0' out.txt
+
+    # Explicit edges, inline and from a file.
+    printf '0.5 1 7 -3 nan\n' >e.txt
+    ok "$G" -B cpu --text -e 0,1,5,10 -f json e.txt
+    has '"edges": [0, 1, 5, 10]' out.txt
+    has '"counts": [1, 1, 1]' out.txt
+    has '"underflow": 1' out.txt
+    has '"nan": 1' out.txt
+    has '"total": 5' out.txt
+    printf '0\n1\n5\n10\n' >edges.txt
+    ok "$G" -B cpu --text -e @edges.txt -f json e.txt
+    has '"counts": [1, 1, 1]' out.txt
+
+    # bincount: --integer without -b reaches the data's maximum.
+    printf -- '-1 0 2 2\n' >i.txt
+    ok "$G" -B cpu --text -t i32 --integer 0 -f json i.txt
+    has '"edges": [0, 1, 2, 3]' out.txt
+    has '"counts": [1, 0, 2]' out.txt
+    has '"underflow": 1' out.txt
+    ok "$G" -B cpu --text -t i32 --integer -1 -b 2 -f json i.txt
+    has '"counts": [1, 1]' out.txt
+    has '"overflow": 2' out.txt
+
+    # Clamp: outliers go into the end bins and are still reported.
+    printf -- '-1 1 5\n' >c.txt
+    ok "$G" -B cpu --text -b 2 -r 0:2 --outliers clamp -f json c.txt
+    has '"counts": [1, 2]' out.txt
+    has '"underflow": 1' out.txt
+    has '"overflow": 1' out.txt
+    ok "$G" -B cpu --text -b 2 -r 0:2 --outliers drop -f json c.txt
+    has '"counts": [0, 1]' out.txt
+
+    # Channels: arrays per channel, count_N columns.
+    printf '\x00\x01\x02\x00\x01\x05' >rgb.bin
+    ok "$G" -B cpu --channels 3:2 -f json rgb.bin
+    has '"counts": [[2, 0,' out.txt
+    has '], [0, 2, 0' out.txt
+    has '"channel_index": [0, 1]' out.txt
+    has '"total": 4' out.txt
+    ok "$G" -B cpu --channels 3 -f csv -r 0:8 -b 8 rgb.bin
+    line 1 "bin,lower,upper,count_0,count_1,count_2" out.txt
+    line 2 "0,0,1,2,0,0" out.txt
+    line 4 "2,2,3,0,0,1" out.txt
+    line 7 "5,5,6,0,0,1" out.txt
+
+    # Edges print as the shortest text that reads back exactly (float32 edges for f32 data).
+    printf '0.1 0.2\n' >f.txt
+    ok "$G" -B cpu --text -t f32 -r 0:1 -b 10 -f json f.txt
+    has '"edges": [0, 0.10000000149011612, 0.20000000298023224,' out.txt
+    ok "$G" -B cpu --text -t f64 -r 0:1 -b 10 -f json f.txt
+    has '"edges": [0, 0.1, 0.2, 0.30000000000000004,' out.txt
+
+    # Defaults for 8/16-bit types: one bin per value over the whole type.
+    printf '\x80\x7f' >i8.bin
+    ok "$G" -B cpu -t i8 -f csv i8.bin
+    line 2 "0,-128,-127,1" out.txt
+    line 257 "255,127,128,1" out.txt
+    printf '\x00\x00\xff\xff' >u16.bin
+    ok "$G" -B cpu -t u16 -f csv u16.bin
+    [ "$(wc -l <out.txt)" = 65537 ] || fail "u16 default: $(wc -l <out.txt) lines"
+    line 65537 "65535,65535,65536,1" out.txt
+    # ... and with an integer range, one bin per value of the range.
+    ok "$G" -B cpu -r 0:4 -f csv u8.bin
+    [ "$(wc -l <out.txt)" = 5 ] || fail "u8 -r 0:4: $(wc -l <out.txt) lines, wanted 5"
+
+    # --verbose: backend, device, strategy, time, throughput on stderr; stdout unchanged.
+    run "$G" -B cpu -v -f csv u8.bin
+    [ "$rc" = 0 ] || fail "verbose exit $rc"
+    has "backend: cpu" err.txt
+    has "device:" err.txt
+    has "strategy:" err.txt
+    has "throughput:" err.txt
+    line 3 "1,1,2,2" out.txt
+}
+
+cli_inputs() {
+    # Raw types: little-endian f32 and i64.
+    printf '\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\xc0\x7f' >f32.bin # 1.0 2.0 NaN
+    ok "$G" -B cpu -t f32 -r 0:4 -b 4 -f json f32.bin
+    has '"counts": [0, 1, 1, 0]' out.txt
+    has '"nan": 1' out.txt
+    has '"total": 3' out.txt
+    printf '\xff\xff\xff\xff\xff\xff\xff\xff\x05\x00\x00\x00\x00\x00\x00\x00' >i64.bin # -1 5
+    ok "$G" -B cpu -t i64 --integer -1 -f json i64.bin
+    has '"counts": [1, 0, 0, 0, 0, 0, 1]' out.txt
+    ok "$G" -B cpu -t int64 -r -2:6 -b 4 -f json i64.bin
+    has '"counts": [1, 0, 0, 1]' out.txt
+
+    # Text: commas, tabs, CRLF, comments, signs, exponents, inf.
+    printf '1,2\t3\r\n# whole-line comment\n+4 5e0 -inf inf\n' >mix.txt
+    ok "$G" -B cpu --text -r 0:10 -b 10 -f json mix.txt
+    has '"counts": [0, 1, 1, 1, 1, 1, 0, 0, 0, 0]' out.txt
+    has '"underflow": 1' out.txt
+    has '"overflow": 1' out.txt
+    # Empty text input: all counts zero.
+    printf '\n# nothing\n' >empty.txt
+    ok "$G" -B cpu --text -r 0:1 -b 2 -f json empty.txt
+    has '"counts": [0, 0]' out.txt
+    has '"total": 0' out.txt
+    # Text parsed as an integer type.
+    printf '0 255 255\n' >u8.txt
+    ok "$G" -B cpu --text -t u8 -f csv u8.txt
+    line 257 "255,255,256,2" out.txt
+}
+
+cli_npy() {
+    printf '\x05\x00\x00\x00\x06\x00\x00\x00\x07\x00\x00\x00' >le.dat
+    printf '\x00\x00\x00\x05\x00\x00\x00\x06\x00\x00\x00\x07' >be.dat
+    mknpy le.npy '<i4' '(3,)' False le.dat
+    mknpy be.npy '>i4' '(3,)' False be.dat
+    mknpy v2.npy '<i4' '(3,)' False le.dat 2
+    mknpy v3.npy '<i4' '(3,)' False le.dat 3
+    for f in le.npy be.npy v2.npy v3.npy; do
+        ok "$G" -B cpu -r 0:8 -b 8 -f json $f
+        has '"counts": [0, 0, 0, 0, 0, 1, 1, 1]' out.txt
+        has '"dtype": "i32"' out.txt
+    done
+    # Name does not matter: the magic decides.
+    cp le.npy le.data
+    ok "$G" -B cpu -r 0:8 -b 8 -f json le.data
+    has '"counts": [0, 0, 0, 0, 0, 1, 1, 1]' out.txt
+    # ... and --raw reads the same bytes as raw u8.
+    ok "$G" -B cpu --raw -f json le.data
+    has '"dtype": "u8"' out.txt
+    # 2-D shape; Fortran order is fine without channels.
+    printf '\x00\x00\x00\x00\x00\x00\xf0\x3f\x00\x00\x00\x00\x00\x00\x00\x40\x00\x00\x00\x00\x00\x00\x08\x40\x00\x00\x00\x00\x00\x00\x10\x40' >f8.dat
+    mknpy f8.npy '<f8' '(2, 2)' True f8.dat
+    ok "$G" -B cpu -b 3 -f json f8.npy
+    has '"edges": [1, 2, 3, 4]' out.txt
+    has '"counts": [1, 1, 2]' out.txt
+    # bool is read as the values 0 and 1.
+    printf '\x01\x00\x01' >b.dat
+    mknpy b.npy '|b1' '(3,)' False b.dat
+    ok "$G" -B cpu -r 0:2 -f json b.npy
+    has '"counts": [1, 2]' out.txt
+    # 3 channels as the last axis of a C-order array.
+    printf '\x00\x01\x02\x00\x01\x05' >rgb.dat
+    mknpy rgb.npy '|u1' '(2, 3)' False rgb.dat
+    ok "$G" -B cpu --channels 3:1 -r 0:2 -f json rgb.npy
+    has '"counts": [[2, 0]]' out.txt
+
+    # Rejected: clear one-line messages, exit 1.
+    printf '\x00\x00\x00\x00\x00\x00\x00\x00' >c8.dat
+    mknpy c8.npy '<c8' '(1,)' False c8.dat
+    err 1 "c8.npy: dtype '<c8': complex" "$G" c8.npy
+    mknpy o.npy '|O' '(1,)' False c8.dat
+    err 1 "o.npy: dtype '\|O'.*object" "$G" o.npy
+    mknpy f2.npy '<f2' '(4,)' False c8.dat
+    err 1 "float16" "$G" f2.npy
+    mknpy_dict s.npy "{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (1,), }" c8.dat 1
+    err 1 "s.npy: structured" "$G" s.npy
+    mknpy fo.npy '|u1' '(2, 3)' True rgb.dat
+    err 1 "fo.npy: a Fortran-order .npy cannot be read with --channels" "$G" --channels 3 fo.npy
+    mknpy short.npy '<i4' '(4,)' False le.dat
+    err 1 "short.npy: truncated .npy" "$G" short.npy
+    printf 'hello' >bad.npy
+    err 1 "bad.npy: not a .npy file" "$G" bad.npy
+    printf '\x93NUMPY\x01\x00\x10\x00{"descr": 1}   \n' >junk.npy
+    err 1 "junk.npy: malformed .npy header" "$G" junk.npy
+    printf '\x93NUMPY\x09\x00\x10\x00' >ver.npy
+    err 1 "ver.npy: .npy format version 9" "$G" ver.npy
+    # A type that contradicts the header is an option conflict: exit 2.
+    err 2 "--type f32 conflicts with the dtype '<i4'" "$G" -t f32 le.npy
+}
+
+cli_errors() {
+    printf '\x00\x01\x02' >three.bin
+    err 1 "no-such-file: cannot open" "$G" no-such-file
+    err 1 "\\.: is a directory" "$G" .
+    err 1 "three.bin: size 3 bytes is not a multiple of the sample size 2" "$G" -t u16 three.bin
+    err 1 "three.bin: size 3 bytes is not a multiple of the pixel size 2" "$G" --channels 2 three.bin
+    printf '1 2\n3\nabc 4\n' >bad.txt
+    err 1 "bad.txt:3: 'abc' is not a number" "$G" --text bad.txt
+    printf '1\n1.5\n' >frac.txt
+    err 1 "frac.txt:2: '1.5' is not an integer" "$G" --text -t i32 frac.txt
+    printf '300\n' >big.txt
+    err 1 "big.txt:1: '300' is out of range" "$G" --text -t u8 big.txt
+    printf -- '-1\n' >neg.txt
+    err 1 "neg.txt:1: '-1' is negative" "$G" --text -t u32 neg.txt
+    printf '1e999\n' >huge.txt
+    err 1 "huge.txt:1: '1e999' is out of range for f64" "$G" --text huge.txt
+    printf '1 2 3\n' >odd.txt
+    err 1 "odd.txt: 3 samples is not a multiple of 2 channels" "$G" --text --channels 2 odd.txt
+
+    printf '\x00' >one.bin
+    err 2 "unknown option '--frobnicate'" "$G" --frobnicate one.bin
+    err 2 "unknown option '-Q'" "$G" -Q one.bin
+    err 2 "-b: expected a number of bins" "$G" -b 0 one.bin
+    err 2 "--bins: expected a number of bins" "$G" --bins x one.bin
+    err 2 "option -b needs a value" "$G" one.bin -b
+    err 2 "-r 5:1: LO must be below HI" "$G" -r 5:1 one.bin
+    err 2 "--range: expected LO:HI" "$G" --range abc one.bin
+    err 2 "--range: expected LO:HI" "$G" --range 0:inf one.bin
+    err 2 "--range, --edges and --integer conflict" "$G" -r 0:1 -e 0,1 one.bin
+    err 2 "--range, --edges and --integer conflict" "$G" -r 0:1 --integer 0 one.bin
+    err 2 "--bins conflicts with --edges" "$G" -b 3 -e 0,1 one.bin
+    err 2 "--edges: edges must be strictly increasing \(edge 2 = 1 after 2\)" "$G" -e 0,2,1 one.bin
+    err 2 "--edges:1: 'x' is not a number" "$G" -e 0,x one.bin
+    err 2 "--edges: need at least 2 edges" "$G" -e 5 one.bin
+    err 2 "--edges: edge 1 is not finite" "$G" -e 0,inf one.bin
+    err 2 "nofile.txt: cannot open" "$G" -e @nofile.txt one.bin
+    err 2 "-t: unknown type 'f16'" "$G" -t f16 one.bin
+    err 2 "-B: unknown backend 'gpu'" "$G" -B gpu one.bin
+    err 2 "--strategy nope: no such strategy" "$G" -B cpu -s nope one.bin
+    err 2 "--channels 5: need 1 <= A <= C <= 4" "$G" --channels 5 one.bin
+    err 2 "--channels 3:4" "$G" --channels 3:4 one.bin
+    err 2 "--channels: expected C or C:A" "$G" --channels a one.bin
+    err 2 "--outliers: expected drop or clamp" "$G" --outliers keep one.bin
+    err 2 "--format: expected table, csv or json" "$G" --format xml one.bin
+    err 2 "more than one input" "$G" one.bin one.bin
+    err 2 "option --text takes no value" "$G" --text=1 one.bin
+    err 2 "--text, --raw and --npy conflict" "$G" --text --raw one.bin
+    err 2 "--integer 300: above the largest u8 value 255" "$G" --integer 300 one.bin
+    err 2 "--integer: expected an integer" "$G" --integer 1.5 one.bin
+    printf '1.5\n' >float.txt
+    err 2 "--integer needs integer samples, float.txt holds f64" "$G" --text --integer 0 float.txt
+    err 2 "-j: expected a number of threads" "$G" -j -1 one.bin
+    # A backend that is not compiled in (or has no device) is not a usage error.
+    if ! "$G" --version | grep -q cuda; then
+        err 1 "backend cuda is not compiled into this build" "$G" -B cuda one.bin
+    fi
+    if ! "$G" --version | grep -q opencl; then
+        err 1 "backend opencl is not compiled into this build" "$G" -B opencl one.bin
+    fi
+}
+
+cli_output() {
+    printf '\x00\x01\x01\xff' >u8.bin
+    ok "$G" -B cpu -f csv u8.bin
+    cp out.txt expected.csv
+    ok "$G" -B cpu -f csv -o result.csv u8.bin
+    [ -s out.txt ] && fail "-o: stdout not empty"
+    cmp -s result.csv expected.csv || fail "-o result.csv differs from stdout output"
+    # The file gets the ordinary permissions, not mkstemp's 0600.
+    [ -r result.csv ] || fail "result.csv not readable"
+    perms=$(stat -c %a result.csv)
+    [ "$perms" = "$(printf '%o' $((0666 & ~0$(umask))))" ] || fail "result.csv mode $perms"
+    # A failed run leaves neither a new file nor a changed old one, nor a temporary.
+    err 1 "missing.bin: cannot open" "$G" -f csv -o new.csv missing.bin
+    [ -e new.csv ] && fail "failed run created new.csv"
+    err 1 "missing.bin: cannot open" "$G" -f csv -o result.csv missing.bin
+    cmp -s result.csv expected.csv || fail "failed run changed result.csv"
+    printf 'x\n' >bad.txt
+    err 1 "bad.txt:1: 'x' is not a number" "$G" --text -o result.csv bad.txt
+    cmp -s result.csv expected.csv || fail "failed run changed result.csv"
+    ls ./*.tmp.* >/dev/null 2>&1 && fail "temporary files left: $(ls ./*.tmp.*)"
+    err 1 "no/such/dir/x.csv: cannot create the output file" "$G" -o no/such/dir/x.csv u8.bin
+    # -o - is standard output.
+    ok "$G" -B cpu -f csv -o - u8.bin
+    cmp -s out.txt expected.csv || fail "-o - differs"
+    # Writing JSON to a file and overwriting an existing one.
+    ok "$G" -B cpu -f json -o result.csv u8.bin
+    has '"total": 4' result.csv
+}
+
+cli_stdin() {
+    printf '\x00\x01\x01\xff' >u8.bin
+    ok "$G" -B cpu -f csv u8.bin
+    cp out.txt expected.csv
+    checks=$((checks + 1))
+    "$G" -B cpu -f csv - <u8.bin >s1.csv 2>err.txt || fail "stdin with - failed: $(cat err.txt)"
+    cmp -s s1.csv expected.csv || fail "stdin with - differs"
+    # No file and a non-terminal standard input: read it.
+    checks=$((checks + 1))
+    cat u8.bin | "$G" -B cpu -f csv >s2.csv 2>err.txt || fail "piped stdin failed: $(cat err.txt)"
+    cmp -s s2.csv expected.csv || fail "piped stdin differs"
+    checks=$((checks + 1))
+    printf '1 2 3\n' | "$G" -B cpu --text -b 2 -f json >s3.json 2>err.txt || fail "text stdin failed"
+    grep -Fq '"counts": [1, 2]' s3.json || fail "text stdin counts: $(cat s3.json)"
+    # Errors name standard input.
+    checks=$((checks + 1))
+    printf 'x\n' | "$G" --text >s4.txt 2>err.txt
+    [ $? = 1 ] || fail "bad text on stdin: wanted exit 1"
+    grep -Fq "standard input:1: 'x' is not a number" err.txt || fail "stdin message: $(cat err.txt)"
+    checks=$((checks + 1))
+    printf '\x00\x01\x02' | "$G" -t u16 >s5.txt 2>err.txt
+    [ $? = 1 ] || fail "odd stdin: wanted exit 1"
+    grep -Fq "standard input: size 3 bytes is not a multiple" err.txt || fail "stdin message: $(cat err.txt)"
+    # A larger piped input (several MiB: the buffer grows).
+    checks=$((checks + 1))
+    head -c 40000000 /dev/zero | "$G" -B cpu -f json >s6.json 2>err.txt || fail "big stdin failed"
+    grep -Fq '"total": 40000000' s6.json || fail "big stdin total: $(grep total s6.json)"
+}
+
+# On a terminal (script(1) provides one): bars in the table, a progress bar for slow input.
+cli_tty() {
+    if ! command -v script >/dev/null 2>&1; then
+        echo "script(1) not installed: terminal checks skipped"
+        return 0
+    fi
+    printf '\x00\x01\x01\xff' >u8.bin
+    checks=$((checks + 1))
+    LANG=C script -qec "$G -B cpu -b 4 u8.bin" /dev/null >tty.txt 2>&1 || fail "tty table failed: $(cat tty.txt)"
+    grep -q '###' tty.txt || fail "no bars on a terminal: $(cat tty.txt)"
+    checks=$((checks + 1))
+    LANG=C.UTF-8 script -qec "$G -B cpu -b 4 u8.bin" /dev/null >tty.txt 2>&1 || fail "tty table failed"
+    grep -q '█' tty.txt || fail "no UTF-8 bars on a UTF-8 terminal: $(cat tty.txt)"
+    # ... but -f csv stays plain.
+    checks=$((checks + 1))
+    script -qec "$G -B cpu -b 4 -f csv u8.bin" /dev/null >tty.txt 2>&1
+    grep -q '#' tty.txt && fail "bars in CSV on a terminal"
+    # Input that takes more than a second shows progress on stderr; --no-progress hides it.
+    slow="(head -c 1000000 /dev/zero; sleep 1.6; head -c 1000000 /dev/zero)"
+    checks=$((checks + 1))
+    script -qec "bash -c '$slow | $G -B cpu -f json - >/dev/null'" /dev/null >tty.txt 2>&1
+    grep -q 'reading standard input' tty.txt || fail "no progress bar for slow input: $(cat tty.txt)"
+    checks=$((checks + 1))
+    script -qec "bash -c '$slow | $G -B cpu --no-progress -f json - >/dev/null'" /dev/null >tty.txt 2>&1
+    grep -q 'reading' tty.txt && fail "progress bar despite --no-progress"
+    return 0
+}
+
+cli_listing() {
+    ok "$G" --version
+    grep -Eq '^gpuhist [0-9]+\.[0-9]+\.[0-9]+ \(library [0-9.]+; backends: cpu' out.txt ||
+        fail "--version: $(cat out.txt)"
+    ok "$G" --help
+    has "--bins" out.txt
+    has "--list-strategies" out.txt
+    has "Exit status" out.txt
+    ok "$G" demo --help
+    has "--size" out.txt
+    ok "$G" --list-strategies
+    has "cpu-reference" out.txt
+    has "cpu-serial" out.txt
+    has "cpu-threads" out.txt
+    grep -Eq '^strategy +backend +seed +supports +mechanism' out.txt || fail "header: $(sed -n 1p out.txt)"
+    grep -Eq '^cpu-reference +cpu ' out.txt || fail "cpu-reference line: $(grep cpu-reference out.txt)"
+    ok "$G" --list-strategies -f json
+    line 1 "[" out.txt
+    has '"name": "cpu-reference", "backend": "cpu"' out.txt
+    ok "$G" --list-devices -B cpu
+    line 1 "cpu:" out.txt
+    ok "$G" --list-devices
+    has "cpu:" out.txt
+    has "cuda:" out.txt
+    has "opencl:" out.txt
+}
+
+# Every registered CPU strategy, forced with -s, prints exactly what cpu-reference prints.
+cli_strategies() {
+    printf '1.5 2.5 -7 3e10 nan 0 0 0 0.25 0.75 1 2 3 4 5 6 7 8 9 10\n' >d.txt
+    printf '\x00\x01\x01\xff\x10\x10\x10\x80\x7f' >u8.bin
+    strategies=$("$G" --list-strategies | awk 'NR > 1 && $2 == "cpu" { print $1 }')
+    [ -n "$strategies" ] || fail "no cpu strategies listed"
+    for args in "--text -b 7 -r 0:10 d.txt" "--text -b 5 d.txt" "--text -e 0,1,2.5,100 d.txt" \
+        "--text -t i64 --integer -8 -b 20 d.txt.int" "u8.bin" "-b 10 -r 0:200 --outliers clamp u8.bin"; do
+        printf -- '-7 0 0 1 2 3 4 5 100\n' >d.txt.int
+        # shellcheck disable=SC2086
+        "$G" -B cpu -s cpu-reference -f csv $args >ref.csv 2>err.txt || {
+            fail "cpu-reference failed on $args: $(cat err.txt)"
+            continue
+        }
+        for s in $strategies; do
+            checks=$((checks + 1))
+            # shellcheck disable=SC2086
+            "$G" -B cpu -s "$s" -j 3 -f csv $args >got.csv 2>err.txt
+            src=$?
+            # A forced strategy may decline a request (exit 2: unsupported); anything else fails.
+            [ $src = 2 ] && continue
+            [ $src = 0 ] || {
+                fail "$s failed on $args: $(cat err.txt)"
+                continue
+            }
+            cmp -s ref.csv got.csv || fail "$s differs from cpu-reference on: $args"
+        done
+    done
+}
+
+cli_demo() {
+    ok "$G" demo --size 1 -B cpu
+    has "check: all 256 bins" out.txt
+    has "equal cpu-reference" out.txt
+    has "ran on cpu" out.txt
+    has "float32 signal" out.txt
+    has "total 1048576" out.txt
+    # Bars are always drawn by the demo.
+    grep -Eq '(#|█)' out.txt || fail "demo draws no bars"
+    ok "$G" demo --size 1
+    err 2 "demo takes no file" "$G" demo x.bin
+    err 2 "--size: expected MiB" "$G" demo --size 0
+}
+
+case "$SECTION" in
+formats) cli_formats ;;
+inputs) cli_inputs ;;
+npy) cli_npy ;;
+errors) cli_errors ;;
+output) cli_output ;;
+stdin) cli_stdin ;;
+listing) cli_listing ;;
+tty) cli_tty ;;
+strategies) cli_strategies ;;
+demo) cli_demo ;;
+*)
+    echo "unknown section $SECTION"
+    exit 2
+    ;;
+esac
+echo "$SECTION: $checks commands, $fails failures"
+[ "$fails" = 0 ]

@@ -1,0 +1,397 @@
+#!/usr/bin/env python3
+"""NumPy cross-check of the gpuhist command.
+
+Drives the `gpuhist` CLI (JSON output) on random float32 / float64 / integer data and compares
+counts, edges and the underflow / overflow / nan / total tallies with numpy.histogram and
+numpy.bincount, exactly (integers equal, edges equal as doubles).
+
+Covered: explicit ranges (half-open and NumPy's last-edge-inclusive rule), the automatic range,
+explicit edges, bincount with and without a lower bound and a bin count, CLAMP outliers,
+interleaved channels, 8/16-bit defaults (one bin per value), data exactly on the edges, NaN and
+infinities, awkward sizes, and every input path (.npy little and big endian, raw, text).
+
+Usage:
+    numpy_crosscheck.py --gpuhist build/cli/gpuhist [--backend cpu|cuda|opencl|auto]
+                        [--strategy NAME|all] [--quick] [--seed N] [-v]
+Exit status: 0 all equal, 1 a mismatch or failure, 77 when the backend has no device (skipped).
+
+Notes on matching NumPy exactly (see DESIGN.md section 2 and docs/SEMANTICS.md):
+  * numpy.histogram always puts x == upper into the last bin, so gpuhist is run with
+    --last-inclusive when compared against it.
+  * Automatic range: gpuhist takes the data's min and max as doubles and then builds the edges
+    (rounded to float32 for float32 data). NumPy 2 builds auto-range float32 edges *in float32*
+    (its min/max are float32 scalars, so linspace runs in float32), which can differ in the last
+    bit. The reference is therefore computed with range=(float(min), float(max)) as Python floats,
+    which is the computation gpuhist documents. NaN is excluded from the min/max (NumPy would
+    refuse to auto-range data with NaN).
+  * numpy.histogram decides which samples to keep by comparing with the *unrounded* range
+    (Python floats), and only then bins with the float32 edges. For a range that is not exactly
+    representable in float32, a float32 sample equal to the rounded end edge can be kept by one
+    and not the other. gpuhist's rule is the edges it reports. Explicit ranges used with float32
+    data here are therefore float32-exact (so both rules agree); the edges are still compared.
+  * NumPy converts 64-bit integers to float64 before comparing, which is inexact above 2^53;
+    gpuhist compares exactly. Integer data here stays below 2^53 in magnitude.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+SKIP = 77
+
+
+class Checker:
+    def __init__(self, args, workdir):
+        self.gpuhist = args.gpuhist
+        self.backend = args.backend
+        self.strategies = [None]
+        self.verbose = args.verbose
+        self.workdir = workdir
+        self.cases = 0
+        self.runs = 0
+        self.failures = []
+        self.declined = 0
+        self.file_no = 0
+
+    # ---- running gpuhist --------------------------------------------------------------------
+
+    def cli(self, cli_args, path, strategy):
+        cmd = [self.gpuhist, "-f", "json", "--no-progress", "-B", self.backend] + cli_args
+        if strategy:
+            cmd += ["-s", strategy]
+        cmd.append(path)
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.runs += 1
+        if self.verbose:
+            print(" ".join(cmd), file=sys.stderr)
+        return cmd, proc
+
+    def save(self, data, how):
+        """Write `data` the way `how` says; return (path, extra CLI arguments)."""
+        self.file_no += 1
+        base = os.path.join(self.workdir, "d%d" % self.file_no)
+        if how == "npy":
+            np.save(base + ".npy", data)
+            return base + ".npy", []
+        if how == "npy-be":
+            np.save(base + ".npy", data.astype(data.dtype.newbyteorder(">")))
+            return base + ".npy", []
+        if how == "raw":
+            data.astype(data.dtype.newbyteorder("<")).tofile(base + ".bin")
+            return base + ".bin", ["-t", data.dtype.name]
+        if how == "text":
+            # Text must read back to the same values: repr-exact formats.
+            if data.dtype.kind == "f":
+                fmt = "%.9g" if data.dtype == np.float32 else "%.17g"
+                np.savetxt(base + ".txt", data.reshape(-1), fmt=fmt)
+            else:
+                np.savetxt(base + ".txt", data.reshape(-1), fmt="%d")
+            return base + ".txt", ["--text", "-t", data.dtype.name]
+        raise ValueError(how)
+
+    # ---- one case -----------------------------------------------------------------------------
+
+    def check(self, name, data, cli_args, expect, how="npy", channels=None):
+        """Run gpuhist on `data` with `cli_args`; `expect` is a list (one per histogrammed channel)
+        of dicts with counts, edges, underflow, overflow, nan, total."""
+        self.cases += 1
+        path, extra = self.save(data, how)
+        for strategy in self.strategies:
+            cmd, proc = self.cli(extra + cli_args, path, strategy)
+            label = "%s [%s, %s, %s]" % (name, how, self.backend, strategy or "auto")
+            if proc.returncode != 0:
+                # Exit 2 for a forced strategy here means it declined this request (unsupported);
+                # the same arguments are valid, as the auto run shows.
+                if strategy and proc.returncode == 2:
+                    self.declined += 1
+                    continue
+                self.fail(label, "exit %d: %s" % (proc.returncode, proc.stderr.strip()), cmd)
+                continue
+            try:
+                got = json.loads(proc.stdout)
+            except ValueError as e:
+                self.fail(label, "bad JSON: %s" % e, cmd)
+                continue
+            self.compare(label, got, expect, channels is not None, cmd)
+
+    def compare(self, label, got, expect, per_channel, cmd):
+        counts = got["counts"] if per_channel else [got["counts"]]
+        problems = []
+        if len(counts) != len(expect):
+            problems.append("%d histograms, expected %d" % (len(counts), len(expect)))
+        edges = np.array(got["edges"], dtype=np.float64)
+        ref_edges = np.asarray(expect[0]["edges"], dtype=np.float64)
+        if edges.shape != ref_edges.shape or not np.array_equal(edges, ref_edges):
+            bad = "?"
+            if edges.shape == ref_edges.shape:
+                i = int(np.nonzero(edges != ref_edges)[0][0])
+                bad = "edge %d: %r vs numpy %r" % (i, edges[i], ref_edges[i])
+            problems.append("edges differ (%d vs %d values; %s)" % (len(edges), len(ref_edges), bad))
+        for c, (g, e) in enumerate(zip(counts, expect)):
+            ref = [int(v) for v in e["counts"]]
+            if g != ref:
+                diff = [i for i in range(min(len(g), len(ref))) if g[i] != ref[i]][:5]
+                problems.append("channel %d counts differ (%d vs %d bins; first bins %s: %s vs %s)"
+                                % (c, len(g), len(ref), diff, [g[i] for i in diff],
+                                   [ref[i] for i in diff]))
+        for key in ("underflow", "overflow", "nan", "total"):
+            want = sum(int(e[key]) for e in expect)
+            if got[key] != want:
+                problems.append("%s %d, numpy %d" % (key, got[key], want))
+        if problems:
+            self.fail(label, "; ".join(problems), cmd)
+
+    def fail(self, label, why, cmd):
+        self.failures.append(label)
+        print("FAIL %s: %s\n     %s" % (label, why, " ".join(cmd)))
+
+
+# ---- references ------------------------------------------------------------------------------
+
+
+def tallies(x, lo_edge, hi_edge, last_inclusive):
+    """underflow / overflow / nan / total of samples x against the first and last edge."""
+    xf = x.astype(np.float64) if x.dtype.kind == "f" else x
+    nan = int(np.count_nonzero(np.isnan(xf))) if x.dtype.kind == "f" else 0
+    under = int(np.count_nonzero(xf < lo_edge))
+    over = int(np.count_nonzero(xf > hi_edge if last_inclusive else xf >= hi_edge))
+    return dict(underflow=under, overflow=over, nan=nan, total=int(x.size))
+
+
+def ref_histogram(x, bins, rng_lo=None, rng_hi=None, edges=None, last_inclusive=True,
+                  clamp=False):
+    """numpy.histogram, plus the tallies gpuhist reports, plus gpuhist's rules where they are
+    options (half-open last bin, CLAMP)."""
+    finite_or_nan = x
+    if edges is not None:
+        counts, e = np.histogram(finite_or_nan, bins=np.asarray(edges, dtype=np.float64))
+    else:
+        counts, e = np.histogram(finite_or_nan, bins=bins, range=(rng_lo, rng_hi))
+    counts = counts.astype(np.int64)
+    e64 = e.astype(np.float64)
+    t = tallies(x, e64[0], e64[-1], last_inclusive)
+    if not last_inclusive:
+        # NumPy always includes the last edge; the half-open rule moves those samples out.
+        on_last = int(np.count_nonzero(x.astype(np.float64) == e64[-1]))
+        counts[-1] -= on_last
+    if clamp:
+        counts[0] += t["underflow"]
+        counts[-1] += t["overflow"]
+    return dict(counts=counts, edges=e64, **t)
+
+
+def ref_bincount(x, lo, bins):
+    x = x.astype(np.int64)
+    inside = x[(x >= lo) & (x < lo + bins)]
+    counts = np.bincount(inside - lo, minlength=bins)
+    return dict(counts=counts, edges=np.arange(lo, lo + bins + 1, dtype=np.float64),
+                underflow=int(np.count_nonzero(x < lo)),
+                overflow=int(np.count_nonzero(x >= lo + bins)), nan=0, total=int(x.size))
+
+
+def f32_exact(v):
+    return float(np.float32(v))
+
+
+# ---- the cases -------------------------------------------------------------------------------
+
+
+def run_cases(ck, rng, quick):
+    sizes = [1, 2, 17, 1000, 65537] + ([] if quick else [1000003])
+    float_types = [np.float32, np.float64]
+    ways = ["npy", "raw", "npy-be", "text"]
+
+    def float_data(dtype, n, kind):
+        if kind == "normal":
+            x = rng.normal(0.3, 1.7, n)
+        elif kind == "uniform":
+            x = rng.uniform(-3, 5, n)
+        elif kind == "constant":
+            x = np.full(n, 1.25)
+        else:  # specials: NaN, infinities, -0.0, tiny denormals mixed into normal data
+            x = rng.normal(0, 2, n)
+            specials = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 5e-324, -5e-324])
+            idx = rng.integers(0, n, max(1, n // 10))
+            x[idx] = specials[rng.integers(0, len(specials), len(idx))]
+        return x.astype(dtype)
+
+    # 1. Even bins over an explicit range (float32-exact, see the module notes), last edge
+    #    inclusive as NumPy, then half-open as gpuhist's default.
+    for dtype in float_types:
+        for n in sizes:
+            for kind in ("normal", "uniform", "constant", "specials"):
+                bins = int(rng.choice([1, 3, 7, 64, 256, 1000, 4097]))
+                lo = f32_exact(rng.uniform(-4, 0))
+                hi = f32_exact(lo + rng.uniform(0.5, 8))
+                x = float_data(dtype, n, kind)
+                how = ways[ck.cases % len(ways)] if n <= 65537 else "npy"
+                ck.check("even %s n=%d %s bins=%d range=%r:%r" % (np.dtype(dtype).name, n, kind,
+                                                                   bins, lo, hi),
+                         x, ["-b", str(bins), "-r", "%r:%r" % (lo, hi), "--last-inclusive"],
+                         [ref_histogram(x, bins, lo, hi)], how=how)
+                if quick and kind != "specials":
+                    continue  # --quick: the half-open rule once per size
+                ck.check("even half-open %s n=%d %s bins=%d" % (np.dtype(dtype).name, n, kind, bins),
+                         x, ["-b", str(bins), "-r", "%r:%r" % (lo, hi)],
+                         [ref_histogram(x, bins, lo, hi, last_inclusive=False)])
+
+    # 2. Samples exactly on the edges (the float32 edges NumPy builds), and next to them.
+    for dtype in float_types:
+        for bins in (10, 100, 255):
+            lo, hi = -1.0, f32_exact(2.3)
+            _, e = np.histogram(np.zeros(1, dtype=dtype), bins=bins, range=(lo, hi))
+            e = e.astype(dtype)
+            picks = e[rng.integers(0, len(e), 5000)]
+            near = np.concatenate([picks, np.nextafter(picks, dtype(-np.inf)),
+                                   np.nextafter(picks, dtype(np.inf))]).astype(dtype)
+            ck.check("on-edges %s bins=%d" % (np.dtype(dtype).name, bins), near,
+                     ["-b", str(bins), "-r", "%r:%r" % (lo, hi), "--last-inclusive"],
+                     [ref_histogram(near, bins, lo, hi)])
+
+    # 3. Automatic range (the default for float data): reference with Python-float min/max.
+    for dtype in float_types:
+        for n in sizes:
+            for kind in ("normal", "constant", "specials"):
+                x = float_data(dtype, n, kind)
+                finite = x[np.isfinite(x)]
+                if finite.size == 0:
+                    continue
+                bins = int(rng.choice([1, 10, 256, 999]))
+                lo, hi = float(finite.min()), float(finite.max())
+                if lo == hi:
+                    lo, hi = lo - 0.5, hi + 0.5
+                ck.check("auto %s n=%d %s bins=%d" % (np.dtype(dtype).name, n, kind, bins), x,
+                         ["-b", str(bins)], [ref_histogram(x, bins, lo, hi)],
+                         how="npy" if n > 1000 else ways[ck.cases % len(ways)])
+
+    # 4. Explicit edges (not evenly spaced), float and integer data.
+    for dtype in float_types + [np.int32, np.int64]:
+        for n in sizes[:5]:
+            k = int(rng.integers(2, 60))
+            edges = np.unique(np.round(rng.uniform(-5, 5, k), 3))
+            if len(edges) < 2:
+                continue
+            if np.dtype(dtype).kind == "f":
+                x = float_data(dtype, n, "specials" if n > 10 else "normal")
+            else:
+                x = rng.integers(-6, 7, n).astype(dtype)
+            arg = ",".join(repr(float(v)) for v in edges)
+            ck.check("edges %s n=%d k=%d" % (np.dtype(dtype).name, n, len(edges)), x,
+                     ["-e", arg, "--last-inclusive"], [ref_histogram(x, None, edges=edges)])
+            if quick and n != 1000:
+                continue
+            ck.check("edges half-open %s n=%d" % (np.dtype(dtype).name, n), x, ["-e", arg],
+                     [ref_histogram(x, None, edges=edges, last_inclusive=False)])
+
+    # 5. Integer data: even bins over a range and the automatic range.
+    int_types = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+    for dtype in int_types:
+        info = np.iinfo(dtype)
+        top = min(int(info.max), 2**40)
+        bottom = max(int(info.min), -2**40)
+        for n in sizes[:5]:
+            x = rng.integers(bottom, top, n, dtype=np.int64, endpoint=True).astype(dtype)
+            bins = int(rng.choice([1, 5, 100, 256]))
+            lo = float(rng.integers(bottom, 0) if bottom < 0 else 0)
+            hi = float(top // 2 + 1)
+            ck.check("even %s n=%d bins=%d" % (np.dtype(dtype).name, n, bins), x,
+                     ["-b", str(bins), "-r", "%r:%r" % (lo, hi), "--last-inclusive"],
+                     [ref_histogram(x, bins, lo, hi)], how=ways[ck.cases % len(ways)])
+            if np.dtype(dtype).itemsize >= 4:
+                mn, mx = float(x.min()), float(x.max())
+                if mn == mx:
+                    mn, mx = mn - 0.5, mx + 0.5
+                ck.check("auto %s n=%d bins=%d" % (np.dtype(dtype).name, n, bins), x,
+                         ["-b", str(bins)], [ref_histogram(x, bins, mn, mx)])
+
+    # 6. 8/16-bit defaults: one bin per value over the whole type (no options at all).
+    for dtype in (np.uint8, np.int8, np.uint16, np.int16):
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min, info.max, 100003, endpoint=True).astype(dtype)
+        ck.check("default %s" % np.dtype(dtype).name, x, [],
+                 [ref_bincount(x, int(info.min), int(info.max) - int(info.min) + 1)])
+
+    # 7. bincount: --integer 0 without -b reaches the maximum; with a lower bound and -b.
+    for dtype in (np.int32, np.uint32, np.int64, np.uint16, np.uint8):
+        for n in sizes[:5]:
+            x = rng.integers(0, 300 if np.dtype(dtype).itemsize > 1 else 255, n).astype(dtype)
+            ref = np.bincount(x.astype(np.int64))
+            if np.dtype(dtype).itemsize >= 4:
+                ck.check("bincount %s n=%d" % (np.dtype(dtype).name, n), x, ["--integer", "0"],
+                         [dict(counts=ref, edges=np.arange(len(ref) + 1, dtype=np.float64),
+                               underflow=0, overflow=0, nan=0, total=n)])
+            lo, bins = int(rng.integers(-3, 50)), int(rng.integers(1, 400))
+            ck.check("bincount %s n=%d lo=%d bins=%d" % (np.dtype(dtype).name, n, lo, bins), x,
+                     ["--integer", str(lo), "-b", str(bins)], [ref_bincount(x, lo, bins)],
+                     how=ways[ck.cases % len(ways)])
+
+    # 8. CLAMP outliers.
+    for dtype in float_types + [np.int32]:
+        x = (float_data(dtype, 20011, "specials") if np.dtype(dtype).kind == "f"
+             else rng.integers(-100, 100, 20011).astype(dtype))
+        ck.check("clamp %s" % np.dtype(dtype).name, x,
+                 ["-b", "13", "-r", "-1.5:2.25", "--outliers", "clamp", "--last-inclusive"],
+                 [ref_histogram(x, 13, -1.5, 2.25, clamp=True)])
+
+    # 9. Interleaved channels: C channels, first A histogrammed, one histogram each.
+    for dtype, C, A in ((np.uint8, 3, 3), (np.uint8, 4, 3), (np.float32, 2, 1),
+                        (np.uint16, 4, 4), (np.float64, 3, 2)):
+        pixels = 30011
+        if np.dtype(dtype).kind == "f":
+            x = rng.normal(0, 1, pixels * C).astype(dtype)
+            args = ["--channels", "%d:%d" % (C, A), "-b", "50", "-r", "-2:2", "--last-inclusive"]
+            refs = [ref_histogram(x.reshape(-1, C)[:, c], 50, -2.0, 2.0) for c in range(A)]
+        else:
+            info = np.iinfo(dtype)
+            x = rng.integers(0, info.max, pixels * C, endpoint=True).astype(dtype)
+            args = ["--channels", "%d:%d" % (C, A)]
+            refs = [ref_bincount(x.reshape(-1, C)[:, c], 0, int(info.max) + 1) for c in range(A)]
+        ck.check("channels %s %d:%d" % (np.dtype(dtype).name, C, A), x.reshape(-1, C), args, refs,
+                 channels=C)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gpuhist", required=True, help="path of the gpuhist command")
+    ap.add_argument("--backend", default="cpu", choices=["auto", "cpu", "cuda", "opencl"])
+    ap.add_argument("--strategy", default=None,
+                    help="force a strategy, or 'all': every strategy of the backend in turn")
+    ap.add_argument("--quick", action="store_true",
+                    help="skip the largest size and most half-open repeats (for backends that "
+                         "compile kernels in every process, like OpenCL)")
+    ap.add_argument("--seed", type=int, default=20240611)
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+
+    if args.backend != "auto":
+        probe = subprocess.run([args.gpuhist, "--list-devices", "-B", args.backend],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if probe.returncode != 0:
+            print("SKIP: backend %s unavailable: %s" % (args.backend, probe.stderr.strip()))
+            return SKIP
+
+    with tempfile.TemporaryDirectory(prefix="gpuhist-numpy-") as work:
+        ck = Checker(args, work)
+        if args.strategy == "all":
+            listing = subprocess.run([args.gpuhist, "--list-strategies", "-f", "json"],
+                                     stdout=subprocess.PIPE, check=True, text=True)
+            ck.strategies = [s["name"] for s in json.loads(listing.stdout)
+                             if args.backend == "auto" or s["backend"] == args.backend]
+        elif args.strategy:
+            ck.strategies = [args.strategy]
+        rng = np.random.default_rng(args.seed)
+        run_cases(ck, rng, args.quick)
+
+    print("numpy %s, backend %s, strategies %s: %d cases, %d gpuhist runs, %d declined, %d failed"
+          % (np.__version__, args.backend, ",".join(s or "auto" for s in ck.strategies), ck.cases,
+             ck.runs, ck.declined, len(ck.failures)))
+    return 1 if ck.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
