@@ -445,25 +445,37 @@ struct gh_rule {
 };
 
 const gh_rule gh_policy[] = {
-    /* 8-bit data, up to 256 bins: count raw values in per-warp sub-histograms and fold.
-     * DESIGN.md §5 probe (H200): per-warp replicated sub-histograms with 16-byte loads reached
-     * 2282 GB/s uniform / 4203 hot90 vs CUB 2150 / 3534. gpuhist figure: to be measured. */
-    {0, GPUHIST_INT8_DTYPES, GPUHIST_ALL_KINDS, 1, 256, "cuda-histogram256"},
-    /* Everything whose slot histogram fits the block's shared memory: 16-byte loads + warp
-     * aggregation into shared counters (seed 002's "optimized"). DESIGN.md §5: 4096 bins with
-     * 32-bit shared counters and 16-byte loads ran at ~4250 GB/s (0.97 of the read ceiling) on
-     * every distribution. gpuhist figure: to be measured. */
-    {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-optimized"},
+    /* Figures: GB/s of input on an NVIDIA H200, 1 GiB device-resident, median of 10
+     * (bench/results/latest.json; read ceiling 4478 GB/s), uniform / hot90 / constant / bell. */
+
+    /* 8-bit data, any bins: count raw values in per-warp sub-histograms (hardware shared
+     * atomics) and fold. u8/256: 2250 / 4136 / 4167 / 2443 vs CUB 2150 / 3554 / 3553 / 2312,
+     * ahead of cuda-fast-bytes (2163 / 1698 / 3871 / 2166) and histogram64 (~1700 flat).
+     * RGBA 3-of-4: 2122 / 3903 / 3939 / 2274 (CUB 2390 / 1263 / 1506 / 2411). */
+    {0, GPUHIST_INT8_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-histogram256"},
+    /* 16-bit data, any bins: 65536 16-bit counters packed in 128 KiB of shared memory.
+     * u16/65536: 1770 / 1652 / 3561 / 1790 vs cuda-multipass 278-292 and CUB 189-406. */
+    {0, GPUHIST_DTYPE_BIT(GPUHIST_U16) | GPUHIST_DTYPE_BIT(GPUHIST_I16), GPUHIST_ALL_KINDS, 1,
+     0xFFFFFFFFu, "cuda-fast-packed16"},
+    /* Slots that fit one block's shared memory (32-bit counters): cuda-fast-smem (16-byte
+     * loads, exact shortcut for f32 even bins, float edge table). f32/256: 2179 / 2355 / 2381 /
+     * 2349 (cuda-optimized 383-887); f32/4096: 2012 / 2184 / 2210 / 2016 (CUB 379 / 940 / 2033 /
+     * 338); f32 256 explicit edges: 869 on every distribution (CUB 319-337). */
+    {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-fast-smem"},
+    /* f32 even bins past shared memory, up to 65536: 16-bit packed counters with hand-off.
+     * f32/65536: 853 / 1344 / 2766 / 854 vs cuda-multipass 331-342, CUB 95 / 456 / 1446 / 128. */
+    {0, GPUHIST_DTYPE_BIT(GPUHIST_F32), GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 1, 65536,
+     "cuda-fast-packed16-f32"},
+    /* Seed 002's general strategies for what fits shared memory but fast-smem declined. */
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-block-shared"},
-    /* Beyond shared memory, up to a few passes: each pass rereads the input at full bandwidth,
-     * so k passes cost ~k reads but never collapse on skewed data (to be measured against
-     * global atomics, which DESIGN.md §5 saw fall to 5 GB/s on hot data at 2^20 bins). */
-    {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 1u << 18, "cuda-multipass"},
-    /* Huge histograms: plain global atomics (DESIGN.md §5: 402 GB/s uniform at 2^20 bins, 7x
-     * CUB's 59). Collapses on hot data; sort-rle is the skew-proof alternative (to be
-     * measured). */
-    {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-global-atomic"},
+    /* Beyond shared memory, a few passes: each pass rereads the input, never collapses on skewed
+     * data: f32/65536 331 / 338 / 342 / 341; at 2^20 bins (19 passes) only 35-37. */
+    {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 1u << 17, "cuda-multipass"},
+    /* Huge histograms: sort + run-length encode does not collapse on skewed data:
+     * f32/2^20 138 / 147 / 174 / 138 vs plain global atomics 402 / 6 / 5 / 404 (CUB 58 / 213 /
+     * 452 / 60). */
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-sort-rle"},
+    {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-global-atomic"},
 };
 
 /* ---- backend ops ----------------------------------------------------------------------------------- */
