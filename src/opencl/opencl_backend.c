@@ -702,7 +702,8 @@ static gpuhist_status gh_ocl_minmax(gpuhist_ctx *ctx, const gpuhist_plan *plan, 
  * In order of preference; the first that accepts the plan runs. block-shared (vector loads,
  * replicated local histograms) whenever the histogram fits in local memory; otherwise
  * local-atomic, whose global-atomic kernel takes any bin count. tree-reduce is never chosen: it
- * reads the input once per 16 counters (it is there for seed 004's comparison).
+ * reads the input once per batch of counters that fits local memory (it is there for seed 004's
+ * comparison and as an atomic-free cross-check).
  */
 static const gpuhist_strategy *const gh_ocl_policy[] = {
     &gpuhist_strategy_opencl_block_shared,

@@ -93,7 +93,7 @@ const gpuhist_strategy gpuhist_strategy_opencl_block_shared = {
     GPUHIST_BACKEND_OPENCL,
     "004 (local then global atomics); privatization of 001 §V.B, 002",
     "all dtypes, all bin kinds, channels, ROI; channels x (bins + 3) counters must fit in local "
-    "memory (about 12000 bins on a 48 KiB device)",
+    "memory (about 11700 bins on a 48 KiB device)",
     "replicated local-memory histograms, 16-byte vector loads, 8-bit slot table, global-atomic "
     "merge",
     GPUHIST_ALL_DTYPES,

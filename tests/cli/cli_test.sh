@@ -429,10 +429,10 @@ cli_tty() {
     fi
     printf '\x00\x01\x01\xff' >u8.bin
     checks=$((checks + 1))
-    LANG=C script -qec "$G -B cpu -b 4 u8.bin" /dev/null >tty.txt 2>&1 || fail "tty table failed: $(cat tty.txt)"
+    env -u LC_ALL -u LC_CTYPE LANG=C script -qec "$G -B cpu -b 4 u8.bin" /dev/null >tty.txt 2>&1 || fail "tty table failed: $(cat tty.txt)"
     grep -q '###' tty.txt || fail "no bars on a terminal: $(cat tty.txt)"
     checks=$((checks + 1))
-    LANG=C.UTF-8 script -qec "$G -B cpu -b 4 u8.bin" /dev/null >tty.txt 2>&1 || fail "tty table failed"
+    env -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 script -qec "$G -B cpu -b 4 u8.bin" /dev/null >tty.txt 2>&1 || fail "tty table failed"
     grep -q '█' tty.txt || fail "no UTF-8 bars on a UTF-8 terminal: $(cat tty.txt)"
     # ... but -f csv stays plain.
     checks=$((checks + 1))
