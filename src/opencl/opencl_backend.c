@@ -1,8 +1,10 @@
 /*
  * opencl_backend.c - the OpenCL backend: device selection, programs, buffers, chunked execution.
  *
- * Devices are numbered by one flat index over every platform's devices (all device types), in
- * the order the ICD loader reports them; gpuhist_opencl_list_devices() prints that numbering.
+ * Devices are numbered by one flat index over every platform's devices (all device types): GPUs
+ * first, then accelerators, then CPUs, each group in the order the ICD loader reports them, so
+ * device 0 (the default) is a GPU wherever there is one; gpuhist_opencl_list_devices() prints
+ * that numbering.
  * A context owns its cl_context, an in-order queue, the programs built so far (one per strategy
  * source and sample type, built on first use: PoCL takes seconds per build) and its buffers.
  *
@@ -186,6 +188,23 @@ static cl_int gh_ocl_enumerate(gh_ocl_devlist *list, const char **what)
             list->platform[list->count + d] = plats[p];
         list->count += ndev;
     }
+    /* Stable reorder: GPUs, accelerators, then everything else (CPU OpenCL such as PoCL). */
+    gh_ocl_devlist sorted;
+    sorted.count = 0;
+    for (int rank = 0; rank < 3; ++rank) {
+        for (cl_uint i = 0; i < list->count; ++i) {
+            cl_device_type t = 0;
+            if (clGetDeviceInfo(list->device[i], CL_DEVICE_TYPE, sizeof t, &t, NULL) != CL_SUCCESS)
+                t = 0;
+            int r = (t & CL_DEVICE_TYPE_GPU) ? 0 : (t & CL_DEVICE_TYPE_ACCELERATOR) ? 1 : 2;
+            if (r != rank)
+                continue;
+            sorted.platform[sorted.count] = list->platform[i];
+            sorted.device[sorted.count] = list->device[i];
+            sorted.count++;
+        }
+    }
+    *list = sorted;
     return CL_SUCCESS;
 }
 
