@@ -4,144 +4,382 @@
  * 32-bit word so a 65536-counter histogram fits one block's shared memory (128 KiB of the
  * 227 KiB opt-in on H100/H200). Aimed at issue 5's u16/65536 and f32/65536 cells (>= 0.75).
  *
- * Mechanism. Key k (raw value, or slot) lives in half k & 1 of word k >> 1. A thread adds r << 16*(k&1)
- * with a shared atomicAdd (ATOMS with return) and looks at the half's old value h: the one thread
- * whose add takes the half from below 0x4000 to 0x4000 or more subtracts 0x4000 from it (its next
- * instruction) and adds 0x4000 to the global 64-bit counter. Invariant: a half has at most one
- * subtract pending (a new hand-off needs h < 0x4000, impossible while a pending one keeps it at or
- * above 0x4000), so it never goes negative (no borrow from the high half) and stays below
- * 0x4000 + (what other threads add to that one half between a thread's atomic and its subtract,
- * two instructions later) - it would take 0xC000 such adds to carry into the neighbour, which
- * the scheduler cannot plausibly delay that long (stated, not proved: there is no hardware
- * guarantee of warp progress). At the end each block adds its halves to `out`.
- * Hot and constant data (DESIGN.md section 5: ~510-560 GB/s from same-address contention): each
- * thread keeps the last key and a run count in registers (run-length cache, cap 32) and issues
- * the atomic only when the key changes or the run reaches the cap: constant data needs one
- * atomic per 32 samples per thread; hot90 about one per 5.
- * f32 slots: the certified estimate of cuda-fast-smem (same error bound, duplicated here:
- * frac(f) farther than eps from an integer -> trunc(f) is binmap.h's bin) and binmap.h's
- * gpuhist_slot_even_f32 otherwise (edges computed in double; ~2 eps of the samples: 3% for
- * [0,1) with 65536 bins, so most warps see one slow lane per step - the limit of this path).
- * Loads: 16-byte vectors, 4 per thread per iteration; unaligned head/tail by block 0.
- * PREDICTION (H200): u16 uniform ~0.55-0.6 of the ceiling (the DESIGN.md probe of the same
- * counter scheme reached 2494 GB/s: random ATOMS over 32k words, ~3.5-way bank conflicts, bound
- * by the atomic unit, not the 0.75 target); hot90/constant rise from ~0.12 to ~0.5+ (run cache).
- * f32 65536: ~0.5 (extra slow-lane cost). Single channel only (the backend deinterleaves).
- * Seed: 002 (privatised shared histograms), DESIGN.md section 5 probe; run cache and the
- * 0x4000 hand-off bound are new.
+ * Counting (exact, no scheduling assumption). Key k (raw value, or slot) lives in half k & 1 of
+ * word k >> 1. Every thread adds inc = r << 16*(k&1) (1 <= r <= 32768) with a shared atomicAdd
+ * and NEVER subtracts. Shared atomics on one word are linearisable, so with L and H the true
+ * totals added to the low / high key of a word, the word always holds T = L' + 65536 H' mod 2^32
+ * (L', H' the totals so far). Each add moves T by less than 2^32 and the low sum by less than
+ * 2^16, so it crosses at most one multiple of 2^16 (low adds) and of 2^32. The thread that does
+ * an add sees old and old + inc and knows exactly whether its add carried out of the low half
+ * (low add and (old & 0xffff) + r > 0xffff) or out of the word (old + inc < old, 32 bits):
+ *   low carry:   out[k] += 0x10000 and out[k + 1] -= 1 (the carry landed in the high half);
+ *   word carry:  out[high key] += 0x10000 (the high half wrapped; its carry is lost);
+ * and at the end (W & 0xffff) goes to out[low key] and (W >> 16) to out[high key] (through the
+ * partial rows of the epilogue, below).
+ * Proof: the low half always equals L' mod 2^16, so the block sees floor(L / 2^16) = C low
+ * carries and the low total is (W & 0xffff) + 65536 C = L. The word is L mod 2^16 + 65536 (C + H)
+ * mod 2^32, so W >> 16 = (C + H) mod 2^16 and there were floor((C + H) / 2^16) word carries:
+ * the high total is (C + H) mod 2^16 + 65536 floor((C + H) / 2^16) - C = H. The 64-bit global
+ * counters are summed mod 2^64 and the true counts are below 2^64, so a transient "-1" is
+ * harmless. Cost: a carry flips bit 15 or bit 31 of the word (old half >= 2^16 - r >= 2^15,
+ * new half < r <= 2^15), so each sample costs IADD + LOP3 (acc |= old ^ (old + inc)) and one
+ * test per 16-byte vector; only a vector whose acc has bit 15/31 set (about 2 per 65536 counts of
+ * a key) re-examines its samples exactly (p16_wrap). The phantom high half of an odd key count
+ * only ever receives low carries and is never reported. Unlike the former 0x4000 hand-off, this
+ * needs no bound on what other threads add between an atomic and a subtract.
+ * Atomics of one vector are issued back to back (no branch on an old value in between), so
+ * each thread keeps 8 (u16) / 4 (f32) shared atomics in flight.
+ *
+ * Hot values (DESIGN.md section 5: ~510-560 GB/s from same-address lanes: an atomic whose old
+ * value is used serialises them). Each warp runs an iteration (32 u16 / 24 f32 samples per
+ * thread) in one of two modes, chosen warp-uniformly:
+ *   plain: one atomic per sample, nothing else; after the iteration probe() counts the lanes
+ *     whose last key equals their previous iteration's last key and turns the warp hot at >= 4
+ *     (uniform u16: ~32/65536 of lanes per iteration, hot90: ~26 lanes);
+ *   hot: each thread keeps one hot key hk; the atomic stays unconditional (ptxas turns predicated
+ *     atomics into branches) but a sample equal to hk goes, with the same inc, to the thread's own
+ *     dummy word after the counters (thread t's is in bank t % 32, so hot lanes never meet on one
+ *     address; the dummy counts the hits, at most 32 per half: no carry, no false carry flag).
+ *     After the iteration the dummy is read and cleared and the hits flushed: one REDUX and one
+ *     atomic per warp when all 32 lanes hold the same hk (r <= 1024), else one atomic per lane
+ *     (r <= 32); hk becomes the lane's last key when it had fewer than 8 hits; the warp returns
+ *     to plain after an iteration with fewer than 64 hits.
+ * Weak spot: data with a few (2-20) equally frequent values, where the misses of hot mode
+ * still meet on a few addresses.
+ *
+ * Epilogue. Each block copies its counter words (coalesced 16-byte stores) to a row of device
+ * scratch; p16_reduce then sums 16 rows per thread and does one 64-bit atomic per non-zero half
+ * per 16 blocks: ~0.6M global atomics instead of 8.6M (132 blocks x 65536 halves), which the
+ * ncu runs suggest cost ~35-45 us per launch (a fixed cost next to ~320 us of counting per GiB
+ * at 0.75). Without scratch the blocks add straight into out as before.
+ *
+ * f32 slots ("certified grid"). The device computes f = fl(fl(x - lower_f) * scale_f) (IEEE
+ * binary32 by inline PTX, so --use_fast_math/-ftz cannot change it) and r = fl_down(f + 2^23),
+ * whose bits are 0x4B000000 + floor(f) for 0 <= f < 2^23 (anything else - negative, NaN, inf,
+ * huge - gives key = bits - 0x4B000000 >= bins and is rejected). f is a non-decreasing function
+ * of x (each rounding is monotone), so with E_0 = lower_f, E_bins = upper_f, E_i = binmap.h's
+ * float edges, a_i = f(pred(E_i)) (largest f of any x below E_i) and b_i = f(E_i):
+ *   f > a_i  =>  x >= E_i        and        f < b_i  =>  x < E_i.
+ * The host evaluates f on every edge (same IEEE operations, once per bin spec, cached per
+ * thread) and sets t_lo >= max_{0<=i<bins} (a_i - i), t_hi <= min_{1<=i<=bins} (1 + b_i - i).
+ * For key = floor(f) < bins and frac = f - key (exact): frac > t_lo gives f > a_key, frac < t_hi
+ * gives f < b_(key+1), hence E_key <= x < E_(key+1), which is exactly binmap.h's answer (its walk
+ * ends at the largest i < bins with E_i <= x; the edges are non-decreasing). Samples failing the
+ * test take gpuhist_slot_even_f32 itself. When t_lo < 0 and t_hi >= 1 (every [0, 1) power-of-two
+ * grid, the benchmark's) the frac test is vacuous and the kernel variant P16_F32_DIRECT maps a
+ * sample in 3 float operations and an integer compare, with no slow path at all. The host
+ * refuses the shortcut (all samples exact) if any edge computation meets a subnormal (where a
+ * host running with FTZ/DAZ could differ from the device) or the thresholds are not sane.
+ * This replaces the former analytic eps (4 (M + bins + 1) 2^-24 ~ 1/32 for [0,1) x 65536):
+ * ~7% of uniform samples, i.e. nearly every warp-step, fell into the double-precision walk
+ * (~116 instructions per sample measured).
+ *
+ * Loads: 16-byte vectors, 4 (u16) / 6 (f32) per thread per iteration, unaligned head/tail by
+ * block 0. Single channel only (the backend deinterleaves). 1024 threads, one block per SM
+ * (128 KiB + 4 KiB of dummies), 64 registers, no spills.
+ * PREDICTION (H200, from the SASS; thread-instructions per sample incl. loads, loop and flush;
+ * was 27.7 for u16 and 116 for f32): u16 plain ~9 (key, address 2, inc 2, ATOMS, carry test 2
+ * + ~1 per vector and iteration), hot ~11 (+ compare, select); f32 DIRECT plain ~15 (+ FADD,
+ * FMUL, FADD.RM, IADD, ISETP to map; ~2.5 per 4-sample vector), hot ~17. f32 65536 at 0.75
+ * needs 3.2 samples/clk/SM: ~50 thread-instr/clk (~1.6 of 4 warp-IPC) and 3.2 random ATOMS
+ * lanes/clk (the DESIGN.md probe of this counter layout reached ~4.8): ~0.75-0.85 of the ceiling
+ * expected on all four distributions. u16 at 0.75 needs 6.4 samples/clk/SM, i.e. 6.4 random
+ * ATOMS lanes/clk against the ~4.8 that probe reached with ~3.5-way bank conflicts: uniform/bell
+ * are expected bound by the shared-memory atomic unit at ~0.55-0.65 of the ceiling (2500-2900
+ * GB/s); hot90/constant (conflict-free dummies) ~0.75+.
+ * Seed: 002 (privatised shared histograms), DESIGN.md section 5 probe; carry accounting, hot-key
+ * dummies with warp modes, partial-row epilogue and the certified grid are new.
  */
 #include "common.cuh"
 
 #include <math.h>
+#include <string.h>
 
 namespace {
 
 #define P16_THREADS 1024
-#define P16_U 4
-#define P16_RUN_CAP 32u
-#define P16_HANDOFF 0x4000u
+#define P16_HOT_KEEP 8u       /* hk survives an iteration with at least this many hits */
+#define P16_HOT_STAY 64u      /* a warp stays hot after an iteration with this many hits */
+#define P16_NOKEY 0xFFFFFFFFu /* no key equals it: keys are < nkeys <= 2^17 */
+#define P16_CARRY_BITS 0x80008000u
 
-enum { P16_U16 = 0, P16_F32 = 1 };
+/* First of the P16_THREADS dummy words (one per thread: thread t's is in bank t % 32) after the
+ * counters. */
+__host__ __device__ __forceinline__ uint32_t p16_dummy(uint32_t nkeys)
+{
+    return ((nkeys + 1u) / 2u + 31u) & ~31u;
+}
+
+/* uint4 per partial row: the counter words rounded up to 4 (words past the counters stay 0). */
+__host__ __device__ __forceinline__ uint32_t p16_row4(uint32_t nkeys)
+{
+    return ((nkeys + 1u) / 2u + 3u) / 4u;
+}
+
+enum { P16_U16 = 0, P16_F32_DIRECT = 1, P16_F32_CUT = 2 };
 
 struct p16_params {
     gh_kparams k;
-    uint32_t nkeys;   /* 65536 values, or bins + 3 slots */
-    uint32_t fast_ok; /* f32: certified estimate usable */
-    float eps_lo, eps_hi, fmax;
+    uint32_t nkeys; /* 65536 values, or bins + 3 slots */
+    uint32_t bins;  /* f32 */
+    float lower_f, scale_f;
+    float t_lo, t_hi; /* P16_F32_CUT: frac(f) must lie in (t_lo, t_hi) */
+    uint32_t dummy0;  /* p16_dummy(nkeys) */
 };
 
-__device__ __forceinline__ uint32_t p16_slot_f32(const p16_params &p, const gpuhist_binmap &m,
-                                                 float x)
+/* IEEE binary32 without flush-to-zero whatever the compile flags: the host evaluates the same
+ * operations on the edges. */
+__device__ __forceinline__ float p16_sub_rn(float a, float b)
 {
-    if (p.fast_ok && x >= m.lower_f && x < m.upper_f) { /* NaN fails both */
-        const float f = __fmul_rn(__fsub_rn(x, m.lower_f), m.scale_f);
-        if (f >= 0.0f && f < p.fmax) {
-            const float t = truncf(f);
-            const float fr = __fsub_rn(f, t);
-            if (fr > p.eps_lo && fr < p.eps_hi)
-                return (uint32_t)t;
-        }
+    float r;
+    asm("sub.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+__device__ __forceinline__ float p16_mul_rn(float a, float b)
+{
+    float r;
+    asm("mul.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+__device__ __forceinline__ float p16_add_rm(float a, float b)
+{
+    float r;
+    asm("add.rm.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+__device__ __forceinline__ bool p16_gt(float a, float b)
+{
+    uint32_t r;
+    asm("{ .reg .pred q; setp.gt.f32 q, %1, %2; selp.u32 %0, 1, 0, q; }"
+        : "=r"(r)
+        : "f"(a), "f"(b));
+    return r != 0u;
+}
+__device__ __forceinline__ bool p16_lt(float a, float b)
+{
+    uint32_t r;
+    asm("{ .reg .pred q; setp.lt.f32 q, %1, %2; selp.u32 %0, 1, 0, q; }"
+        : "=r"(r)
+        : "f"(a), "f"(b));
+    return r != 0u;
+}
+
+/* binmap.h's answer: only samples failing the certified test get here (one inlined copy per
+ * 16-byte vector, off the straight-line path). */
+__device__ __forceinline__ uint32_t p16_exact_f32(const gpuhist_binmap *m, float x)
+{
+    return gpuhist_slot_even_f32(m, x);
+}
+
+/* The carry accounting of the banner for one add of inc to key's word that returned old. */
+__device__ __forceinline__ void p16_wrap(unsigned long long *out, uint32_t nkeys, uint32_t key,
+                                         uint32_t old, uint32_t inc)
+{
+    const uint32_t now = old + inc;
+    if (key & 1u) {
+        if (now < old) /* the high half wrapped */
+            atomicAdd(out + key, 0x10000ull);
+    } else if ((old & 0xffffu) + inc > 0xffffu) { /* the low half carried into the high half */
+        atomicAdd(out + key, 0x10000ull);
+        if (key + 1u < nkeys) /* -1 for the carry, +0x10000 if it also wrapped the high half */
+            atomicAdd(out + key + 1u, now < old ? 0xffffull : ~0ull);
     }
-    return gpuhist_slot_even_f32(&m, x);
 }
 
 template <int MODE>
-__global__ void __launch_bounds__(P16_THREADS)
-    p16_kernel(const p16_params p, const uint64_t vbegin, const uint64_t nvec,
-               unsigned long long *__restrict__ out)
+__global__ void __launch_bounds__(P16_THREADS, 1)
+    p16_kernel(const __grid_constant__ p16_params p, const uint64_t vbegin, const uint64_t nvec,
+               unsigned long long *__restrict__ out, uint4 *__restrict__ part)
 {
     extern __shared__ __align__(16) uint32_t p16_w[];
     const uint32_t nwords = (p.nkeys + 1u) / 2u;
     const uint32_t tid = threadIdx.x;
-    for (uint32_t i = tid; i < nwords; i += P16_THREADS)
+    for (uint32_t i = tid; i < p16_dummy(p.nkeys) + P16_THREADS; i += P16_THREADS)
         p16_w[i] = 0u;
     __syncthreads();
-    const gpuhist_binmap m = p.k.map;
-
-    uint32_t last = 0, run = 0;
-    auto add = [&](uint32_t key, uint32_t r) {
-        const uint32_t sh = (key & 1u) << 4;
-        const uint32_t old = atomicAdd(p16_w + (key >> 1), r << sh);
-        const uint32_t h = (old >> sh) & 0xffffu;
-        if (h < P16_HANDOFF && h + r >= P16_HANDOFF) {
-            atomicSub(p16_w + (key >> 1), P16_HANDOFF << sh);
-            atomicAdd(out + key, (unsigned long long)P16_HANDOFF);
-        }
-    };
-    auto count = [&](uint32_t key) {
-        if (key == last && run < P16_RUN_CAP) {
-            ++run;
-            return;
-        }
-        if (run)
-            add(last, run);
-        last = key;
-        run = 1;
-    };
 
     typedef typename std::conditional<MODE == P16_U16, uint16_t, float>::type T;
     constexpr uint32_t VE = 16u / sizeof(T);
+    constexpr uint32_t U = MODE == P16_U16 ? 4u : 6u; /* 32 / 24 samples per thread per iteration */
     const T *data = (const T *)p.k.data;
-    auto key_of = [&](T x) -> uint32_t {
-        if constexpr (MODE == P16_U16)
-            return (uint32_t)x;
-        else
-            return p16_slot_f32(p, m, x);
+
+    /* The certified estimate of an f32 sample; ok = it is binmap.h's slot (banner). */
+    auto fast_key = [&](float x, bool &ok) -> uint32_t {
+        const float f = p16_mul_rn(p16_sub_rn(x, p.lower_f), p.scale_f);
+        const float r = p16_add_rm(f, 8388608.0f); /* 2^23 + floor(f) when 0 <= f < 2^23 */
+        const uint32_t key = __float_as_uint(r) - 0x4B000000u;
+        ok = key < p.bins;
+        if constexpr (MODE == P16_F32_CUT) {
+            const float fr = p16_sub_rn(f, p16_sub_rn(r, 8388608.0f)); /* exact */
+            ok = ok && p16_gt(fr, p.t_lo) && p16_lt(fr, p.t_hi);
+        }
+        return key;
     };
+    auto key_of = [&](T x) -> uint32_t {
+        if constexpr (MODE == P16_U16) {
+            return (uint32_t)x;
+        } else {
+            bool ok;
+            const uint32_t key = fast_key(x, ok);
+            return ok ? key : p16_exact_f32(&p.k.map, x);
+        }
+    };
+    const uint32_t dummy = p.dummy0 + tid;
+    auto add_one = [&](uint32_t key, uint32_t r) {
+        const uint32_t inc = (key & 1u) ? (r << 16) : r;
+        const uint32_t old = atomicAdd(p16_w + (key >> 1), inc);
+        if ((old ^ (old + inc)) & P16_CARRY_BITS)
+            p16_wrap(out, p.nkeys, key, old, inc);
+    };
+
     if (blockIdx.x == 0) {
+        /* Head [begin, vbegin) and tail [vbegin + nvec * VE, end): fewer than VE each. */
         const uint64_t vend = vbegin + nvec * VE;
         const uint64_t nh = vbegin - p.k.begin, nt = p.k.end - vend;
         if (tid < nh + nt)
-            count(key_of(data[tid < nh ? p.k.begin + tid : vend + (tid - nh)]));
+            add_one(key_of(data[tid < nh ? p.k.begin + tid : vend + (tid - nh)]), 1u);
     }
-    const uint4 *vec = (const uint4 *)(data + vbegin);
-    const uint64_t step = (uint64_t)gridDim.x * (P16_THREADS * P16_U);
-    for (uint64_t base = (uint64_t)blockIdx.x * (P16_THREADS * P16_U); base < nvec;
-         base += step) {
-        uint4 v[P16_U];
-#pragma unroll
-        for (int u = 0; u < P16_U; ++u) {
-            const uint64_t i = base + (uint64_t)u * P16_THREADS + tid;
-            v[u] = i < nvec ? __ldcs(vec + i) : make_uint4(0u, 0u, 0u, 0u);
-        }
-#pragma unroll
-        for (int u = 0; u < P16_U; ++u) {
-            if (base + (uint64_t)u * P16_THREADS + tid >= nvec)
-                continue;
-            union {
-                uint4 v;
-                T e[VE];
-            } w;
-            w.v = v[u];
+
+    const uint32_t lane = tid & 31u;
+    uint32_t hk = P16_NOKEY;
+    /* One 16-byte vector: VE keys, VE atomics back to back, one carry test. */
+    auto do_vector = [&](const uint4 vv, uint32_t &lastk, auto hot) {
+        constexpr bool HOT = decltype(hot)::value;
+        union {
+            uint4 v;
+            T e[VE];
+        } w;
+        w.v = vv;
+        uint32_t key[VE], old[VE];
+        if constexpr (MODE == P16_U16) {
 #pragma unroll
             for (uint32_t e = 0; e < VE; ++e)
-                count(key_of(w.e[e]));
+                key[e] = w.e[e];
+        } else {
+            bool all_ok = true;
+#pragma unroll
+            for (uint32_t e = 0; e < VE; ++e) {
+                bool ok;
+                key[e] = fast_key(w.e[e], ok);
+                all_ok = all_ok && ok;
+            }
+            if (__builtin_expect(!all_ok, 0)) {
+                /* One out-of-line-ish copy of the exact path per vector, not per sample. */
+#pragma unroll 1
+                for (uint32_t e = 0; e < VE; ++e) {
+                    float x = w.e[0];
+#pragma unroll
+                    for (uint32_t j = 1; j < VE; ++j)
+                        x = j == e ? w.e[j] : x;
+                    bool ok;
+                    (void)fast_key(x, ok);
+                    if (!ok) {
+                        const uint32_t k = p16_exact_f32(&p.k.map, x);
+#pragma unroll
+                        for (uint32_t j = 0; j < VE; ++j)
+                            key[j] = j == e ? k : key[j];
+                    }
+                }
+            }
+        }
+        uint32_t acc = 0;
+#pragma unroll
+        for (uint32_t e = 0; e < VE; ++e) {
+            /* Straight-line, no predicated atomic (ptxas turns those into branches): a
+             * hit on hk goes to this thread's own dummy word (its own bank, so hot lanes
+             * never serialise on one address; the dummy holds the hit count), a miss to
+             * its key's half. */
+            const uint32_t inc = (key[e] & 1u) * 0xffffu + 1u;
+            const uint32_t word = HOT && key[e] == hk ? dummy : key[e] >> 1;
+            old[e] = atomicAdd(p16_w + word, inc);
+            acc |= old[e] ^ (old[e] + inc);
+        }
+        lastk = key[VE - 1];
+        if (acc & P16_CARRY_BITS) {
+            /* Rare: recompute from laundered copies, so the compiler keeps no predicate
+             * of the straight-line part alive for this path. */
+            uint32_t h = hk;
+            asm volatile("" : "+r"(h));
+#pragma unroll
+            for (uint32_t e = 0; e < VE; ++e) {
+                uint32_t k = key[e];
+                asm volatile("" : "+r"(k));
+                const uint32_t inc = (k & 1u) ? 0x10000u : 1u;
+                if ((!HOT || k != h) && ((old[e] ^ (old[e] + inc)) & P16_CARRY_BITS))
+                    p16_wrap(out, p.nkeys, k, old[e], inc);
+            }
+        }
+    };
+    /* After a hot iteration: flush the hits counted in the dummy (at most 32 per iteration in
+     * either half; private to the thread), maybe move hk; stay hot while the warp had at least
+     * P16_HOT_STAY hits. The trip count is block-uniform, so the warp is converged here. */
+    auto flush = [&](const uint32_t lastk) -> bool {
+        const uint32_t d = p16_w[dummy];
+        p16_w[dummy] = 0u;
+        const uint32_t hc = (d & 0xffffu) + (d >> 16);
+        const uint32_t s = __reduce_add_sync(0xffffffffu, hc); /* <= 32 * 32 */
+        const uint32_t hk0 = __shfl_sync(0xffffffffu, hk, 0);
+        if (__all_sync(0xffffffffu, hk == hk0)) {
+            if (lane == 0u && s != 0u)
+                add_one(hk0, s);
+        } else if (hc != 0u) {
+            add_one(hk, hc);
+        }
+        if (hc < P16_HOT_KEEP)
+            hk = lastk;
+        return s >= P16_HOT_STAY;
+    };
+    /* After a plain iteration: go hot when at least 4 lanes saw their previous iteration's last
+     * key again (uniform data: ~32 / 65536 per iteration; hot90: ~26 lanes). */
+    auto probe = [&](const uint32_t lastk) -> bool {
+        const uint32_t same = __popc(__ballot_sync(0xffffffffu, lastk == hk));
+        hk = lastk;
+        return same >= 4u;
+    };
+    const uint4 *vec = (const uint4 *)(data + vbegin);
+    const uint64_t step = (uint64_t)gridDim.x * (P16_THREADS * U);
+    uint64_t base = (uint64_t)blockIdx.x * (P16_THREADS * U);
+    /* Full iterations: no validity test, straight-line over the U vectors. Warp-uniform mode:
+     * plain (no hot-key test) until probe() sees skew, hot until flush() sees too few hits. */
+    bool hot = false;
+    for (; base + P16_THREADS * U <= nvec; base += step) {
+        uint4 v[U];
+#pragma unroll
+        for (uint32_t u = 0; u < U; ++u)
+            v[u] = __ldcs(vec + base + u * P16_THREADS + tid);
+        uint32_t lastk = hk;
+        if (hot) {
+#pragma unroll
+            for (uint32_t u = 0; u < U; ++u)
+                do_vector(v[u], lastk, std::true_type());
+            hot = flush(lastk);
+        } else {
+#pragma unroll
+            for (uint32_t u = 0; u < U; ++u)
+                do_vector(v[u], lastk, std::false_type());
+            hot = probe(lastk);
         }
     }
-    if (run)
-        add(last, run);
+    if (base < nvec) { /* at most one partial iteration per block: one vector at a time */
+        const uint32_t rem = (uint32_t)(nvec - base);
+        uint32_t lastk = hk;
+#pragma unroll 1
+        for (uint32_t u = 0; u < U; ++u)
+            if (u * P16_THREADS + tid < rem)
+                do_vector(__ldcs(vec + base + u * P16_THREADS + tid), lastk, std::true_type());
+        (void)flush(lastk);
+    }
     __syncthreads();
 
+    if (part) {
+        /* Coalesced copy of the halves to this block's partial row; p16_reduce sums the rows
+         * (one 64-bit global atomic per half and block would be 8.6M atomics at 132 blocks). */
+        const uint32_t n4 = p16_row4(p.nkeys);
+        uint4 *row = part + (uint64_t)blockIdx.x * n4;
+        for (uint32_t j = tid; j < n4; j += P16_THREADS)
+            row[j] = ((const uint4 *)p16_w)[j];
+        return;
+    }
     for (uint32_t j = tid; j < nwords; j += P16_THREADS) {
         const uint32_t v = p16_w[j];
         if (v & 0xffffu)
@@ -151,35 +389,149 @@ __global__ void __launch_bounds__(P16_THREADS)
     }
 }
 
-/* The certified-estimate eps of fast_smem.cu (see its banner for the bound). */
-static int p16_even_eps(const gpuhist_binmap *m, float *lo, float *hi, float *fmax_out)
+/* out[2j] += sum of the low halves of word j over the rows [y * P16_ROWS, ...), out[2j+1] the
+ * high halves: blockIdx.y splits the rows so that enough loads are in flight. A half is below
+ * 2^16, so P16_ROWS of them fit 32 bits. */
+#define P16_ROWS 16u
+__global__ void __launch_bounds__(256)
+    p16_reduce(const uint4 *__restrict__ part, const uint32_t rows, const uint32_t n4,
+               const uint32_t nkeys, unsigned long long *__restrict__ out)
 {
-    const double u = 1.0 / 16777216.0;
-    const double B = (double)m->bins;
-    const double D = m->upper - m->lower;
-    if (m->step_is_zero || !(D > 0.0) || !isfinite(D) || !(m->scale > 0.0) ||
-        !isfinite(m->scale) || m->bins < 2u)
-        return 0;
-    const double bd = B / D;
-    const double M = fmax(fabs(m->lower), fabs(m->upper)) * bd;
-    const double eps = 4.0 * (M + B + 1.0) * u + ldexp(bd, -147);
-    if (!(eps < 0.25))
-        return 0;
-    float e = (float)eps;
-    if ((double)e < eps)
-        e = nextafterf(e, 1.0f);
-    float h = (float)(1.0 - eps);
-    if ((double)h > 1.0 - eps)
-        h = nextafterf(h, 0.0f);
-    *lo = e;
-    *hi = h;
-    *fmax_out = (float)(B - 1.0);
-    return 1;
+    const uint32_t j4 = blockIdx.x * 256u + threadIdx.x;
+    if (j4 >= n4)
+        return;
+    const uint32_t r0 = blockIdx.y * P16_ROWS;
+    const uint32_t r1 = rows - r0 < P16_ROWS ? rows : r0 + P16_ROWS;
+    uint32_t lo[4] = {0u, 0u, 0u, 0u}, hi[4] = {0u, 0u, 0u, 0u};
+#pragma unroll 8
+    for (uint32_t r = r0; r < r1; ++r) {
+        const uint4 v = __ldcs(part + (uint64_t)r * n4 + j4);
+        lo[0] += v.x & 0xffffu;
+        hi[0] += v.x >> 16;
+        lo[1] += v.y & 0xffffu;
+        hi[1] += v.y >> 16;
+        lo[2] += v.z & 0xffffu;
+        hi[2] += v.z >> 16;
+        lo[3] += v.w & 0xffffu;
+        hi[3] += v.w >> 16;
+    }
+#pragma unroll
+    for (uint32_t i = 0; i < 4u; ++i) {
+        const uint32_t k = 2u * (4u * j4 + i);
+        if (lo[i] && k < nkeys)
+            atomicAdd(out + k, (unsigned long long)lo[i]);
+        if (hi[i] && k + 1u < nkeys)
+            atomicAdd(out + k + 1u, (unsigned long long)hi[i]);
+    }
+}
+
+/* ---- host: the certified grid of the f32 path (see the banner) ------------------------------ */
+
+/* The device's f(x) = fl(fl(x - L) * S) in IEEE binary32 (volatile: one rounding each, no
+ * contraction, no excess precision). */
+static float p16_host_f(float x, float L, float S)
+{
+    volatile float t = x - L;
+    volatile float f = t * S;
+    return f;
+}
+
+/* binmap.h's gpuhist_even_edge_f32 for 0 < i < bins, every product and sum rounded separately as
+ * the reference (built with -ffp-contract=off) and the device (__dmul_rn/__dadd_rn) do. */
+static float p16_host_edge(const gpuhist_binmap *m, uint32_t i)
+{
+    volatile double a;
+    if (m->step_is_zero) {
+        a = (double)i / (double)m->bins;
+        a = a * m->delta;
+        a = a + m->lower;
+    } else {
+        a = (double)i * m->step;
+        a = a + m->lower;
+    }
+    return (float)a;
+}
+
+/* 1 if evaluating f at x meets a subnormal (where FTZ/DAZ on the host could differ). */
+static int p16_host_hazard(float x, float L, float S)
+{
+    const double t = fabs((double)x - (double)L);
+    const double tiny = 0x1p-120;
+    return (t != 0.0 && t < tiny) || (t * (double)S != 0.0 && t * (double)S < tiny);
+}
+
+struct p16_cut {
+    int mode; /* P16_F32_DIRECT or P16_F32_CUT */
+    float t_lo, t_hi;
+};
+
+static p16_cut p16_make_cut(const gpuhist_binmap *m)
+{
+    p16_cut c = {P16_F32_CUT, INFINITY, -INFINITY}; /* no sample passes: all exact */
+    const uint32_t B = m->bins;
+    const float L = m->lower_f, Uf = m->upper_f, S = m->scale_f;
+    if (m->kind != GH_KIND_EVEN || B < 1u || B >= (1u << 22) || !isfinite(L) || !isfinite(Uf) ||
+        !isfinite(S) || !(S > 0.0f) || !(L < Uf))
+        return c;
+    double amax = -INFINITY, bmin = INFINITY;
+    for (uint32_t i = 0; i <= B; ++i) {
+        const float E = i == 0u ? L : i == B ? Uf : p16_host_edge(m, i);
+        if (i < B) {
+            const float P = nextafterf(E, -INFINITY);
+            /* i = 0: a host flush can only raise a_0 (toward 0): conservative. */
+            if (i > 0u && p16_host_hazard(P, L, S))
+                return c;
+            const double a = (double)p16_host_f(P, L, S) - (double)i;
+            if (!(a < 1.0))
+                return c;
+            amax = a > amax ? a : amax;
+        }
+        if (i > 0u) {
+            if (p16_host_hazard(E, L, S))
+                return c;
+            const double b = 1.0 + (double)p16_host_f(E, L, S) - (double)i;
+            if (!(b > 0.0))
+                return c;
+            bmin = b < bmin ? b : bmin;
+        }
+    }
+    if (amax < 0.0 && bmin >= 1.0) {
+        c.mode = P16_F32_DIRECT;
+        return c;
+    }
+    float lo = (float)amax;
+    if ((double)lo < amax)
+        lo = nextafterf(lo, INFINITY);
+    if (lo > -1.17549435e-38f && lo < 1.17549435e-38f) /* never a subnormal threshold */
+        lo = lo > 0.0f ? 1.17549435e-38f : 0.0f;
+    float hi = (float)bmin;
+    if ((double)hi > bmin)
+        hi = nextafterf(hi, -INFINITY);
+    if (!(lo < hi) || !(hi >= 1.17549435e-38f))
+        return c;
+    c.t_lo = lo;
+    c.t_hi = hi;
+    return c;
+}
+
+/* One evaluation per bin spec and host thread: the walk over the edges costs ~1 ms for 65536
+ * bins, the kernel ~0.3 ms per GiB. */
+static p16_cut p16_cut_for(const gpuhist_binmap *m)
+{
+    thread_local gpuhist_binmap key;
+    thread_local p16_cut cut;
+    thread_local int valid = 0;
+    if (!valid || memcmp(&key, m, sizeof key) != 0) {
+        cut = p16_make_cut(m);
+        memcpy(&key, m, sizeof key);
+        valid = 1;
+    }
+    return cut;
 }
 
 static size_t p16_smem(uint32_t nkeys)
 {
-    return (((size_t)nkeys + 1u) / 2u) * 4u;
+    return ((size_t)p16_dummy(nkeys) + P16_THREADS) * 4u;
 }
 
 static int p16_supports_f32(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
@@ -194,33 +546,27 @@ static int p16_supports_u16(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
 }
 
 template <int MODE>
-static gpuhist_status p16_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobv,
-                              void *out)
+static gpuhist_status p16_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, p16_params p,
+                                 void *out)
 {
-    const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobv;
-    if (plan->channels != 1)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
-                            "cuda-fast-packed16: interleaved channels are not handled");
-    p16_params p;
-    p.k = gh_make_params(plan, job);
-    p.nkeys = MODE == P16_U16 ? 65536u : plan->slots;
-    p.fast_ok = 0;
-    p.eps_lo = 1.0f;
-    p.eps_hi = 0.0f;
-    p.fmax = 0.0f;
-    if (MODE == P16_F32)
-        p.fast_ok = (uint32_t)p16_even_eps(&plan->map, &p.eps_lo, &p.eps_hi, &p.fmax);
     const size_t smem = p16_smem(p.nkeys);
+    p.dummy0 = p16_dummy(p.nkeys);
     if (smem > job->smem_per_block_optin)
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                             "cuda-fast-packed16: %zu bytes of shared memory needed", smem);
     auto kernel = p16_kernel<MODE>;
     cudaError_t err;
-    const int grid = gh_grid(job, kernel, P16_THREADS, smem, job->elements / P16_U, &err);
+    const int grid = gh_grid(job, kernel, P16_THREADS, smem, job->elements / 8u, &err);
     if (grid == 0)
         return gpuhist_cuda_check(ctx, err, "cuda-fast-packed16 configuration");
     const size_t size = MODE == P16_U16 ? 2u : 4u;
     const uint64_t VE = 16u / size;
+    /* Partial rows when scratch can be had, else the blocks add straight into out. */
+    const uint32_t n4 = p16_row4(p.nkeys);
+    void *scr = NULL;
+    if (gpuhist_cuda_scratch(ctx, (size_t)grid * n4 * sizeof(uint4), &scr) != GPUHIST_OK)
+        scr = NULL;
+    uint4 *part = (uint4 *)scr;
     return gh_segments(job->elements, grid, [&](uint64_t b, uint64_t e) -> gpuhist_status {
         const uintptr_t a = (uintptr_t)(job->data + b * size);
         uint64_t vb = b + ((16u - (a & 15u)) & 15u) / size;
@@ -230,10 +576,52 @@ static gpuhist_status p16_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const 
         q.k.begin = b;
         q.k.end = e;
         kernel<<<grid, P16_THREADS, smem, job->stream>>>(q, vb, (e - vb) / VE,
-                                                          (unsigned long long *)out);
+                                                          (unsigned long long *)out, part);
         GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-fast-packed16 kernel");
+        if (part) {
+            const dim3 rgrid((n4 + 255u) / 256u, ((uint32_t)grid + P16_ROWS - 1u) / P16_ROWS);
+            p16_reduce<<<rgrid, 256, 0, job->stream>>>(part, (uint32_t)grid, n4, p.nkeys,
+                                                       (unsigned long long *)out);
+            GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-fast-packed16 reduce");
+        }
         return GPUHIST_OK;
     });
+}
+
+static gpuhist_status p16_run_u16(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobv,
+                                  void *out)
+{
+    const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobv;
+    if (plan->channels != 1)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                            "cuda-fast-packed16: interleaved channels are not handled");
+    p16_params p;
+    memset(&p, 0, sizeof p);
+    p.k = gh_make_params(plan, job);
+    p.nkeys = 65536u;
+    return p16_launch<P16_U16>(ctx, job, p, out);
+}
+
+static gpuhist_status p16_run_f32(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobv,
+                                  void *out)
+{
+    const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobv;
+    if (plan->channels != 1)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                            "cuda-fast-packed16: interleaved channels are not handled");
+    p16_params p;
+    memset(&p, 0, sizeof p);
+    p.k = gh_make_params(plan, job);
+    p.nkeys = plan->slots;
+    p.bins = plan->bins;
+    p.lower_f = plan->map.lower_f;
+    p.scale_f = plan->map.scale_f;
+    const p16_cut c = p16_cut_for(&plan->map);
+    p.t_lo = c.t_lo;
+    p.t_hi = c.t_hi;
+    if (c.mode == P16_F32_DIRECT)
+        return p16_launch<P16_F32_DIRECT>(ctx, job, p, out);
+    return p16_launch<P16_F32_CUT>(ctx, job, p, out);
 }
 
 } // namespace
@@ -241,32 +629,35 @@ static gpuhist_status p16_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const 
 extern "C" const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16 = {
     "cuda-fast-packed16",
     GPUHIST_BACKEND_CUDA,
-    "002 (privatised shared histograms), DESIGN.md section 5 probe; new: run cache, 0x4000 hand-off",
+    "002 (privatised shared histograms), DESIGN.md section 5 probe; new: carry accounting, "
+    "hot-key registers",
     "u16/i16, every bin spec (counts the 65536 values, the backend folds them into bins); one "
     "channel",
-    "16-bit counters packed two per word in 128 KiB of shared memory, hand-off of 0x4000 to the "
-    "global counter, per-thread run-length cache against hot-value contention, 16-byte loads",
+    "16-bit counters packed two per word in 128 KiB of shared memory, exact carry accounting "
+    "into 64-bit global counters, per-thread hot-key registers against same-address contention, "
+    "16-byte loads",
     GPUHIST_DTYPE_BIT(GPUHIST_U16) | GPUHIST_DTYPE_BIT(GPUHIST_I16),
     GPUHIST_ALL_KINDS,
     0,
     GPUHIST_CAP_VALUES,
     p16_supports_u16,
-    p16_run<P16_U16>,
+    p16_run_u16,
 };
 
 extern "C" const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16_f32 = {
     "cuda-fast-packed16-f32",
     GPUHIST_BACKEND_CUDA,
-    "002 (privatised shared histograms), DESIGN.md section 5 probe; new: run cache, certified "
-    "estimate",
+    "002 (privatised shared histograms), DESIGN.md section 5 probe; new: carry accounting, "
+    "hot-key registers, certified grid",
     "f32, even bins while (bins + 3) 16-bit counters fit shared memory (~115k on H100/H200); one "
     "channel",
-    "16-bit slot counters packed two per word in shared memory with 0x4000 hand-off, run-length "
-    "cache, error-bounded f32 estimate with exact binmap fallback near edges",
+    "16-bit slot counters packed two per word in shared memory with exact carry accounting, "
+    "hot-key registers, f32 estimate certified against every edge on the host (exact binmap "
+    "fallback for the rest)",
     GPUHIST_DTYPE_BIT(GPUHIST_F32),
     GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN),
     0,
     0,
     p16_supports_f32,
-    p16_run<P16_F32>,
+    p16_run_f32,
 };

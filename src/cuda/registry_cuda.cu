@@ -21,6 +21,8 @@ extern const gpuhist_strategy gpuhist_strategy_cuda_fast_bytes;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_smem;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16_f32;
+extern const gpuhist_strategy gpuhist_strategy_cuda_fast_global;
+extern const gpuhist_strategy gpuhist_strategy_cuda_fast_cluster;
 
 const gpuhist_strategy *const gpuhist_cuda_strategies[] = {
     &gpuhist_strategy_cuda_global_atomic,
@@ -39,6 +41,8 @@ const gpuhist_strategy *const gpuhist_cuda_strategies[] = {
     &gpuhist_strategy_cuda_fast_smem,
     &gpuhist_strategy_cuda_fast_packed16,
     &gpuhist_strategy_cuda_fast_packed16_f32,
+    &gpuhist_strategy_cuda_fast_global,
+    &gpuhist_strategy_cuda_fast_cluster,
 };
 const size_t gpuhist_cuda_strategy_count =
     sizeof(gpuhist_cuda_strategies) / sizeof(gpuhist_cuda_strategies[0]);
