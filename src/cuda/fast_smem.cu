@@ -4,57 +4,95 @@
  * Aimed at issue 5's f32 256 / 4096 even bins (>= 0.95 of the read ceiling) and f32 256 uneven
  * explicit edges (>= 0.90); correct for every dtype, bin kind and 1-4 channels that fit.
  *
- * Budget. At the read ceiling an SM takes ~18.8 bytes per clock: 4.7 f32 samples/clk/SM, i.e.
- * ~27 issue slots per sample (4 schedulers) and ~6.8 shared-memory wavefronts per 32 samples.
- * DESIGN.md section 5: one shared atomic per sample on 4096 32-bit counters ran at 0.97 on every
- * distribution, so the atomic fits; what does not fit is the exact edge fix-up done with shared
- * loads (two random LDS per sample cost ~3.5 wavefronts each from bank conflicts) or with double
- * edge arithmetic (I2F/F2F conversions run at 16/clk/SM).
+ * Budget. At the read ceiling an SM takes ~17-19 bytes per clock: ~4.5 f32 samples/clk/SM. Four
+ * schedulers issue 128 thread-instructions/clk, so at a realistic ~70% issue rate the mapping
+ * may cost ~20 instructions per sample at most (the first version cost 48 and 112: ncu, notes/).
+ * Shared atomics cap near 8.4 lane-updates/clk/SM (DESIGN.md section 5): one per sample fits.
  *
- * f32 EVEN ("certified estimate"). f = (x - lower_f) * scale_f, rounded exactly like binmap.h.
+ * Two single-channel f32 kernels (fe_kernel, fx_kernel) do the issue-5 cells; everything else
+ * (other dtypes, channels > 1, specs outside their proven range) runs the general fs_kernel.
+ * Both: 1024 threads, one block per SM, two stages of 4 x 16-byte loads in flight per thread
+ * (the next stage is issued before the current one is counted), counters replicated per warp
+ * group (warp w uses copy w % R), red.shared at a 32-bit shared address.
+ *
+ * fe_kernel, f32 EVEN ("certified estimate"). f = (x - lower_f) * scale_f in float.
  * Error analysis (u = 2^-24; g(y) = (y - lower) * bins / (upper - lower) the exact map, E(i) the
- * float edges of binmap.h): |g(E(i)) - i| <= 1.01 M u and |f - g(x)| <= (3.01 bins + 1.01 M) u,
- * M = max(|lower|, |upper|) * bins / (upper - lower); plus 2^-149 * bins/(upper-lower) per float
- * subnormal rounding. With eps = 4 (M + bins + 1) u + 2^-147 bins/(upper - lower) (about twice
- * the sum), if 0 <= f < bins - 1 and frac(f) lies in (eps, 1 - eps), then E(i0) < x < E(i0 + 1)
- * for i0 = trunc(f), so i0 is the bin binmap.h's walk returns (edges are non-decreasing; the
- * walk ends at max{i < bins : E(i) <= x} from any start). Otherwise (probability ~2 eps per
- * sample: 0.4% for [0,1) with 4096 bins, 0.03% for 256 bins; always when eps >= 1/4, e.g. huge
- * offsets or denormal ranges) the sample takes binmap.h's exact algorithm with its edges
- * looked up in a shared float table E[0..bins-1] built with gpuhist_even_edge_f32 - the same
- * function - so the result is bit-identical. Fast path: 3 FSETP (NaN/range), FADD, FMUL, FRND,
- * F2I, FADD, 2 FSETP, the counter index and ATOMS: ~15 issue slots, one shared wavefront-ish.
+ * float edges of binmap.h, M = max(|lower|, |upper|) * bins / (upper - lower), S = bins / (upper -
+ * lower)): for x in [E(0), E(bins)], |f - g(x)| <= err1 = (3.0001 bins + M + 0.75) u + 2^-150 S
+ * (three roundings of <= u each on |g| <= bins + 2Mu, plus lower_f's rounding M u), and
+ * |g(E(i)) - i| <= err2 = 1.0001 M u + 2^-150 S (double rounding ~2^-53 is negligible; subnormal
+ * edges add the S terms). eps = (3.1 bins + 2.1 M + 1) u + 2^-147 S > err1 + err2; the kernel is
+ * used when eps < 1/4 (else fs_kernel's exact walk runs).
+ *   Fast path: mg = (f + 2^23) rounded toward zero holds trunc(f) in its low bits (idx = bits -
+ * 0x4B000000, huge when f < 0, f >= 2^23, inf or NaN), and d = f - (mg - 8388607.5) equals
+ * f - (trunc(f) + 1/2) exactly (Sterbenz; for trunc(f) = 0 and f < 1/4 it rounds, but monotonely,
+ * so f <= eps still gives |d| >= h). If idx < bins and |d| < h (h <= 1/2 - eps) then frac(f) lies
+ * in (eps, 1 - eps), g(x) lies strictly between g(E(idx)) and g(E(idx + 1)), and idx is the bin.
+ * Out-of-range x needs no test: f is monotone in x, so x < E(0) gives f <= 0 (idx huge or d =
+ * -1/2) and x >= E(bins) gives f > bins - eps (idx >= bins or frac(f) > 1 - eps).
+ *   Per sample (PTX -> SASS): FADD, FMUL, FADD.RZ, IADD, FADD, FADD, ISETP, FSETP(|d|, AND), BRA,
+ * LEA, RED = 11, plus ~0.8 of load/loop overhead per sample: ~12 thread-instructions per sample
+ * (was 48).
+ *   Slow path (fe_slow; 0.02% of uniform samples at 256 bins, 0.27% at 4096, [0, 1)): NaN /
+ * below / above range by compares; in range, j = rint(f): err1 + err2 < 1/2 puts x in
+ * (E(j - 1), E(j + 1)), so the bin is j - 1 + (x >= E(j)), E(j) by binmap.h's own formula in
+ * double (E(bins) = upper_f). No edge table, so no per-block set-up.
  *
- * f32 EDGES. For float x and a double edge e, x < e <=> x < e_up where e_up is e rounded up to
- * float (__double2float_ru): so binmap.h's binary search runs on a float copy of the edges with
- * the same results (the rare x >= last edge case compares in double for last_edge_inclusive).
- * The float edges are replicated once per lane and interleaved (edge i of lane l at
- * [i * 32 + l]) when bins + 1 <= 320 (40 KiB): every probe of the search then hits the
- * lane's own bank - one wavefront per probe, no conflicts, whatever the data. 256 bins: 8
- * probes + 1 atomic: ~9-10 wavefronts per 32 samples -> predicted ~3.3-3.6 samples/clk/SM, about
- * 0.70-0.75 of the ceiling (short of 0.90: the probes, not the atomics, bind; next step would be
- * resolving the first levels from registers or a certified index table).
+ * fx_kernel, f32 EDGES, bins <= 507. For float x and a double edge e, x >= e <=> x >= ru(e) (e
+ * rounded up to float), and x > e <=> x >= nextup(rd(e)). So with thresholds T[j] = ru(e[j])
+ * (j < bins), T[bins] = ru(e[bins]) or, last edge inclusive, nextup(rd(e[bins])), the count
+ * k(x) = #{j : x >= T[j]} gives the slot exactly: 0 underflow, 1..bins bin k - 1, bins + 1
+ * overflow (NaN: bins + 2). Counters are kept in k order and renamed at the merge.
+ *   Index table: cell(x) = floor(2^b * sat(fma(x, cs, ck))), read off the bits of the float sum
+ * sat(...) + 2^(23 - b) rounded toward zero (b = 10: 1025 cells), is monotone in x (every step
+ * rounds monotonely; .sat sends NaN to 0). With c_j = cell(T[j]) computed by the same code:
+ * cell(x) > c_j => x >= T[j], cell(x) < c_j => x < T[j]. So for x in cell c, k(x) = base(c) +
+ * #{j in [base, base + amb) : x >= T[j]}, base = #{j : c_j < c}, amb = #{j : c_j = c}, whatever
+ * rounding cs and ck carry (they only spread the edges over the cells). The kernel always does
+ * two compares, against T[base] and T[base + 1] (edges past base + amb compare false by the
+ * above; T is padded with NaN): exact for amb <= 2. Cells with amb > 2, and cell 0 (NaN and
+ * below the first edge), are flagged: NaN is counted, then four compares (amb <= 4) or a binary
+ * search of [base, base + amb] (T has NaN rows up to bins + 4).
+ *   Both tables are lane-replicated (entry i of lane l at [i * 32 + l]): every probe hits the
+ * lane's own bank, one wavefront, whatever the data. The cell entry is the shared address of
+ * the lane's T[base] (T 128-byte aligned, so entry >> 7 carries base). 1025 cells x 128 B +
+ * (bins + 5) x 128 B + 8 counter copies: ~172 KiB at 256 bins (one block per SM).
+ *   Per sample (PTX -> SASS): FFMA.SAT, FADD.RZ, LEA, LDS, ISETP, BRA, 2 LDS, 2 FSET, SHF, IADD3,
+ * LEA, BRA, RED = ~15, plus ~0.8 of load/loop overhead (was ~112 per sample, ncu). Flagged
+ * fraction for the benchmark's quadratic edges over uniform data: 0.3% of samples (the narrow
+ * bins next to 0), ~9% of warp-steps, ~15-30 warp-instructions each: ~+2 per sample.
  *
- * Other dtypes / kinds: binmap.h's gh_slot (common.cuh) per sample, EDGES from a shared double
- * copy of the edge array. Correct for everything; speed as cuda-block-shared plus vector loads.
+ * fs_kernel (general). f32 EVEN outside fe_kernel's range: the same certified test with a shared
+ * float edge table E[0..bins-1] and binmap.h's walk as the fallback. f32 EDGES past 507 bins or
+ * without a finite cell map: binmap.h's binary search on float edges rounded up (the rule above),
+ * lane-replicated when bins + 1 <= 320. Other dtypes / kinds: binmap.h's gh_slot (common.cuh)
+ * per sample, EDGES from a shared double copy of the edge array. fs_kernel keeps R = 4 counter
+ * copies for <= 1024 counters, else 1.
  *
- * Counters. R replicas of active * (bins + 3) 32-bit counters (warp w uses copy w % R), R = 4 for
- * <= 1024 counters (spreads hot-bin same-address traffic and bank pressure), else 1. Each block
- * counts at most 2^31 samples per launch (common.cuh: gh_segments), so no counter wraps. Merge:
- * sum of the R copies, one 64-bit global atomic per non-zero counter per block.
- * Loads: 16-byte vectors (LDG.E.128, 4 per thread in flight per iteration) over the aligned
- * body of each launch's element range; the unaligned head/tail (< 16 bytes each) are counted
- * element by element by block 0. Element and vector indices are 64-bit.
- * Limits: R * 4 * active * (bins + 3) + tables must fit the opt-in shared memory (227 KiB on
- * H100/H200: ~28k bins with the f32 EVEN table, ~56k otherwise).
+ * Counters: each block counts at most 2^31 samples per launch (common.cuh: gh_segments), so no
+ * 32-bit counter wraps. Merge: sum of the copies, one 64-bit global atomic per non-zero counter
+ * per block. Loads cover the 16-byte-aligned body of each launch's element range; the unaligned
+ * head/tail (< 16 bytes each) are counted element by element by block 0. Element and vector
+ * indices are 64-bit.
+ * Limits: fs_kernel: R * 4 * active * (bins + 3) + tables must fit the opt-in shared memory (227
+ * KiB on H100/H200). fe_kernel: (bins + 3) * 4 * R (R <= 16, chosen to stay <= 160 KiB) must fit.
  * Data dependence: atomics merge same-address lanes in hardware (hot data fine per DESIGN.md
- * section 5); the EVEN slow path is taken for samples within eps of an edge.
- * Seed: 001 section V.B, 002 (privatised shared histograms); certified estimate and
- * float-rounded-up edges are new.
+ * section 5); fe_kernel's slow path is taken for samples within eps of an edge, fx_kernel's for
+ * samples in crowded cells (many narrow bins) and below the first edge.
+ * Exactness check of the new arithmetic (no GPU was at hand): a CPU emulation of both kernels'
+ * slot logic (float ops without contraction, round-toward-zero add, fmaf, the table build)
+ * against binmap.h: ~1.1e9 f32 EVEN evaluations over ~2300 certified specs (every edge +-48
+ * ulps, random, random bit patterns, specials) and ~9e7 EDGES evaluations over ~3000 edge sets
+ * (quadratic, random, sub-ulp clusters, clumps, edges past FLT_MAX, both last-edge rules, 257 to
+ * 1025 cells): no mismatch.
+ * Seed: 001 section V.B, 002 (privatised shared histograms); certified estimate, float-rounded
+ * edge thresholds and the monotone cell table are new.
  */
 #include "common.cuh"
 
+#include <float.h>
 #include <math.h>
+#include <string.h>
 
 namespace {
 
@@ -240,6 +278,325 @@ __global__ void __launch_bounds__(FS_THREADS)
     }
 }
 
+/* ==== single-channel f32 specialisations (issue 5) ============================================ */
+
+#define FX_THREADS 1024 /* one block per SM: the edge tables want most of shared memory */
+#define FE_U 4  /* 16-byte vectors per thread per stage (two stages in flight), even bins */
+#define FXE_U 4 /* the same, explicit edges (register budget of 64 at 1024 threads) */
+#define FX_MAX_REPS 16u
+#define FX_REP_BYTES (160u * 1024u)
+#define FX_CELL_BITS_MAX 10 /* 2^10 + 1 cells */
+#define FX_CELL_BITS_MIN 8
+#define FX_FLAG 0x80000000u
+
+/* Loop shared by both kernels: the block's chunks of FX_THREADS * U vectors, two stages (U loads
+ * each) in flight, then the partial chunk, vector by vector. `each` counts a float; `setup` (table
+ * build, ending in __syncthreads) runs once the first stage is on its way, hiding its latency. */
+template <int U, class S, class F>
+__device__ __forceinline__ void fx_stream(const uint4 *__restrict__ vec, uint64_t nvec, S &&setup,
+                                          F &&each)
+{
+    const uint32_t tid = threadIdx.x;
+    const uint64_t CH = (uint64_t)FX_THREADS * U;
+    const uint64_t nfull = nvec / CH;
+    const uint64_t G = gridDim.x;
+    auto body = [&](const uint4(&v)[U]) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            each(__uint_as_float(v[u].x));
+            each(__uint_as_float(v[u].y));
+            each(__uint_as_float(v[u].z));
+            each(__uint_as_float(v[u].w));
+        }
+    };
+    auto load = [&](uint4(&v)[U], uint64_t c) {
+        const uint4 *q = vec + c * CH + tid;
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            v[u] = __ldcs(q + u * FX_THREADS);
+    };
+    uint64_t c = blockIdx.x;
+    uint4 a[U], b[U];
+    if (c < nfull)
+        load(a, c);
+    setup();
+    while (c < nfull) {
+        if (c + G < nfull)
+            load(b, c + G);
+        body(a);
+        c += G;
+        if (c >= nfull)
+            break;
+        if (c + G < nfull)
+            load(a, c + G);
+        body(b);
+        c += G;
+    }
+    /* partial chunk: vectors [nfull * CH, nvec) spread over all blocks */
+    for (uint64_t i = nfull * CH + (uint64_t)blockIdx.x * FX_THREADS + tid; i < nvec;
+         i += G * FX_THREADS) {
+        const uint4 w = __ldcs(vec + i);
+        each(__uint_as_float(w.x));
+        each(__uint_as_float(w.y));
+        each(__uint_as_float(w.z));
+        each(__uint_as_float(w.w));
+    }
+}
+
+struct fx_params {
+    const uint4 *vec;     /* 16-byte-aligned body of the launch */
+    uint64_t nvec;
+    const float *head;    /* fewer than 4 elements before the body ... */
+    const float *tail;    /* ... and after it, counted by block 0 */
+    uint32_t nhead, ntail;
+    uint32_t bins, ncnt;  /* ncnt = bins + 3 */
+    uint32_t reps;        /* counter replicas per block (warp w uses w % reps) */
+    int32_t last_inclusive;
+    /* EVEN */
+    float lo, sc, up, h;  /* lower_f, scale_f, upper_f, certified half-width (banner) */
+    double lower, step;   /* binmap.h's edge formula */
+    /* EDGES */
+    const double *edges;  /* device copy, bins + 1 */
+    float cs, ck, magic;  /* cell(x) = bits(rz(sat(fma(x, cs, ck)) + magic)) - bits(magic) */
+    uint32_t cells;       /* 2^b + 1, magic = 2^(23 - b) */
+};
+
+/* Shared-memory increment at a 32-bit shared address (no return value, no 64-bit address). */
+__device__ __forceinline__ void fx_red(uint32_t a)
+{
+    asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(a) : "memory");
+}
+
+/* EVEN slot of x off the certified fast path: out of range, NaN, or within eps of an edge. */
+__device__ __forceinline__ uint32_t fe_slow(const fx_params &p, float x, float f)
+{
+    const uint32_t bins = p.bins;
+    if (!(x >= p.lo))
+        return x != x ? GPUHIST_SLOT_NAN(bins) : GPUHIST_SLOT_UNDERFLOW(bins);
+    if (x >= p.up)
+        return (p.last_inclusive && x == p.up) ? bins - 1u : GPUHIST_SLOT_OVERFLOW(bins);
+    /* In range, so |f - g(x)| <= err1 and err1 + err2 < 1/2 (banner): with j = rint(f) the bin
+     * is j - 1 or j, decided by the one edge E(j) (binmap.h's formula; E(bins) = upper_f). */
+    int j = __float2int_rn(f);
+    j = j < 0 ? 0 : j;
+    j = j > (int)bins ? (int)bins : j;
+    const float e = (uint32_t)j >= bins
+                        ? p.up
+                        : (float)__dadd_rn(__dmul_rn((double)(uint32_t)j, p.step), p.lower);
+    return (uint32_t)j - 1u + (x >= e ? 1u : 0u);
+}
+
+/* f32 EVEN, one channel, certified estimate usable (fe_setup): see the banner. */
+__global__ void __launch_bounds__(FX_THREADS, 1) fe_kernel(const fx_params p,
+                                                          unsigned long long *__restrict__ out)
+{
+    extern __shared__ __align__(16) unsigned char fs_smem[];
+    uint32_t *cnt = (uint32_t *)fs_smem;
+    const uint32_t tid = threadIdx.x, ncnt = p.ncnt, total = p.reps * ncnt;
+    const uint32_t my = (uint32_t)__cvta_generic_to_shared(cnt + ((tid >> 5) % p.reps) * ncnt);
+    const float lo = p.lo, sc = p.sc, h = p.h;
+    const uint32_t bins = p.bins;
+    auto each = [&](float x) {
+        const float f = __fmul_rn(__fsub_rn(x, lo), sc);
+        /* trunc(f) in the low bits for 0 <= f < 2^23; anything else gives idx >= bins */
+        const float mg = __fadd_rz(f, 8388608.0f);
+        uint32_t idx = __float_as_uint(mg) - 0x4B000000u;
+        /* f - (trunc(f) + 1/2): |.| < h <=> frac(f) in (eps, 1 - eps) (exact, banner) */
+        const float d = __fsub_rn(f, __fsub_rn(mg, 8388607.5f));
+        const bool ok = (idx < bins) & (fabsf(d) < h); /* one branch, not two */
+        if (!ok)
+            idx = fe_slow(p, x, f);
+        fx_red(my + idx * 4u);
+    };
+    auto setup = [&]() {
+        for (uint32_t i = tid; i < total; i += FX_THREADS)
+            cnt[i] = 0u;
+        __syncthreads();
+        if (blockIdx.x == 0 && tid < p.nhead + p.ntail)
+            each(tid < p.nhead ? p.head[tid] : p.tail[tid - p.nhead]);
+    };
+    fx_stream<FE_U>(p.vec, p.nvec, setup, each);
+    __syncthreads();
+    for (uint32_t j = tid; j < ncnt; j += FX_THREADS) {
+        uint32_t s = 0;
+        for (uint32_t r = 0; r < p.reps; ++r)
+            s += cnt[r * ncnt + j];
+        if (s)
+            atomicAdd(out + j, (unsigned long long)s);
+    }
+}
+
+/* Bit pattern whose distance from bits(magic) is x's cell, 0 .. 2^b: u = sat(fma(x, cs, ck)) lies
+ * in [0, 1] (.sat flushes NaN to +0, as __saturatef is documented to), and rounding
+ * u + 2^(23 - b) toward zero keeps floor(u * 2^b) in the low bits. Every step is monotone in x;
+ * the tables use this very code. */
+__device__ __forceinline__ uint32_t fx_cell_bits(float x, float cs, float ck, float magic)
+{
+    float u; /* one FFMA.SAT: __saturatef(__fmaf_rn(x, cs, ck)), NaN -> +0 */
+    asm("fma.rn.sat.f32 %0, %1, %2, %3;" : "=f"(u) : "f"(x), "f"(cs), "f"(ck));
+    return __float_as_uint(__fadd_rz(u, magic));
+}
+
+/* Threshold j of the count k(x) = #{j in [0, bins] : x >= T[j]} (banner), float x exact. */
+__device__ __forceinline__ float fx_threshold(const fx_params &p, uint32_t j)
+{
+    if (j < p.bins)
+        return __double2float_ru(p.edges[j]);
+    if (j == p.bins) {
+        const double e = p.edges[j];
+        /* last edge inclusive: overflow means x > e, i.e. x >= the float after rd(e) */
+        return p.last_inclusive ? nextafterf(__double2float_rd(e), INFINITY)
+                                : __double2float_ru(e);
+    }
+    return __int_as_float(0x7fffffff); /* padding: x >= NaN is false */
+}
+
+/* Shared loads at 32-bit shared addresses. volatile: the compiler must not move them above the
+ * __syncthreads that ends the table build (it cannot see what they read). */
+__device__ __forceinline__ float fx_lds_f32(uint32_t a)
+{
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(a));
+    return v;
+}
+__device__ __forceinline__ uint32_t fx_lds_u32(uint32_t a)
+{
+    uint32_t v;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(a));
+    return v;
+}
+
+/* 0xFFFFFFFF if x >= t else 0 (one FSET; NaN on either side gives 0) */
+__device__ __forceinline__ uint32_t fx_ge_mask(float x, float t)
+{
+    uint32_t m;
+    asm("set.ge.u32.f32 %0, %1, %2;" : "=r"(m) : "f"(x), "f"(t));
+    return m;
+}
+
+/* Shared layout of fx_kernel: [pad to 128][T: (bins + 5) x 32 floats][cells x 32 words]
+ * [reps x ncnt counters][bins + 1 cell numbers][bins + 5 thresholds]. */
+static size_t fx_smem(uint32_t bins, uint32_t cells, uint32_t reps)
+{
+    return 128u + ((size_t)bins + 5u) * 128u + (size_t)cells * 128u +
+           (size_t)reps * (bins + 3u) * 4u + ((size_t)bins + 1u) * 4u + ((size_t)bins + 5u) * 4u;
+}
+
+/* f32 EDGES, one channel: cell table + two compares (banner). Counters are kept in k order
+ * (k = 0 underflow, 1..bins bin k-1, bins+1 overflow, bins+2 NaN) and renamed at the merge. */
+__global__ void __launch_bounds__(FX_THREADS, 1) fx_kernel(const fx_params p,
+                                                          unsigned long long *__restrict__ out)
+{
+    extern __shared__ __align__(16) unsigned char fs_smem[];
+    const uint32_t tid = threadIdx.x, lane = tid & 31u;
+    const uint32_t bins = p.bins, ncnt = p.ncnt, cells = p.cells;
+    const uint32_t s0 = (uint32_t)__cvta_generic_to_shared(fs_smem);
+    const uint32_t pad = (128u - (s0 & 127u)) & 127u;
+    float *T = (float *)(fs_smem + pad);           /* T[j * 32 + lane], 128-byte aligned */
+    uint32_t *C = (uint32_t *)(T + (bins + 5u) * 32u); /* C[c * 32 + lane] */
+    uint32_t *cnt = C + cells * 32u;
+    uint32_t *cj = cnt + p.reps * ncnt;            /* cell of T[j], j <= bins */
+    float *tj = (float *)(cj + bins + 1u);          /* T[j], j < bins + 5, once */
+    const uint32_t tb = s0 + pad;                  /* shared address of T */
+
+    /* Table build: one global edge load per thread, then replication from shared memory. */
+    auto build = [&]() {
+        for (uint32_t j = tid; j < bins + 5u; j += FX_THREADS) {
+            const float t = fx_threshold(p, j);
+            tj[j] = t;
+            if (j <= bins)
+                cj[j] = fx_cell_bits(t, p.cs, p.ck, p.magic) - __float_as_uint(p.magic);
+        }
+        for (uint32_t i = tid; i < p.reps * ncnt; i += FX_THREADS)
+            cnt[i] = 0u;
+        __syncthreads();
+        for (uint32_t i = tid; i < (bins + 5u) * 32u; i += FX_THREADS)
+            T[i] = tj[i >> 5];
+        for (uint32_t c = tid; c < cells; c += FX_THREADS) {
+            /* cj is non-decreasing: base = #{j : cj < c}, amb = #{j : cj == c} */
+            uint32_t a = 0, z = bins + 1u;
+            while (a < z) {
+                const uint32_t mid = (a + z) >> 1;
+                if (cj[mid] < c)
+                    a = mid + 1u;
+                else
+                    z = mid;
+            }
+            const uint32_t base = a;
+            z = bins + 1u;
+            while (a < z) {
+                const uint32_t mid = (a + z) >> 1;
+                if (cj[mid] <= c)
+                    a = mid + 1u;
+                else
+                    z = mid;
+            }
+            const uint32_t amb = a - base;
+            /* cell 0 holds NaN (and everything below the first edge): always the search */
+            const bool flag = c == 0u || amb > 2u;
+#pragma unroll 1
+            for (uint32_t r = 0; r < 32u; ++r) {
+                const uint32_t l = (r + lane) & 31u; /* rotated: no bank conflicts */
+                C[c * 32u + l] = flag ? FX_FLAG | (base << 16) | amb : tb + (base * 32u + l) * 4u;
+            }
+        }
+        __syncthreads();
+    };
+
+    /* the lane's C entry of the cell with bit pattern w: cl + w * 128 (32-bit wrap-around) */
+    const uint32_t cl = (uint32_t)__cvta_generic_to_shared(C) + lane * 4u -
+                        __float_as_uint(p.magic) * 128u;
+    const uint32_t my = (uint32_t)__cvta_generic_to_shared(cnt + ((tid >> 5) % p.reps) * ncnt);
+    /* entry >> 7 is (T's address >> 7) + base: fold the first part into the counter address */
+    const uint32_t my_adj = my - (tb >> 7) * 4u;
+    const float cs = p.cs, ck = p.ck, magic = p.magic;
+    auto each = [&](float x) {
+        const uint32_t e = fx_lds_u32(cl + fx_cell_bits(x, cs, ck, magic) * 128u);
+        uint32_t a;
+        if (!(e & FX_FLAG)) {
+            /* edges below T[base] are <= x, those past base + 1 are > x (or padding) */
+            const float t0 = fx_lds_f32(e), t1 = fx_lds_f32(e + 128u);
+            a = my_adj + ((e >> 7) - fx_ge_mask(x, t0) - fx_ge_mask(x, t1)) * 4u;
+        } else if (x != x) {
+            a = my + (bins + 2u) * 4u;
+        } else {
+            uint32_t lo = (e >> 16) & 0x7fffu;
+            const uint32_t amb = e & 0xffffu;
+            if (amb <= 4u) { /* four compares, as above (T has NaN rows up to bins + 4) */
+                const uint32_t t = tb + (lo * 32u + lane) * 4u;
+                lo = lo - fx_ge_mask(x, fx_lds_f32(t)) - fx_ge_mask(x, fx_lds_f32(t + 128u)) -
+                     fx_ge_mask(x, fx_lds_f32(t + 256u)) - fx_ge_mask(x, fx_lds_f32(t + 384u));
+            } else {
+                uint32_t hi = lo + amb;
+                while (lo < hi) {
+                    const uint32_t mid = (lo + hi) >> 1;
+                    if (x >= T[mid * 32u + lane])
+                        lo = mid + 1u;
+                    else
+                        hi = mid;
+                }
+            }
+            a = my + lo * 4u;
+        }
+        fx_red(a);
+    };
+    auto setup = [&]() {
+        build();
+        if (blockIdx.x == 0 && tid < p.nhead + p.ntail)
+            each(tid < p.nhead ? p.head[tid] : p.tail[tid - p.nhead]);
+    };
+    fx_stream<FXE_U>(p.vec, p.nvec, setup, each);
+    __syncthreads();
+    for (uint32_t k = tid; k < ncnt; k += FX_THREADS) {
+        uint32_t s = 0;
+        for (uint32_t r = 0; r < p.reps; ++r)
+            s += cnt[r * ncnt + k];
+        const uint32_t slot = k == 0u ? bins : (k <= bins ? k - 1u : k);
+        if (s)
+            atomicAdd(out + slot, (unsigned long long)s);
+    }
+}
+
 /* eps of the certified estimate (banner); 0 = not usable. */
 static int fs_even_eps(const gpuhist_binmap *m, float *lo, float *hi, float *fmax_out)
 {
@@ -307,10 +664,155 @@ static int fs_supports(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
     return s != 0 && s <= gpuhist_cuda_smem_optin(ctx);
 }
 
+/* Certified estimate of fe_kernel (banner): 0 if the spec is outside the proven range. */
+static int fe_setup(const gpuhist_plan *plan, fx_params *q)
+{
+    const gpuhist_binmap *m = &plan->map;
+    const double u = 1.0 / 16777216.0; /* 2^-24 */
+    const double B = (double)m->bins;
+    const double D = m->upper - m->lower;
+    if (m->step_is_zero || !(D > 0.0) || !isfinite(D) || !(m->scale > 0.0) ||
+        !isfinite(m->scale) || !isfinite(m->scale_f) || !(m->scale_f > 0.0f) || m->bins < 1u ||
+        m->bins >= (1u << 22))
+        return 0;
+    const double S = B / D;
+    const double M = fmax(fabs(m->lower), fabs(m->upper)) * S;
+    /* err1 + err2 <= (3.0001 B + 2.0001 M + 0.75) u + 2^-149 S (banner); keep a margin */
+    const double eps = (3.1 * B + 2.1 * M + 1.0) * u + ldexp(S, -147);
+    if (!(eps < 0.25))
+        return 0;
+    const double hd = 0.5 - eps * (1.0 + 1e-9);
+    float h = (float)hd;
+    if ((double)h > hd)
+        h = nextafterf(h, 0.0f);
+    q->lo = m->lower_f;
+    q->sc = m->scale_f;
+    q->up = m->upper_f;
+    q->h = h;
+    q->lower = m->lower;
+    q->step = m->step;
+    return 1;
+}
+
+/* Float x >= e <=> x >= e rounded up to float (host copy of the device rule). */
+static float fx_ru(double e)
+{
+    float f = (float)e;
+    if ((double)f < e)
+        f = nextafterf(f, INFINITY);
+    return f;
+}
+
+/* Cell map of fx_kernel; 0 if the edges give no finite affine map (then the lane-replicated
+ * search of fs_kernel runs). Any positive finite cs works for exactness: it only spreads work. */
+static int fx_setup(const gpuhist_plan *plan, size_t optin, fx_params *q, size_t *smem)
+{
+    const uint32_t bins = plan->bins;
+    if (!plan->edges || bins < 1u || (bins + 5u) * 128u > 64u * 1024u)
+        return 0;
+    const float t0 = fx_ru(plan->edges[0]);
+    float tl = fx_ru(plan->edges[bins]);
+    if (!isfinite(t0))
+        return 0;
+    const double hi = isfinite(tl) ? (double)tl : (double)FLT_MAX;
+    const double span = hi - (double)t0;
+    int b = FX_CELL_BITS_MAX;
+    while (b > FX_CELL_BITS_MIN && fx_smem(bins, (1u << b) + 1u, 8u) > optin)
+        --b;
+    const uint32_t cells = (1u << b) + 1u;
+    if (!(span > 0.0) || fx_smem(bins, cells, 8u) > optin)
+        return 0;
+    /* [t0, hi] -> u in [2^-b, 1]: the first edge lands in cell 1, so cell 0 (NaN's cell, always
+     * searched) holds only what lies below it */
+    const double lo_u = ldexp(1.0, -b);
+    const float cs = (float)((1.0 - lo_u) / span);
+    if (!(cs > 0.0f) || !isfinite(cs))
+        return 0;
+    const float ck = (float)(lo_u - (double)t0 * (double)cs);
+    if (!isfinite(ck))
+        return 0;
+    q->cs = cs;
+    q->ck = ck;
+    q->magic = ldexpf(1.0f, 23 - b);
+    q->cells = cells;
+    q->reps = 8u;
+    *smem = fx_smem(bins, cells, 8u);
+    return 1;
+}
+
+/* Launch fe_kernel / fx_kernel over the job (head and tail elements by block 0). */
+template <typename K>
+static gpuhist_status fx_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, K *kernel,
+                                fx_params p, size_t smem, void *out)
+{
+    cudaError_t err;
+    const int grid = gh_grid(job, kernel, FX_THREADS, smem, job->elements / 4u, &err);
+    if (grid == 0)
+        return gpuhist_cuda_check(ctx, err, "cuda-fast-smem configuration");
+    return gh_segments(job->elements, grid, [&](uint64_t b, uint64_t e) -> gpuhist_status {
+        const float *d = (const float *)job->data;
+        const uintptr_t a = (uintptr_t)(d + b);
+        uint64_t vb = b + ((16u - (a & 15u)) & 15u) / 4u;
+        if (vb > e)
+            vb = e;
+        const uint64_t nv = (e - vb) / 4u;
+        fx_params q = p;
+        q.vec = (const uint4 *)(d + vb);
+        q.nvec = nv;
+        q.head = d + b;
+        q.nhead = (uint32_t)(vb - b);
+        q.tail = d + vb + nv * 4u;
+        q.ntail = (uint32_t)(e - (vb + nv * 4u));
+        kernel<<<grid, FX_THREADS, smem, job->stream>>>(q, (unsigned long long *)out);
+        GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-fast-smem kernel");
+        return GPUHIST_OK;
+    });
+}
+
+/* Run the single-channel f32 kernels when they apply: @return 1 and the status in *st, or 0
+ * (nothing run) when they do not. */
+static int fx_try(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gpuhist_cuda_job *job,
+                  void *out, gpuhist_status *st)
+{
+    if (plan->dtype != GPUHIST_F32 || plan->channels != 1u || plan->active != 1u ||
+        gh_counters_ok(plan) == 0)
+        return 0;
+    fx_params p;
+    memset(&p, 0, sizeof p);
+    p.bins = plan->bins;
+    p.ncnt = plan->bins + 3u;
+    p.last_inclusive = plan->map.last_inclusive;
+    p.edges = job->edges;
+    size_t smem;
+    if (plan->map.kind == GH_KIND_EVEN) {
+        if (!fe_setup(plan, &p))
+            return 0;
+        uint32_t r = FX_MAX_REPS;
+        while (r > 1u && (size_t)r * p.ncnt * 4u > FX_REP_BYTES)
+            r >>= 1;
+        p.reps = r;
+        smem = (size_t)r * p.ncnt * 4u;
+        if (smem > job->smem_per_block_optin)
+            return 0;
+        *st = fx_launch(ctx, job, fe_kernel, p, smem, out);
+        return 1;
+    }
+    if (plan->map.kind == GH_KIND_EDGES && job->edges) {
+        if (!fx_setup(plan, job->smem_per_block_optin, &p, &smem))
+            return 0;
+        *st = fx_launch(ctx, job, fx_kernel, p, smem, out);
+        return 1;
+    }
+    return 0;
+}
+
 static gpuhist_status fs_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobv,
                              void *out)
 {
     const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobv;
+    gpuhist_status fx_st;
+    if (fx_try(ctx, plan, job, out, &fx_st))
+        return fx_st;
     fs_params p;
     const size_t smem = fs_smem_bytes(plan, &p.reps, &p.edge_rep);
     if (smem == 0 || smem > job->smem_per_block_optin)
@@ -366,11 +868,12 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_fast_smem = {
     "cuda-fast-smem",
     GPUHIST_BACKEND_CUDA,
     "001 section V.B, 002 (privatised shared histograms); new: certified f32 estimate, "
-    "rounded-up float edges",
+    "rounded-up float edges, monotone cell table",
     "all dtypes, every bin kind, 1-4 channels, while the 32-bit counters (x4 replicas up to 1024) "
     "and edge tables fit shared memory",
     "per-block 32-bit shared counters, 16-byte loads; f32 even bins: error-bounded estimate with "
-    "exact table fallback near edges; f32 edges: binary search on lane-replicated float edges",
+    "an exact one-edge fix-up near edges; f32 edges: monotone cell table + two compares on "
+    "lane-replicated float edges (binary search in crowded cells)",
     GPUHIST_ALL_DTYPES,
     GPUHIST_ALL_KINDS,
     0,
