@@ -606,6 +606,9 @@ static int fs_even_eps(const gpuhist_binmap *m, float *lo, float *hi, float *fma
     if (m->step_is_zero || !(D > 0.0) || !isfinite(D) || !(m->scale > 0.0) ||
         !isfinite(m->scale) || m->bins < 2u)
         return 0;
+    /* as in fe_setup: no overflowing float difference, no subnormal float scale */
+    if (!isfinite(m->upper_f - m->lower_f) || !(m->scale_f >= FLT_MIN) || !isfinite(m->scale_f))
+        return 0;
     const double bd = B / D;
     const double M = fmax(fabs(m->lower), fabs(m->upper)) * bd;
     const double eps = 4.0 * (M + B + 1.0) * u + ldexp(bd, -147);
@@ -674,6 +677,11 @@ static int fe_setup(const gpuhist_plan *plan, fx_params *q)
     if (m->step_is_zero || !(D > 0.0) || !isfinite(D) || !(m->scale > 0.0) ||
         !isfinite(m->scale) || !isfinite(m->scale_f) || !(m->scale_f > 0.0f) || m->bins < 1u ||
         m->bins >= (1u << 22))
+        return 0;
+    /* The error bound assumes x - lower_f cannot overflow for x in range and that scale_f is a
+     * normal float (relative error 2^-24): the property suite found auto ranges such as
+     * [-FLT_MAX, FLT_MAX] (overflowing difference, subnormal scale) off by whole bins. */
+    if (!isfinite(m->upper_f - m->lower_f) || m->scale_f < FLT_MIN)
         return 0;
     const double S = B / D;
     const double M = fmax(fabs(m->lower), fabs(m->upper)) * S;
