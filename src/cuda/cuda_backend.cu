@@ -445,35 +445,38 @@ struct gh_rule {
 };
 
 const gh_rule gh_policy[] = {
-    /* Figures: GB/s of input on an NVIDIA H200, 1 GiB device-resident, median of 10
-     * (bench/results/latest.json; read ceiling 4478 GB/s), uniform / hot90 / constant / bell. */
+    /* Figures: GB/s of input on an NVIDIA H200, 1 GiB device-resident, median of 10 runs, read
+     * ceiling ~4478 GB/s (bench/results/latest.json, 2026-11-21), as uniform / hot90 / constant /
+     * bell. */
 
-    /* 8-bit data, any bins: count raw values in per-warp sub-histograms (hardware shared
-     * atomics) and fold. u8/256: 2250 / 4136 / 4167 / 2443 vs CUB 2150 / 3554 / 3553 / 2312,
-     * ahead of cuda-fast-bytes (2163 / 1698 / 3871 / 2166) and histogram64 (~1700 flat).
-     * RGBA 3-of-4: 2122 / 3903 / 3939 / 2274 (CUB 2390 / 1263 / 1506 / 2411). */
+    /* 8-bit data, any bins: raw values in per-warp sub-histograms (hardware shared atomics),
+     * folded into bins. u8/256: 2249 / 4186 / 4237 / 2446 vs CUB 2146 / 3586 / 3588 / 2309.
+     * cuda-fast-bytes (per-thread private counters) is faster on uniform data (2431) but
+     * data-independent, so it loses hot90 (2436): without a look at the data, histogram256 is the
+     * safer choice. RGBA 3-of-4: 2127 / 3976 / 4006 / 2280 (CUB 2394 / 1263 / 1502 / 2427). */
     {0, GPUHIST_INT8_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-histogram256"},
-    /* 16-bit data, any bins: 65536 16-bit counters packed in 128 KiB of shared memory.
-     * u16/65536: 1770 / 1652 / 3561 / 1790 vs cuda-multipass 278-292 and CUB 189-406. */
+    /* 16-bit data, any bins: 65536 16-bit counters packed in 128 KiB of shared memory with an
+     * exact carry hand-off. u16/65536: 3414 / 3070 / 3081 / 3413 vs CUB 188 / 218 / 412 / 190 and
+     * cuda-multipass 272-285. */
     {0, GPUHIST_DTYPE_BIT(GPUHIST_U16) | GPUHIST_DTYPE_BIT(GPUHIST_I16), GPUHIST_ALL_KINDS, 1,
      0xFFFFFFFFu, "cuda-fast-packed16"},
-    /* Slots that fit one block's shared memory (32-bit counters): cuda-fast-smem (16-byte
-     * loads, exact shortcut for f32 even bins, float edge table). f32/256: 2179 / 2355 / 2381 /
-     * 2349 (cuda-optimized 383-887); f32/4096: 2012 / 2184 / 2210 / 2016 (CUB 379 / 940 / 2033 /
-     * 338); f32 256 explicit edges: 869 on every distribution (CUB 319-337). */
+    /* Slots that fit one block's shared memory (32-bit counters): cuda-fast-smem. f32/256:
+     * 4440 / 4441 / 4439 / 4457 (CUB 3894 / 3523 / 4316 / 3890); f32/4096: 4151 / 4200 / 4178 /
+     * 4175 (CUB 383 / 943 / 1930 / 332; cuda-fast-packed16-f32 4220 / 3932 / 3940 / 4227);
+     * f32 256 explicit edges: 3592 / 4180 / 4143 / 3952 (CUB 320-336). */
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-fast-smem"},
-    /* f32 even bins past shared memory, up to 65536: 16-bit packed counters with hand-off.
-     * f32/65536: 853 / 1344 / 2766 / 854 vs cuda-multipass 331-342, CUB 95 / 456 / 1446 / 128. */
+    /* f32 even bins past shared memory, up to 65536: 16-bit packed counters, host-certified
+     * float estimate. f32/65536: 3915 / 3679 / 3744 / 3905 vs CUB 96 / 442 / 1432 / 128. */
     {0, GPUHIST_DTYPE_BIT(GPUHIST_F32), GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 1, 65536,
      "cuda-fast-packed16-f32"},
-    /* Seed 002's general strategies for what fits shared memory but fast-smem declined. */
+    /* Everything larger: global 32-bit partial counters behind a per-thread two-entry cache and
+     * warp aggregation; never collapses on skewed data. f32/2^20: 398 / 850 / 1108 / 399 vs plain
+     * global atomics 402 / 6 / 5 / 403, cuda-sort-rle 138 / 147 / 174 / 138, cuda-fast-cluster
+     * 316 / 598 / 1031 / 158 and CUB 59 / 209 / 453 / 61. */
+    {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-fast-global"},
+    /* Safety nets, in the order they were measured above. */
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-block-shared"},
-    /* Beyond shared memory, a few passes: each pass rereads the input, never collapses on skewed
-     * data: f32/65536 331 / 338 / 342 / 341; at 2^20 bins (19 passes) only 35-37. */
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 1u << 17, "cuda-multipass"},
-    /* Huge histograms: sort + run-length encode does not collapse on skewed data:
-     * f32/2^20 138 / 147 / 174 / 138 vs plain global atomics 402 / 6 / 5 / 404 (CUB 58 / 213 /
-     * 452 / 60). */
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-sort-rle"},
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-global-atomic"},
 };
