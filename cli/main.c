@@ -501,9 +501,10 @@ static int parse_options(int argc, char **argv, options *o)
             break;
         }
         case O_BINS:
-            if (!cli_parse_u64(a, &u) || u < 1 || u > UINT32_MAX)
+            /* the library's limit (gpuhist_bin_spec.bins <= 2^31) */
+            if (!cli_parse_u64(a, &u) || u < 1 || u > (1u << 31))
                 return cli_error(CLI_EXIT_USAGE, "%s: expected a number of bins from 1 to %u, got '%s'",
-                                 g.shown, UINT32_MAX, a);
+                                 g.shown, 1u << 31, a);
             o->bins = (uint32_t)u;
             o->have_bins = 1;
             break;
