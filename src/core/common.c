@@ -74,6 +74,25 @@ void gpuhist_finish_slots(const gpuhist_plan *plan, const uint64_t *slots, uint6
     }
 }
 
+gpuhist_sample_value gpuhist_read_sample(gpuhist_dtype dtype, const void *p)
+{
+    gpuhist_sample_value x = {0, 0, 0.0, 0, 0};
+    switch (dtype) {
+    case GPUHIST_U8: { uint8_t v; memcpy(&v, p, 1); x.i = v; break; }
+    case GPUHIST_I8: { int8_t v; memcpy(&v, p, 1); x.i = v; break; }
+    case GPUHIST_U16: { uint16_t v; memcpy(&v, p, 2); x.i = v; break; }
+    case GPUHIST_I16: { int16_t v; memcpy(&v, p, 2); x.i = v; break; }
+    case GPUHIST_U32: { uint32_t v; memcpy(&v, p, 4); x.i = v; break; }
+    case GPUHIST_I32: { int32_t v; memcpy(&v, p, 4); x.i = v; break; }
+    case GPUHIST_I64: { int64_t v; memcpy(&v, p, 8); x.i = v; break; }
+    case GPUHIST_U64: { uint64_t v; memcpy(&v, p, 8); x.u = v; x.is_unsigned64 = 1; break; }
+    case GPUHIST_F32: { float v; memcpy(&v, p, 4); x.f = v; x.is_float = 1; break; }
+    case GPUHIST_F64: { double v; memcpy(&v, p, 8); x.f = v; x.is_float = 1; break; }
+    default: break;
+    }
+    return x;
+}
+
 uint32_t gpuhist_slot_of(const gpuhist_plan *plan, const void *p)
 {
     const gpuhist_binmap *m = &plan->map;

@@ -178,6 +178,17 @@ void gpuhist_fold_values(const gpuhist_plan *plan, const uint64_t *values, uint6
 void gpuhist_finish_slots(const gpuhist_plan *plan, const uint64_t *slots, uint64_t *counts,
                           gpuhist_result *result);
 
+/* One host sample read at any alignment, widened without loss: f32/f64 into `f`, u64 into `u`,
+ * every other integer type into `i`. */
+typedef struct gpuhist_sample_value {
+    int is_float;      /* value in `f` */
+    int is_unsigned64; /* value in `u` */
+    double f;
+    int64_t i;
+    uint64_t u;
+} gpuhist_sample_value;
+gpuhist_sample_value gpuhist_read_sample(gpuhist_dtype dtype, const void *p);
+
 /* The slot of the sample at `p` (host memory, any alignment) of dtype plan->dtype. */
 uint32_t gpuhist_slot_of(const gpuhist_plan *plan, const void *p);
 

@@ -65,54 +65,20 @@ static gpuhist_status cpu_minmax(gpuhist_ctx *ctx, const gpuhist_plan *plan, dou
             const unsigned char *pixel = gpuhist_pixel_ptr(plan, r, px);
             for (uint32_t k = 0; k < plan->active; ++k) {
                 const unsigned char *p = pixel + plan->channel_index[k] * plan->sample_size;
-                switch (plan->dtype) {
-                case GPUHIST_F32: {
-                    float v;
-                    memcpy(&v, p, 4);
-                    if (isfinite(v)) {
-                        fmin = v < fmin ? v : fmin;
-                        fmax = v > fmax ? v : fmax;
-                        *found = 1;
-                    }
-                    break;
+                gpuhist_sample_value v = gpuhist_read_sample(plan->dtype, p);
+                if (v.is_float) {
+                    if (!isfinite(v.f))
+                        continue;
+                    fmin = v.f < fmin ? v.f : fmin;
+                    fmax = v.f > fmax ? v.f : fmax;
+                } else if (v.is_unsigned64) {
+                    umin = v.u < umin ? v.u : umin;
+                    umax = v.u > umax ? v.u : umax;
+                } else {
+                    imin = v.i < imin ? v.i : imin;
+                    imax = v.i > imax ? v.i : imax;
                 }
-                case GPUHIST_F64: {
-                    double v;
-                    memcpy(&v, p, 8);
-                    if (isfinite(v)) {
-                        fmin = v < fmin ? v : fmin;
-                        fmax = v > fmax ? v : fmax;
-                        *found = 1;
-                    }
-                    break;
-                }
-                case GPUHIST_U64: {
-                    uint64_t v;
-                    memcpy(&v, p, 8);
-                    umin = v < umin ? v : umin;
-                    umax = v > umax ? v : umax;
-                    *found = 1;
-                    break;
-                }
-                default: {
-                    /* every other integer type fits int64 */
-                    int64_t v = 0;
-                    switch (plan->dtype) {
-                    case GPUHIST_U8: { uint8_t t; memcpy(&t, p, 1); v = t; break; }
-                    case GPUHIST_I8: { int8_t t; memcpy(&t, p, 1); v = t; break; }
-                    case GPUHIST_U16: { uint16_t t; memcpy(&t, p, 2); v = t; break; }
-                    case GPUHIST_I16: { int16_t t; memcpy(&t, p, 2); v = t; break; }
-                    case GPUHIST_U32: { uint32_t t; memcpy(&t, p, 4); v = t; break; }
-                    case GPUHIST_I32: { int32_t t; memcpy(&t, p, 4); v = t; break; }
-                    case GPUHIST_I64: { memcpy(&v, p, 8); break; }
-                    default: break;
-                    }
-                    imin = v < imin ? v : imin;
-                    imax = v > imax ? v : imax;
-                    *found = 1;
-                    break;
-                }
-                }
+                *found = 1;
             }
         }
     }

@@ -19,15 +19,7 @@
 #include <string.h>
 
 /* How a sample compares with an edge: -1, 0, 1 for <, ==, >. */
-typedef struct {
-    int is_float; /* 1: value in `f` (f32, f64 samples and 8..32-bit integers, exact in double) */
-    int is_unsigned64;
-    double f;
-    int64_t i;
-    uint64_t u;
-} sample_value;
-
-static int compare(const sample_value *x, double edge)
+static int compare(const gpuhist_sample_value *x, double edge)
 {
     if (x->is_float)
         return x->f < edge ? -1 : (x->f > edge ? 1 : 0);
@@ -36,26 +28,7 @@ static int compare(const sample_value *x, double edge)
     return gpuhist_cmp_i64_f64(x->i, edge);
 }
 
-static sample_value read_sample(gpuhist_dtype dtype, const unsigned char *p)
-{
-    sample_value x = {0, 0, 0.0, 0, 0};
-    switch (dtype) {
-    case GPUHIST_U8: { uint8_t v; memcpy(&v, p, 1); x.i = v; break; }
-    case GPUHIST_I8: { int8_t v; memcpy(&v, p, 1); x.i = v; break; }
-    case GPUHIST_U16: { uint16_t v; memcpy(&v, p, 2); x.i = v; break; }
-    case GPUHIST_I16: { int16_t v; memcpy(&v, p, 2); x.i = v; break; }
-    case GPUHIST_U32: { uint32_t v; memcpy(&v, p, 4); x.i = v; break; }
-    case GPUHIST_I32: { int32_t v; memcpy(&v, p, 4); x.i = v; break; }
-    case GPUHIST_I64: { int64_t v; memcpy(&v, p, 8); x.i = v; break; }
-    case GPUHIST_U64: { uint64_t v; memcpy(&v, p, 8); x.u = v; x.is_unsigned64 = 1; break; }
-    case GPUHIST_F32: { float v; memcpy(&v, p, 4); x.f = v; x.is_float = 1; break; }
-    case GPUHIST_F64: { double v; memcpy(&v, p, 8); x.f = v; x.is_float = 1; break; }
-    default: break;
-    }
-    return x;
-}
-
-static uint32_t reference_slot(const gpuhist_plan *plan, const sample_value *x)
+static uint32_t reference_slot(const gpuhist_plan *plan, const gpuhist_sample_value *x)
 {
     const gpuhist_binmap *m = &plan->map;
     uint32_t bins = plan->bins;
@@ -103,7 +76,7 @@ static gpuhist_status reference_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, 
             const unsigned char *pixel = gpuhist_pixel_ptr(plan, r, px);
             for (uint32_t k = 0; k < plan->active; ++k) {
                 const unsigned char *p = pixel + plan->channel_index[k] * plan->sample_size;
-                sample_value x = read_sample(plan->dtype, p);
+                gpuhist_sample_value x = gpuhist_read_sample(plan->dtype, p);
                 slots[(size_t)k * plan->slots + reference_slot(plan, &x)] += 1;
             }
         }

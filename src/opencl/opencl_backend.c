@@ -632,87 +632,14 @@ double gpuhist_opencl_last_kernel_seconds(const gpuhist_ctx *ctx)
     return gpuhist_opencl_state_of(ctx)->kernel_seconds;
 }
 
-/* ---- minmax (host scan: OpenCL input is host memory) ---------------------------------------------- */
+/* ---- minmax ---------------------------------------------------------------------------------------- */
 
-/* Floats: finite values only. */
-#define GH_SCAN_FLOAT(T)                                                                       \
-    static void gh_scan_##T(const gpuhist_plan *plan, double *lo, double *hi, int *found)      \
-    {                                                                                          \
-        double mn = INFINITY, mx = -INFINITY;                                                  \
-        for (uint64_t r = 0; r < plan->rows; ++r)                                              \
-            for (uint64_t p = 0; p < plan->row_length; ++p) {                                  \
-                const unsigned char *px = gpuhist_pixel_ptr(plan, r, p);                       \
-                for (uint32_t k = 0; k < plan->active; ++k) {                                  \
-                    T v;                                                                       \
-                    memcpy(&v, px + plan->channel_index[k] * sizeof(T), sizeof(T));            \
-                    if (isfinite(v)) {                                                         \
-                        mn = v < mn ? v : mn;                                                  \
-                        mx = v > mx ? v : mx;                                                  \
-                    }                                                                          \
-                }                                                                              \
-            }                                                                                  \
-        *found = mn <= mx;                                                                     \
-        *lo = mn;                                                                              \
-        *hi = mx;                                                                              \
-    }
-
-/* Integers: exact min/max in W, then converted outward (internal.h: every sample must lie
- * inside [lower, upper] even above 2^53). */
-#define GH_SCAN_INT(T, W, DOWN, UP)                                                            \
-    static void gh_scan_##T(const gpuhist_plan *plan, double *lo, double *hi, int *found)      \
-    {                                                                                          \
-        W mn = 0, mx = 0;                                                                      \
-        int any = 0;                                                                           \
-        for (uint64_t r = 0; r < plan->rows; ++r)                                              \
-            for (uint64_t p = 0; p < plan->row_length; ++p) {                                  \
-                const unsigned char *px = gpuhist_pixel_ptr(plan, r, p);                       \
-                for (uint32_t k = 0; k < plan->active; ++k) {                                  \
-                    T v;                                                                       \
-                    memcpy(&v, px + plan->channel_index[k] * sizeof(T), sizeof(T));            \
-                    if (!any) {                                                                \
-                        mn = mx = (W)v;                                                        \
-                        any = 1;                                                               \
-                    }                                                                          \
-                    mn = (W)v < mn ? (W)v : mn;                                                \
-                    mx = (W)v > mx ? (W)v : mx;                                                \
-                }                                                                              \
-            }                                                                                  \
-        *found = any;                                                                          \
-        if (any) {                                                                             \
-            *lo = DOWN(mn);                                                                    \
-            *hi = UP(mx);                                                                      \
-        }                                                                                      \
-    }
-GH_SCAN_INT(uint8_t, int64_t, gpuhist_i64_to_double_down, gpuhist_i64_to_double_up)
-GH_SCAN_INT(int8_t, int64_t, gpuhist_i64_to_double_down, gpuhist_i64_to_double_up)
-GH_SCAN_INT(uint16_t, int64_t, gpuhist_i64_to_double_down, gpuhist_i64_to_double_up)
-GH_SCAN_INT(int16_t, int64_t, gpuhist_i64_to_double_down, gpuhist_i64_to_double_up)
-GH_SCAN_INT(uint32_t, int64_t, gpuhist_i64_to_double_down, gpuhist_i64_to_double_up)
-GH_SCAN_INT(int32_t, int64_t, gpuhist_i64_to_double_down, gpuhist_i64_to_double_up)
-GH_SCAN_INT(int64_t, int64_t, gpuhist_i64_to_double_down, gpuhist_i64_to_double_up)
-GH_SCAN_INT(uint64_t, uint64_t, gpuhist_u64_to_double_down, gpuhist_u64_to_double_up)
-GH_SCAN_FLOAT(float)
-GH_SCAN_FLOAT(double)
-
+/* OpenCL input is always host memory: the CPU backend's scan (finite values, 64-bit integers
+ * rounded outward) is exactly what is needed. */
 static gpuhist_status gh_ocl_minmax(gpuhist_ctx *ctx, const gpuhist_plan *plan, double *lo,
                                     double *hi, int *found)
 {
-    (void)ctx;
-    switch (plan->dtype) {
-    case GPUHIST_U8: gh_scan_uint8_t(plan, lo, hi, found); break;
-    case GPUHIST_I8: gh_scan_int8_t(plan, lo, hi, found); break;
-    case GPUHIST_U16: gh_scan_uint16_t(plan, lo, hi, found); break;
-    case GPUHIST_I16: gh_scan_int16_t(plan, lo, hi, found); break;
-    case GPUHIST_U32: gh_scan_uint32_t(plan, lo, hi, found); break;
-    case GPUHIST_I32: gh_scan_int32_t(plan, lo, hi, found); break;
-    case GPUHIST_U64: gh_scan_uint64_t(plan, lo, hi, found); break;
-    case GPUHIST_I64: gh_scan_int64_t(plan, lo, hi, found); break;
-    case GPUHIST_F32: gh_scan_float(plan, lo, hi, found); break;
-    case GPUHIST_F64: gh_scan_double(plan, lo, hi, found); break;
-    default:
-        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "opencl: unknown dtype");
-    }
-    return GPUHIST_OK;
+    return gpuhist_cpu_backend.minmax(ctx, plan, lo, hi, found);
 }
 
 /* ---- auto policy ----------------------------------------------------------------------------------- */
