@@ -122,6 +122,38 @@ __device__ __forceinline__ uint4 gh8_load(const uint4 *p)
     return __ldcs(p);
 }
 
+/* Per-warp sub-histograms in dynamic shared memory (cuda-histogram256 and -tagged): the block's
+ * THREADS / 32 tables of k.nkeys counters each. Two calls around the kernel's counting loop
+ * rather than one taking the loop as a lambda: the lambda form moved instructions of the tagged
+ * kernel's loop (nvcc 13.0, sm_90); these compile to the same SASS as the code written out.
+ * gh8_tables_zero: zero every table, wait for the whole block, return the calling warp's. */
+template <unsigned THREADS>
+__device__ __forceinline__ unsigned *gh8_tables_zero(unsigned *s_hist, const gh8_keys &k)
+{
+    const unsigned total = THREADS / 32u * k.nkeys;
+    for (unsigned i = threadIdx.x; i < total; i += THREADS)
+        s_hist[i] = 0;
+    __syncthreads();
+    return s_hist + (threadIdx.x / 32u) * k.nkeys;
+}
+
+/* gh8_tables_merge: once the whole block has counted, emit(key, sum) for each output key, sum
+ * (of type S) adding the key's counter of every table under `mask` (the tagged kernel keeps the
+ * writer's lane above the count bits). */
+template <unsigned THREADS, typename S, class Emit>
+__device__ __forceinline__ void gh8_tables_merge(const unsigned *s_hist, const gh8_keys &k,
+                                                 unsigned mask, Emit &&emit)
+{
+    __syncthreads();
+    for (unsigned key = threadIdx.x; key < k.nout; key += THREADS) {
+        S sum = 0;
+#pragma unroll
+        for (unsigned w = 0; w < THREADS / 32u; ++w)
+            sum += s_hist[w * k.nkeys + key] & mask;
+        emit(key, sum);
+    }
+}
+
 /* The head and tail bytes (< 32 in all), straight into `out`: byte t < nhead is job element t,
  * byte nhead + t is element tail_elem + t (tail_phase = tail_elem % C). */
 static __global__ void gh8_loose_kernel(const unsigned char *head, unsigned nhead,
@@ -268,6 +300,33 @@ static gpuhist_status gh8_by_channels(unsigned channels, F &&f)
     default:
         return f(std::integral_constant<int, 4>{});
     }
+}
+
+/*
+ * The start of an 8-bit strategy's run(): the plan's keys k, then for C = k.channels the kernel
+ * pick(std::integral_constant<int, C>{}) with smem_per_key * k.nkeys bytes of dynamic shared
+ * memory and a grid from gh8_grid (`threads` per block, per_block vectors of work per block);
+ * go(kernel, grid, k, smem) then drives the job.
+ */
+template <class Pick, class Go>
+static gpuhist_status gh8_start(gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                                const gpuhist_cuda_job *job, int threads, size_t smem_per_key,
+                                uint64_t per_block, const char *name, Pick &&pick, Go &&go)
+{
+    gh8_keys k = {}; /* {}: gcc cannot tell that gh8_keys_of fills k whenever it returns OK */
+    gpuhist_status st = gh8_keys_of(ctx, plan, &k);
+    if (st != GPUHIST_OK)
+        return st;
+    const size_t smem = smem_per_key * k.nkeys;
+    return gh8_by_channels(k.channels, [&](auto cc) -> gpuhist_status {
+        auto kernel = pick(cc);
+        unsigned grid = 1;
+        gpuhist_status s = gh8_grid(ctx, job, kernel, threads, smem, job->elements / GH8_VEC,
+                                    per_block, &grid, name);
+        if (s != GPUHIST_OK)
+            return s;
+        return go(kernel, grid, k, smem);
+    });
 }
 
 #endif

@@ -21,6 +21,7 @@
 #include "cuda_internal.cuh"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <type_traits>
 
 /* "This sample is not counted" (its channel is not histogrammed). */
@@ -215,6 +216,107 @@ struct gh_chan {
     }
 };
 
+/* ---- kernel skeletons (device) --------------------------------------------------------------- */
+
+/* The per-block privatised slot histogram of cuda-block-shared, cuda-warp-aggregated and
+ * cuda-optimized, kept in `counters` 32-bit shared counters sh[]. Two calls around the kernel's
+ * counting loop rather than one taking the loop as a lambda: the lambda form changed the
+ * loop's register allocation and scheduling (nvcc 13.0, sm_90), these compile to the same SASS
+ * as the code written out. gh_block_zero: zero sh, then wait for the whole block. */
+static __device__ __forceinline__ void gh_block_zero(uint32_t *sh, uint32_t counters)
+{
+    for (uint32_t i = threadIdx.x; i < counters; i += blockDim.x)
+        sh[i] = 0u;
+    __syncthreads();
+}
+
+/* gh_block_merge: once the whole block has counted, add each non-zero counter into the 64-bit
+ * global counters with one atomic. */
+static __device__ __forceinline__ void gh_block_merge(const uint32_t *sh, uint32_t counters,
+                                                      unsigned long long *__restrict__ out)
+{
+    __syncthreads();
+    for (uint32_t i = threadIdx.x; i < counters; i += blockDim.x) {
+        uint32_t v = sh[i];
+        if (v)
+            atomicAdd(&out[i], (unsigned long long)v);
+    }
+}
+
+/*
+ * The element walk of cuda-fast-smem and cuda-fast-global: f(x, ch, valid) for every element x
+ * of the launch's range [kp.begin, kp.end), ch its input channel (0 unless MULTI), by a kernel
+ * of THREADS threads per block.
+ *  - Block 0 first takes the unaligned head [begin, vbegin) and tail [vbegin + nvec * VE, end)
+ *    (fewer than VE = 16 / sizeof(T) elements each), one element per thread.
+ *  - Then the 16-byte-aligned body, nvec vectors from element vbegin: each block takes chunks of
+ *    THREADS * U vectors, grid-stride; a thread issues its U streaming loads (__ldcs: read once,
+ *    keep out of L1) before using any, so U loads are in flight per thread.
+ * ALL_LANES: f is warp-synchronous, so every thread calls it at every step (block 0's head/tail
+ * step and each vector's VE elements), with valid = false (x meaningless) where it has no
+ * element. Otherwise f is only called for real elements (valid = true).
+ */
+template <typename T, bool MULTI, int THREADS, int U, bool ALL_LANES, class F>
+static __device__ __forceinline__ void gh_vec16_walk(const gh_kparams &kp, uint64_t vbegin,
+                                                     uint64_t nvec, F &&f)
+{
+    constexpr uint32_t VE = 16u / sizeof(T);
+    const uint32_t tid = threadIdx.x;
+    const T *data = (const T *)kp.data;
+    if (blockIdx.x == 0) {
+        const uint64_t vend = vbegin + nvec * VE;
+        const uint64_t nh = vbegin - kp.begin, nt = kp.end - vend;
+        const bool valid = tid < nh + nt;
+        if (ALL_LANES || valid) {
+            T x = T();
+            uint32_t ch = 0;
+            if (valid) {
+                const uint64_t k = tid < nh ? kp.begin + tid : vend + (tid - nh);
+                x = data[k];
+                ch = MULTI ? (uint32_t)(k % kp.channels) : 0u;
+            }
+            f(x, ch, valid);
+        }
+    }
+    const uint4 *vec = (const uint4 *)(data + vbegin);
+    const uint64_t step = (uint64_t)gridDim.x * (THREADS * U);
+    const uint32_t C = kp.channels;
+    const uint32_t ph0 = MULTI ? (uint32_t)(vbegin % C) : 0u;
+    /* base is block-uniform: with ALL_LANES every lane runs every iteration */
+    for (uint64_t base = (uint64_t)blockIdx.x * (THREADS * U); base < nvec; base += step) {
+        uint4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const uint64_t i = base + (uint64_t)u * THREADS + tid;
+            v[u] = i < nvec ? __ldcs(vec + i) : make_uint4(0u, 0u, 0u, 0u);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const uint64_t i = base + (uint64_t)u * THREADS + tid;
+            const bool valid = i < nvec;
+            if (!ALL_LANES && !valid)
+                continue;
+            union {
+                uint4 v;
+                T e[VE];
+            } w;
+            w.v = v[u];
+            uint32_t ch = 0;
+            if (MULTI) /* channel of element vbegin + i * VE */
+                ch = (uint32_t)((ph0 + (i % C) * (VE % C)) % C);
+#pragma unroll
+            for (uint32_t e = 0; e < VE; ++e) {
+                f(w.e[e], ch, valid);
+                if (MULTI) {
+                    ch += 1u;
+                    if (ch == C)
+                        ch = 0u;
+                }
+            }
+        }
+    }
+}
+
 /* ---- host helpers ----------------------------------------------------------------------------- */
 
 /* Grid for a grid-stride kernel: as many blocks as can be resident (capped at
@@ -273,11 +375,86 @@ template <class L> static gpuhist_status gh_segments(uint64_t elements, int grid
     return gh_segments_max(elements, (uint64_t)grid * GH_MAX_PER_BLOCK, launch);
 }
 
-/* Do `counters` 32-bit counters fit in the opt-in shared memory of the context's device? */
+/* The host half of gh_vec16_walk: the first 16-byte-aligned element vb of the launch range
+ * [b, e) (the job's data is aligned to sizeof(T), which divides 16), and in *nv the whole
+ * 16-byte vectors from there; [b, vb) and [vb + *nv * 16 / sizeof(T), e) are the head and tail. */
+template <typename T>
+static inline uint64_t gh_vec16_body(const unsigned char *data, uint64_t b, uint64_t e,
+                                     uint64_t *nv)
+{
+    const uintptr_t a = (uintptr_t)(data + b * sizeof(T));
+    uint64_t vb = b + ((16u - (a & 15u)) & 15u) / sizeof(T);
+    if (vb > e)
+        vb = e;
+    *nv = (e - vb) / (16u / sizeof(T));
+    return vb;
+}
+
+/* Do `counters` 32-bit counters fit in the opt-in shared memory of the context's device? (The
+ * supports_fn of the gh_block_setup strategies.) */
 static inline int gh_fits_shared(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
 {
     uint32_t n = gh_counters_ok(plan);
     return n != 0 && (size_t)n * 4u <= gpuhist_cuda_smem_optin(ctx);
+}
+
+/* Kernel parameters and dynamic shared memory (4 bytes per counter) of strategy `name`, whose
+ * blocks keep every counter in shared memory (gh_block_zero / gh_block_merge); fails when that
+ * exceeds the device's opt-in shared memory per block. */
+static inline gpuhist_status gh_block_setup(gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                                            const gpuhist_cuda_job *job, const char *name,
+                                            gh_kparams *p, size_t *smem)
+{
+    *p = gh_make_params(plan, job);
+    *smem = (size_t)p->counters * sizeof(uint32_t);
+    if (*smem > job->smem_per_block_optin)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                            "%s: %zu bytes of counters exceed shared memory (%zu)", name, *smem,
+                            job->smem_per_block_optin);
+    return GPUHIST_OK;
+}
+
+/* "a b" in buf: a gpuhist_cuda_check message that names the strategy (built on error paths
+ * only, so that the happy path formats nothing). */
+static inline const char *gh_what(char (&buf)[96], const char *a, const char *b)
+{
+    snprintf(buf, sizeof buf, "%s %s", a, b);
+    return buf;
+}
+
+/*
+ * run() of cuda-block-shared and cuda-warp-aggregated: kernel = pick(gh_tag<T>(), multi), taking
+ * (gh_kparams, out), grid-stride over each gh_segments range of the job with gh_block_for_smem
+ * threads and the counters in dynamic shared memory (gh_block_setup). `name` is the strategy's.
+ */
+template <class Pick>
+static gpuhist_status gh_block_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobp,
+                                   void *out, const char *name, Pick &&pick)
+{
+    const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobp;
+    if (job->elements == 0)
+        return GPUHIST_OK;
+    gh_kparams p;
+    size_t smem;
+    const gpuhist_status st = gh_block_setup(ctx, plan, job, name, &p, &smem);
+    if (st != GPUHIST_OK)
+        return st;
+    return gh_dispatch(plan, [&](auto tag, auto multi) -> gpuhist_status {
+        auto kernel = pick(tag, multi);
+        cudaError_t err;
+        char what[96];
+        const int block = gh_block_for_smem(smem);
+        int grid = gh_grid(job, kernel, block, smem, job->elements, &err);
+        if (!grid)
+            return gpuhist_cuda_check(ctx, err, gh_what(what, "configure", name));
+        return gh_segments(job->elements, grid, [&](uint64_t b, uint64_t e) -> gpuhist_status {
+            p.begin = b;
+            p.end = e;
+            kernel<<<grid, block, smem, job->stream>>>(p, (unsigned long long *)out);
+            GPUHIST_CUDA_LAUNCH_CHECK(ctx, gh_what(what, name, "kernel"));
+            return GPUHIST_OK;
+        });
+    });
 }
 
 #endif

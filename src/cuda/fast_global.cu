@@ -9,7 +9,7 @@
  * Mechanism.
  *  - 16-byte loads (__ldcs, 4 vectors per thread in flight for 4/8-byte types), grid-stride
  *    over the aligned body of each launch's range; block 0 counts the unaligned head/tail
- *    (< 16 bytes each).
+ *    (< 16 bytes each). The walk is common.cuh's gh_vec16_walk, shared with cuda-fast-smem.
  *  - A two-entry per-thread cache of (counter, run count) in registers: entry A keeps the
  *    heavier counter, entry B the most recent other one. A sample equal to A or B only
  *    increments a register; any other sample flushes B to global memory and takes its place;
@@ -275,55 +275,10 @@ __global__ void __launch_bounds__(fg_threads<ROUTE>::value)
         return s;
     };
 
-    constexpr uint32_t VE = 16u / sizeof(T);
-    constexpr int U = fg_unroll<T>::value;
-    const T *data = (const T *)kp.data;
-    /* Head [begin, vbegin) and tail [vbegin + nvec * VE, end): fewer than VE each. */
-    if (blockIdx.x == 0) {
-        const uint64_t vend = vbegin + nvec * VE;
-        const uint64_t nh = vbegin - kp.begin, nt = kp.end - vend;
-        uint32_t c = GH_NONE;
-        if (tid < nh + nt) {
-            const uint64_t k = tid < nh ? kp.begin + tid : vend + (tid - nh);
-            c = counter(data[k], MULTI ? (uint32_t)(k % kp.channels) : 0u);
-        }
-        take(c);
-    }
-    const uint4 *vec = (const uint4 *)(data + vbegin);
-    const uint64_t step = (uint64_t)gridDim.x * (THREADS * U);
-    const uint32_t C = kp.channels;
-    const uint32_t ph0 = MULTI ? (uint32_t)(vbegin % C) : 0u;
-    /* base is block-uniform: all lanes run every iteration, as fg_flush needs */
-    for (uint64_t base = (uint64_t)blockIdx.x * (THREADS * U); base < nvec; base += step) {
-        uint4 v[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const uint64_t i = base + (uint64_t)u * THREADS + tid;
-            v[u] = i < nvec ? __ldcs(vec + i) : make_uint4(0u, 0u, 0u, 0u);
-        }
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const uint64_t i = base + (uint64_t)u * THREADS + tid;
-            const bool valid = i < nvec;
-            union {
-                uint4 v;
-                T e[VE];
-            } w;
-            w.v = v[u];
-            uint32_t ch = 0;
-            if (MULTI) /* channel of element vbegin + i * VE */
-                ch = (uint32_t)((ph0 + (i % C) * (VE % C)) % C);
-#pragma unroll
-            for (uint32_t e = 0; e < VE; ++e) {
-                take(valid ? counter(w.e[e], ch) : GH_NONE);
-                if (MULTI) {
-                    ch += 1u;
-                    if (ch == C)
-                        ch = 0u;
-                }
-            }
-        }
-    }
+    /* ALL_LANES = true: take() is warp-synchronous (fg_flush) */
+    gh_vec16_walk<T, MULTI, THREADS, fg_unroll<T>::value, true>(
+        kp, vbegin, nvec,
+        [&](T x, uint32_t ch, bool valid) { take(valid ? counter(x, ch) : GH_NONE); });
     fg_flush(add, ac != 0u, a, ac, lane, wbuf);
     fg_flush(add, bc != 0u, b, bc, lane, wbuf);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -490,12 +445,8 @@ static gpuhist_status fg_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
         auto segments = [&](auto &&launch) -> gpuhist_status {
             return gh_segments_max(
                 job->elements, FG_MAX_PER_LAUNCH, [&](uint64_t b, uint64_t e) -> gpuhist_status {
-                    /* first 16-byte-aligned element at or after b (data is T-aligned) */
-                    const uintptr_t ad = (uintptr_t)(job->data + b * sizeof(T));
-                    uint64_t vb = b + ((16u - (ad & 15u)) & 15u) / sizeof(T);
-                    if (vb > e)
-                        vb = e;
-                    const uint64_t nv = (e - vb) / VE;
+                    uint64_t nv;
+                    const uint64_t vb = gh_vec16_body<T>(job->data, b, e, &nv);
                     fg_params q = p;
                     q.k.begin = b;
                     q.k.end = e;

@@ -72,8 +72,9 @@
  * Counters: each block counts at most 2^31 samples per launch (common.cuh: gh_segments), so no
  * 32-bit counter wraps. Merge: sum of the copies, one 64-bit global atomic per non-zero counter
  * per block. Loads cover the 16-byte-aligned body of each launch's element range; the unaligned
- * head/tail (< 16 bytes each) are counted element by element by block 0. Element and vector
- * indices are 64-bit.
+ * head/tail (< 16 bytes each) are counted element by element by block 0 (fs_kernel's walk is
+ * common.cuh's gh_vec16_walk, shared with cuda-fast-global). Element and vector indices are
+ * 64-bit.
  * Limits: fs_kernel: R * 4 * active * (bins + 3) + tables must fit the opt-in shared memory (227
  * KiB on H100/H200). fe_kernel: (bins + 3) * 4 * R (R <= 16, chosen to stay <= 160 KiB) must fit.
  * Data dependence: atomics merge same-address lanes in hardware (hot data fine per DESIGN.md
@@ -221,52 +222,8 @@ __global__ void __launch_bounds__(FS_THREADS)
         atomicAdd(mycnt + s, 1u);
     };
 
-    constexpr uint32_t VE = 16u / sizeof(T);
-    const T *data = (const T *)kp.data;
-    /* Head [begin, vbegin) and tail [vbegin + nvec * VE, end): fewer than VE each. */
-    if (blockIdx.x == 0) {
-        const uint64_t vend = vbegin + nvec * VE;
-        const uint64_t nh = vbegin - kp.begin, nt = kp.end - vend;
-        if (tid < nh + nt) {
-            const uint64_t k = tid < nh ? kp.begin + tid : vend + (tid - nh);
-            count(data[k], MULTI ? (uint32_t)(k % kp.channels) : 0u);
-        }
-    }
-    const uint4 *vec = (const uint4 *)(data + vbegin);
-    const uint64_t step = (uint64_t)gridDim.x * (FS_THREADS * FS_U);
-    const uint32_t C = kp.channels;
-    const uint32_t ph0 = MULTI ? (uint32_t)(vbegin % C) : 0u;
-    for (uint64_t base = (uint64_t)blockIdx.x * (FS_THREADS * FS_U); base < nvec; base += step) {
-        uint4 v[FS_U];
-#pragma unroll
-        for (int u = 0; u < FS_U; ++u) {
-            const uint64_t i = base + (uint64_t)u * FS_THREADS + tid;
-            v[u] = i < nvec ? __ldcs(vec + i) : make_uint4(0u, 0u, 0u, 0u);
-        }
-#pragma unroll
-        for (int u = 0; u < FS_U; ++u) {
-            const uint64_t i = base + (uint64_t)u * FS_THREADS + tid;
-            if (i >= nvec)
-                continue;
-            union {
-                uint4 v;
-                T e[VE];
-            } w;
-            w.v = v[u];
-            uint32_t ch = 0;
-            if (MULTI) /* channel of element vbegin + i * VE */
-                ch = (uint32_t)((ph0 + (i % C) * (VE % C)) % C);
-#pragma unroll
-            for (uint32_t e = 0; e < VE; ++e) {
-                count(w.e[e], ch);
-                if (MULTI) {
-                    ch += 1u;
-                    if (ch == C)
-                        ch = 0u;
-                }
-            }
-        }
-    }
+    gh_vec16_walk<T, MULTI, FS_THREADS, FS_U, false>(kp, vbegin, nvec,
+                                                     [&](T x, uint32_t ch, bool) { count(x, ch); });
     __syncthreads();
 
     for (uint32_t j = tid; j < ncnt; j += FS_THREADS) {
@@ -759,11 +716,8 @@ static gpuhist_status fx_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, K
         return gpuhist_cuda_check(ctx, err, "cuda-fast-smem configuration");
     return gh_segments(job->elements, grid, [&](uint64_t b, uint64_t e) -> gpuhist_status {
         const float *d = (const float *)job->data;
-        const uintptr_t a = (uintptr_t)(d + b);
-        uint64_t vb = b + ((16u - (a & 15u)) & 15u) / 4u;
-        if (vb > e)
-            vb = e;
-        const uint64_t nv = (e - vb) / 4u;
+        uint64_t nv;
+        const uint64_t vb = gh_vec16_body<float>(job->data, b, e, &nv);
         fx_params q = p;
         q.vec = (const uint4 *)(d + vb);
         q.nvec = nv;
@@ -844,13 +798,8 @@ static gpuhist_status fs_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
             if (grid == 0)
                 return gpuhist_cuda_check(ctx, err, "cuda-fast-smem configuration");
             return gh_segments(job->elements, grid, [&](uint64_t b, uint64_t e) -> gpuhist_status {
-                constexpr uint64_t VE = 16u / sizeof(T);
-                /* first 16-byte-aligned element at or after b (data is sizeof(T)-aligned) */
-                const uintptr_t a = (uintptr_t)(job->data + b * sizeof(T));
-                uint64_t vb = b + ((16u - (a & 15u)) & 15u) / sizeof(T);
-                if (vb > e)
-                    vb = e;
-                const uint64_t nv = (e - vb) / VE;
+                uint64_t nv;
+                const uint64_t vb = gh_vec16_body<T>(job->data, b, e, &nv);
                 fs_params q = p;
                 q.k.begin = b;
                 q.k.end = e;

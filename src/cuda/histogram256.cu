@@ -73,6 +73,7 @@
 
 #define H256_THREADS 256u
 #define H256_WARPS (H256_THREADS / 32u)
+#define H256_SMEM_PER_KEY (H256_WARPS * sizeof(unsigned)) /* one counter per warp table */
 #define H256_COUNT_BITS 27u
 #define H256_COUNT_MASK ((1u << H256_COUNT_BITS) - 1u) /* 0x07FFFFFF, Listing 3 */
 /* Vectors per thread per launch for the tagged kernel: 512 samples per warp per vector step. */
@@ -86,12 +87,8 @@ __global__ void __launch_bounds__(H256_THREADS)
                        unsigned long long *__restrict__ out)
 {
     extern __shared__ unsigned s_hist[]; /* H256_WARPS tables of k.nkeys counters */
-    const unsigned total = H256_WARPS * k.nkeys;
-    for (unsigned i = threadIdx.x; i < total; i += H256_THREADS)
-        s_hist[i] = 0;
-    __syncthreads();
+    unsigned *wh = gh8_tables_zero<H256_THREADS>(s_hist, k);
 
-    unsigned *wh = s_hist + (threadIdx.x / 32u) * k.nkeys;
     const unsigned stride = gridDim.x * H256_THREADS;
     for (unsigned i = blockIdx.x * H256_THREADS + threadIdx.x; i < nvec; i += stride) {
         const uint4 v = gh8_load(vec + i);
@@ -99,16 +96,12 @@ __global__ void __launch_bounds__(H256_THREADS)
         gh8_rotate<C>(k, gh8_phase<C>(phase0, i), o);
         gh8_for_each_key<C>(v, o, [&](unsigned key) { atomicAdd(wh + key, 1u); });
     }
-    __syncthreads();
 
-    for (unsigned key = threadIdx.x; key < k.nout; key += H256_THREADS) {
-        unsigned long long sum = 0;
-#pragma unroll
-        for (unsigned w = 0; w < H256_WARPS; ++w)
-            sum += s_hist[w * k.nkeys + key];
-        if (sum)
-            atomicAdd(out + key, sum);
-    }
+    gh8_tables_merge<H256_THREADS, unsigned long long>(
+        s_hist, k, 0xffffffffu, [&](unsigned key, unsigned long long sum) {
+            if (sum)
+                atomicAdd(out + key, sum);
+        });
 }
 
 static gpuhist_status h256_atomic_run(gpuhist_ctx *ctx, const gpuhist_plan *plan,
@@ -116,28 +109,18 @@ static gpuhist_status h256_atomic_run(gpuhist_ctx *ctx, const gpuhist_plan *plan
 {
     const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobv;
     unsigned long long *out = (unsigned long long *)outv;
-    gh8_keys k;
-    gpuhist_status st = gh8_keys_of(ctx, plan, &k);
-    if (st != GPUHIST_OK)
-        return st;
-    const size_t smem = (size_t)H256_WARPS * k.nkeys * sizeof(unsigned);
-    return gh8_by_channels(k.channels, [&](auto cc) -> gpuhist_status {
-        constexpr int C = decltype(cc)::value;
-        auto kernel = h256_atomic_kernel<C>;
-        unsigned grid = 1;
-        gpuhist_status s = gh8_grid(ctx, job, kernel, (int)H256_THREADS, smem,
-                                    job->elements / GH8_VEC, H256_THREADS, &grid,
-                                    "cuda-histogram256");
-        if (s != GPUHIST_OK)
-            return s;
-        return gh8_drive(ctx, job, k, out, GH8_MAX_LAUNCH_VECTORS,
-                         [&](const uint4 *vec, unsigned nvec, unsigned phase0) -> gpuhist_status {
-                             kernel<<<grid, H256_THREADS, smem, job->stream>>>(vec, nvec, phase0,
-                                                                               k, out);
-                             GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-histogram256 kernel");
-                             return GPUHIST_OK;
-                         });
-    });
+    return gh8_start(
+        ctx, plan, job, (int)H256_THREADS, H256_SMEM_PER_KEY, H256_THREADS, "cuda-histogram256",
+        [](auto cc) { return h256_atomic_kernel<decltype(cc)::value>; },
+        [&](auto kernel, unsigned grid, const gh8_keys &k, size_t smem) -> gpuhist_status {
+            return gh8_drive(
+                ctx, job, k, out, GH8_MAX_LAUNCH_VECTORS,
+                [&](const uint4 *vec, unsigned nvec, unsigned phase0) -> gpuhist_status {
+                    kernel<<<grid, H256_THREADS, smem, job->stream>>>(vec, nvec, phase0, k, out);
+                    GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-histogram256 kernel");
+                    return GPUHIST_OK;
+                });
+        });
 }
 
 /* ---- tagged software atomics (Listing 3, made safe under independent thread scheduling) ------- */
@@ -166,12 +149,8 @@ __global__ void __launch_bounds__(H256_THREADS)
                        unsigned *__restrict__ partial)
 {
     extern __shared__ unsigned s_hist[]; /* H256_WARPS tables of k.nkeys tagged counters */
-    const unsigned total = H256_WARPS * k.nkeys;
-    for (unsigned i = threadIdx.x; i < total; i += H256_THREADS)
-        s_hist[i] = 0;
-    __syncthreads();
+    volatile unsigned *wh = gh8_tables_zero<H256_THREADS>(s_hist, k);
 
-    volatile unsigned *wh = s_hist + (threadIdx.x / 32u) * k.nkeys;
     const unsigned lane = threadIdx.x & 31u;
     const unsigned tag = lane << H256_COUNT_BITS;
     const unsigned stride = gridDim.x * H256_THREADS;
@@ -186,15 +165,11 @@ __global__ void __launch_bounds__(H256_THREADS)
         gh8_rotate<C>(k, gh8_phase<C>(phase0, i), o);
         gh8_for_each_key<C>(v, o, [&](unsigned key) { h256_tagged_add(wh, key, valid, tag); });
     }
-    __syncthreads();
 
-    for (unsigned key = threadIdx.x; key < k.nout; key += H256_THREADS) {
-        unsigned sum = 0; /* < 8 * 2^27 */
-#pragma unroll
-        for (unsigned w = 0; w < H256_WARPS; ++w)
-            sum += s_hist[w * k.nkeys + key] & H256_COUNT_MASK;
-        partial[(size_t)blockIdx.x * k.nout + key] = sum;
-    }
+    gh8_tables_merge<H256_THREADS, unsigned>(
+        s_hist, k, H256_COUNT_MASK, [&](unsigned key, unsigned sum /* < 8 * 2^27 */) {
+            partial[(size_t)blockIdx.x * k.nout + key] = sum;
+        });
 }
 
 static gpuhist_status h256_tagged_run(gpuhist_ctx *ctx, const gpuhist_plan *plan,
@@ -202,35 +177,28 @@ static gpuhist_status h256_tagged_run(gpuhist_ctx *ctx, const gpuhist_plan *plan
 {
     const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobv;
     unsigned long long *out = (unsigned long long *)outv;
-    gh8_keys k;
-    gpuhist_status st = gh8_keys_of(ctx, plan, &k);
-    if (st != GPUHIST_OK)
-        return st;
-    const size_t smem = (size_t)H256_WARPS * k.nkeys * sizeof(unsigned);
-    return gh8_by_channels(k.channels, [&](auto cc) -> gpuhist_status {
-        constexpr int C = decltype(cc)::value;
-        auto kernel = h256_tagged_kernel<C>;
-        unsigned grid = 1;
-        gpuhist_status s = gh8_grid(ctx, job, kernel, (int)H256_THREADS, smem,
-                                    job->elements / GH8_VEC, H256_THREADS, &grid,
-                                    "cuda-histogram256-tagged");
-        if (s != GPUHIST_OK)
-            return s;
-        void *scratch = NULL;
-        s = gpuhist_cuda_scratch(ctx, (size_t)grid * k.nout * sizeof(unsigned), &scratch);
-        if (s != GPUHIST_OK)
-            return s;
-        unsigned *partial = (unsigned *)scratch;
-        /* Each thread gets at most H256_TAGGED_STEPS vectors per launch: the 27-bit limit. */
-        const uint64_t cap = (uint64_t)grid * H256_THREADS * H256_TAGGED_STEPS;
-        return gh8_drive(ctx, job, k, out, cap,
-                         [&](const uint4 *vec, unsigned nvec, unsigned phase0) -> gpuhist_status {
-                             kernel<<<grid, H256_THREADS, smem, job->stream>>>(vec, nvec, phase0,
-                                                                               k, partial);
-                             GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-histogram256-tagged kernel");
-                             return gh8_merge(ctx, job, partial, grid, k.nout, out);
-                         });
-    });
+    return gh8_start(
+        ctx, plan, job, (int)H256_THREADS, H256_SMEM_PER_KEY, H256_THREADS,
+        "cuda-histogram256-tagged",
+        [](auto cc) { return h256_tagged_kernel<decltype(cc)::value>; },
+        [&](auto kernel, unsigned grid, const gh8_keys &k, size_t smem) -> gpuhist_status {
+            void *scratch = NULL;
+            gpuhist_status s =
+                gpuhist_cuda_scratch(ctx, (size_t)grid * k.nout * sizeof(unsigned), &scratch);
+            if (s != GPUHIST_OK)
+                return s;
+            unsigned *partial = (unsigned *)scratch;
+            /* Each thread gets at most H256_TAGGED_STEPS vectors per launch: the 27-bit limit. */
+            const uint64_t cap = (uint64_t)grid * H256_THREADS * H256_TAGGED_STEPS;
+            return gh8_drive(
+                ctx, job, k, out, cap,
+                [&](const uint4 *vec, unsigned nvec, unsigned phase0) -> gpuhist_status {
+                    kernel<<<grid, H256_THREADS, smem, job->stream>>>(vec, nvec, phase0, k,
+                                                                      partial);
+                    GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-histogram256-tagged kernel");
+                    return gh8_merge(ctx, job, partial, grid, k.nout, out);
+                });
+        });
 }
 
 extern "C" const gpuhist_strategy gpuhist_strategy_cuda_histogram256 = {

@@ -45,9 +45,7 @@ __global__ void __launch_bounds__(OPT_BLOCK_BIG, 1)
 {
     enum { N = vec16<T>::N, U = ilp<T>::U };
     extern __shared__ uint32_t sh[];
-    for (uint32_t i = threadIdx.x; i < p.counters; i += blockDim.x)
-        sh[i] = 0u;
-    __syncthreads();
+    gh_block_zero(sh, p.counters);
 
     const gpuhist_binmap m = p.map;
     const uint4 *__restrict__ vecs = (const uint4 *)(p.data + head * sizeof(T));
@@ -107,13 +105,7 @@ __global__ void __launch_bounds__(OPT_BLOCK_BIG, 1)
                 ch0 -= C;
         }
     }
-    __syncthreads();
-
-    for (uint32_t i = threadIdx.x; i < p.counters; i += blockDim.x) {
-        uint32_t v = sh[i];
-        if (v)
-            atomicAdd(&out[i], (unsigned long long)v);
-    }
+    gh_block_merge(sh, p.counters, out);
 }
 
 /* The scalar head [0, head) and tail [tail, end) of a job: at most 2 * 16 samples. */
@@ -133,22 +125,16 @@ __global__ void k_optimized_edges(gh_kparams p, uint64_t head, uint64_t tail,
     }
 }
 
-int supports(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
-{
-    return gh_fits_shared(ctx, plan);
-}
-
 gpuhist_status run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobp, void *out)
 {
     const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobp;
     if (job->elements == 0)
         return GPUHIST_OK;
-    gh_kparams p = gh_make_params(plan, job);
-    const size_t smem = (size_t)p.counters * sizeof(uint32_t);
-    if (smem > job->smem_per_block_optin)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
-                            "cuda-optimized: %zu bytes of counters exceed shared memory (%zu)",
-                            smem, job->smem_per_block_optin);
+    gh_kparams p;
+    size_t smem;
+    const gpuhist_status st = gh_block_setup(ctx, plan, job, "cuda-optimized", &p, &smem);
+    if (st != GPUHIST_OK)
+        return st;
     return gh_dispatch(plan, [&](auto tag, auto multi) -> gpuhist_status {
         typedef typename decltype(tag)::type T;
         constexpr bool M = decltype(multi)::value;
@@ -199,6 +185,6 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_optimized = {
     GPUHIST_ALL_KINDS,
     0,
     GPUHIST_CAP_CHANNELS,
-    supports,
+    gh_fits_shared,
     run,
 };

@@ -26,9 +26,7 @@ __global__ void __launch_bounds__(GH_BLOCK_BIG, 1)
     k_warp_aggregated(gh_kparams p, unsigned long long *__restrict__ out)
 {
     extern __shared__ uint32_t sh[];
-    for (uint32_t i = threadIdx.x; i < p.counters; i += blockDim.x)
-        sh[i] = 0u;
-    __syncthreads();
+    gh_block_zero(sh, p.counters);
 
     const gpuhist_binmap m = p.map;
     const T *__restrict__ data = (const T *)p.data;
@@ -51,47 +49,13 @@ __global__ void __launch_bounds__(GH_BLOCK_BIG, 1)
         if (MULTI)
             ch.advance();
     }
-    __syncthreads();
-
-    for (uint32_t i = threadIdx.x; i < p.counters; i += blockDim.x) {
-        uint32_t v = sh[i];
-        if (v)
-            atomicAdd(&out[i], (unsigned long long)v);
-    }
-}
-
-int supports(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
-{
-    return gh_fits_shared(ctx, plan);
+    gh_block_merge(sh, p.counters, out);
 }
 
 gpuhist_status run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobp, void *out)
 {
-    const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobp;
-    if (job->elements == 0)
-        return GPUHIST_OK;
-    gh_kparams p = gh_make_params(plan, job);
-    const size_t smem = (size_t)p.counters * sizeof(uint32_t);
-    if (smem > job->smem_per_block_optin)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
-                            "cuda-warp-aggregated: %zu bytes of counters exceed shared memory "
-                            "(%zu)",
-                            smem, job->smem_per_block_optin);
-    return gh_dispatch(plan, [&](auto tag, auto multi) -> gpuhist_status {
-        typedef typename decltype(tag)::type T;
-        auto kernel = k_warp_aggregated<T, decltype(multi)::value>;
-        cudaError_t err;
-        const int block = gh_block_for_smem(smem);
-        int grid = gh_grid(job, kernel, block, smem, job->elements, &err);
-        if (!grid)
-            return gpuhist_cuda_check(ctx, err, "configure cuda-warp-aggregated");
-        return gh_segments(job->elements, grid, [&](uint64_t b, uint64_t e) -> gpuhist_status {
-            p.begin = b;
-            p.end = e;
-            kernel<<<grid, block, smem, job->stream>>>(p, (unsigned long long *)out);
-            GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-warp-aggregated kernel");
-            return GPUHIST_OK;
-        });
+    return gh_block_run(ctx, plan, jobp, out, "cuda-warp-aggregated", [](auto tag, auto multi) {
+        return k_warp_aggregated<typename decltype(tag)::type, decltype(multi)::value>;
     });
 }
 
@@ -107,6 +71,6 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_warp_aggregated = {
     GPUHIST_ALL_KINDS,
     0,
     GPUHIST_CAP_CHANNELS,
-    supports,
+    gh_fits_shared,
     run,
 };
