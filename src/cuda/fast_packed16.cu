@@ -53,26 +53,14 @@
  * ncu runs suggest cost ~35-45 us per launch (a fixed cost next to ~320 us of counting per GiB
  * at 0.75). Without scratch the blocks add straight into out as before.
  *
- * f32 slots ("certified grid"). The device computes f = fl(fl(x - lower_f) * scale_f) (IEEE
- * binary32 by inline PTX, so --use_fast_math/-ftz cannot change it) and r = fl_down(f + 2^23),
- * whose bits are 0x4B000000 + floor(f) for 0 <= f < 2^23 (anything else - negative, NaN, inf,
- * huge - gives key = bits - 0x4B000000 >= bins and is rejected). f is a non-decreasing function
- * of x (each rounding is monotone), so with E_0 = lower_f, E_bins = upper_f, E_i = binmap.h's
- * float edges, a_i = f(pred(E_i)) (largest f of any x below E_i) and b_i = f(E_i):
- *   f > a_i  =>  x >= E_i        and        f < b_i  =>  x < E_i.
- * The host evaluates f on every edge (same IEEE operations, once per bin spec, cached per
- * thread) and sets t_lo >= max_{0<=i<bins} (a_i - i), t_hi <= min_{1<=i<=bins} (1 + b_i - i).
- * For key = floor(f) < bins and frac = f - key (exact): frac > t_lo gives f > a_key, frac < t_hi
- * gives f < b_(key+1), hence E_key <= x < E_(key+1), which is exactly binmap.h's answer (its walk
- * ends at the largest i < bins with E_i <= x; the edges are non-decreasing). Samples failing the
- * test take gpuhist_slot_even_f32 itself. When t_lo < 0 and t_hi >= 1 (every [0, 1) power-of-two
- * grid, the benchmark's) the frac test is vacuous and the kernel variant P16_F32_DIRECT maps a
- * sample in 3 float operations and an integer compare, with no slow path at all. The host
- * refuses the shortcut (all samples exact) if any edge computation meets a subnormal (where a
- * host running with FTZ/DAZ could differ from the device) or the thresholds are not sane.
- * This replaces the former analytic eps (4 (M + bins + 1) 2^-24 ~ 1/32 for [0,1) x 65536):
- * ~7% of uniform samples, i.e. nearly every warp-step, fell into the double-precision walk
- * (~116 instructions per sample measured).
+ * f32 slots: the certified grid of f32_grid.cuh (three float operations per sample, certified
+ * against every edge on the host; samples failing the test take binmap.h's exact path). This
+ * replaces the former analytic eps (4 (M + bins + 1) 2^-24 ~ 1/32 for [0,1) x 65536): ~7% of
+ * uniform samples, i.e. nearly every warp-step, fell into the double-precision walk (~116
+ * instructions per sample measured).
+ *
+ * The counting engine (atomics, carry test, hot-key dummies, warp modes) lives in packed16.cuh,
+ * shared with cuda-two-pass.
  *
  * Loads: 16-byte vectors, 4 (u16) / 6 (f32) per thread per iteration, unaligned head/tail by
  * block 0. Single channel only (the backend deinterleaves). 1024 threads, one block per SM
@@ -90,25 +78,13 @@
  * Seed: 002 (privatised shared histograms), DESIGN.md section 5 probe; carry accounting, hot-key
  * dummies with warp modes, partial-row epilogue and the certified grid are new.
  */
-#include "common.cuh"
+#include "f32_grid.cuh"
+#include "packed16.cuh"
 
 #include <math.h>
 #include <string.h>
 
 namespace {
-
-#define P16_THREADS 1024
-#define P16_HOT_KEEP 8u       /* hk survives an iteration with at least this many hits */
-#define P16_HOT_STAY 64u      /* a warp stays hot after an iteration with this many hits */
-#define P16_NOKEY 0xFFFFFFFFu /* no key equals it: keys are < nkeys <= 2^17 */
-#define P16_CARRY_BITS 0x80008000u
-
-/* First of the P16_THREADS dummy words (one per thread: thread t's is in bank t % 32) after the
- * counters. */
-__host__ __device__ __forceinline__ uint32_t p16_dummy(uint32_t nkeys)
-{
-    return ((nkeys + 1u) / 2u + 31u) & ~31u;
-}
 
 /* uint4 per partial row: the counter words rounded up to 4 (words past the counters stay 0). */
 __host__ __device__ __forceinline__ uint32_t p16_row4(uint32_t nkeys)
@@ -124,67 +100,7 @@ struct p16_params {
     uint32_t bins;  /* f32 */
     float lower_f, scale_f;
     float t_lo, t_hi; /* P16_F32_CUT: frac(f) must lie in (t_lo, t_hi) */
-    uint32_t dummy0;  /* p16_dummy(nkeys) */
 };
-
-/* IEEE binary32 without flush-to-zero whatever the compile flags: the host evaluates the same
- * operations on the edges. */
-__device__ __forceinline__ float p16_sub_rn(float a, float b)
-{
-    float r;
-    asm("sub.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-    return r;
-}
-__device__ __forceinline__ float p16_mul_rn(float a, float b)
-{
-    float r;
-    asm("mul.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-    return r;
-}
-__device__ __forceinline__ float p16_add_rm(float a, float b)
-{
-    float r;
-    asm("add.rm.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-    return r;
-}
-__device__ __forceinline__ bool p16_gt(float a, float b)
-{
-    uint32_t r;
-    asm("{ .reg .pred q; setp.gt.f32 q, %1, %2; selp.u32 %0, 1, 0, q; }"
-        : "=r"(r)
-        : "f"(a), "f"(b));
-    return r != 0u;
-}
-__device__ __forceinline__ bool p16_lt(float a, float b)
-{
-    uint32_t r;
-    asm("{ .reg .pred q; setp.lt.f32 q, %1, %2; selp.u32 %0, 1, 0, q; }"
-        : "=r"(r)
-        : "f"(a), "f"(b));
-    return r != 0u;
-}
-
-/* binmap.h's answer: only samples failing the certified test get here (one inlined copy per
- * 16-byte vector, off the straight-line path). */
-__device__ __forceinline__ uint32_t p16_exact_f32(const gpuhist_binmap *m, float x)
-{
-    return gpuhist_slot_even_f32(m, x);
-}
-
-/* The carry accounting of the banner for one add of inc to key's word that returned old. */
-__device__ __forceinline__ void p16_wrap(unsigned long long *out, uint32_t nkeys, uint32_t key,
-                                         uint32_t old, uint32_t inc)
-{
-    const uint32_t now = old + inc;
-    if (key & 1u) {
-        if (now < old) /* the high half wrapped */
-            atomicAdd(out + key, 0x10000ull);
-    } else if ((old & 0xffffu) + inc > 0xffffu) { /* the low half carried into the high half */
-        atomicAdd(out + key, 0x10000ull);
-        if (key + 1u < nkeys) /* -1 for the carry, +0x10000 if it also wrapped the high half */
-            atomicAdd(out + key + 1u, now < old ? 0xffffull : ~0ull);
-    }
-}
 
 template <int MODE>
 __global__ void __launch_bounds__(P16_THREADS, 1)
@@ -192,10 +108,10 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
                unsigned long long *__restrict__ out, uint4 *__restrict__ part)
 {
     extern __shared__ __align__(16) uint32_t p16_w[];
-    const uint32_t nwords = (p.nkeys + 1u) / 2u;
     const uint32_t tid = threadIdx.x;
-    for (uint32_t i = tid; i < p16_dummy(p.nkeys) + P16_THREADS; i += P16_THREADS)
-        p16_w[i] = 0u;
+    p16_engine eng;
+    eng.init(p16_w, out, p.nkeys, tid);
+    eng.zero(tid);
     __syncthreads();
 
     typedef typename std::conditional<MODE == P16_U16, uint16_t, float>::type T;
@@ -203,17 +119,10 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
     constexpr uint32_t U = MODE == P16_U16 ? 4u : 6u; /* 32 / 24 samples per thread per iteration */
     const T *data = (const T *)p.k.data;
 
-    /* The certified estimate of an f32 sample; ok = it is binmap.h's slot (banner). */
+    /* The certified estimate of an f32 sample (f32_grid.cuh); ok = it is binmap.h's slot. */
     auto fast_key = [&](float x, bool &ok) -> uint32_t {
-        const float f = p16_mul_rn(p16_sub_rn(x, p.lower_f), p.scale_f);
-        const float r = p16_add_rm(f, 8388608.0f); /* 2^23 + floor(f) when 0 <= f < 2^23 */
-        const uint32_t key = __float_as_uint(r) - 0x4B000000u;
-        ok = key < p.bins;
-        if constexpr (MODE == P16_F32_CUT) {
-            const float fr = p16_sub_rn(f, p16_sub_rn(r, 8388608.0f)); /* exact */
-            ok = ok && p16_gt(fr, p.t_lo) && p16_lt(fr, p.t_hi);
-        }
-        return key;
+        return fgrid_key<MODE == P16_F32_CUT>(x, p.lower_f, p.scale_f, p.bins, p.t_lo, p.t_hi,
+                                              ok);
     };
     auto key_of = [&](T x) -> uint32_t {
         if constexpr (MODE == P16_U16) {
@@ -221,15 +130,8 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
         } else {
             bool ok;
             const uint32_t key = fast_key(x, ok);
-            return ok ? key : p16_exact_f32(&p.k.map, x);
+            return ok ? key : gpuhist_slot_even_f32(&p.k.map, x);
         }
-    };
-    const uint32_t dummy = p.dummy0 + tid;
-    auto add_one = [&](uint32_t key, uint32_t r) {
-        const uint32_t inc = (key & 1u) ? (r << 16) : r;
-        const uint32_t old = atomicAdd(p16_w + (key >> 1), inc);
-        if ((old ^ (old + inc)) & P16_CARRY_BITS)
-            p16_wrap(out, p.nkeys, key, old, inc);
     };
 
     if (blockIdx.x == 0) {
@@ -237,20 +139,16 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
         const uint64_t vend = vbegin + nvec * VE;
         const uint64_t nh = vbegin - p.k.begin, nt = p.k.end - vend;
         if (tid < nh + nt)
-            add_one(key_of(data[tid < nh ? p.k.begin + tid : vend + (tid - nh)]), 1u);
+            eng.add_one(key_of(data[tid < nh ? p.k.begin + tid : vend + (tid - nh)]), 1u);
     }
 
-    const uint32_t lane = tid & 31u;
-    uint32_t hk = P16_NOKEY;
-    /* One 16-byte vector: VE keys, VE atomics back to back, one carry test. */
-    auto do_vector = [&](const uint4 vv, uint32_t &lastk, auto hot) {
-        constexpr bool HOT = decltype(hot)::value;
+    /* The VE keys of one 16-byte vector. */
+    auto keys = [&](const uint4 vv, uint32_t(&key)[VE]) {
         union {
             uint4 v;
             T e[VE];
         } w;
         w.v = vv;
-        uint32_t key[VE], old[VE];
         if constexpr (MODE == P16_U16) {
 #pragma unroll
             for (uint32_t e = 0; e < VE; ++e)
@@ -274,7 +172,7 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
                     bool ok;
                     (void)fast_key(x, ok);
                     if (!ok) {
-                        const uint32_t k = p16_exact_f32(&p.k.map, x);
+                        const uint32_t k = gpuhist_slot_even_f32(&p.k.map, x);
 #pragma unroll
                         for (uint32_t j = 0; j < VE; ++j)
                             key[j] = j == e ? k : key[j];
@@ -282,93 +180,11 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
                 }
             }
         }
-        uint32_t acc = 0;
-#pragma unroll
-        for (uint32_t e = 0; e < VE; ++e) {
-            /* Straight-line, no predicated atomic (ptxas turns those into branches): a
-             * hit on hk goes to this thread's own dummy word (its own bank, so hot lanes
-             * never serialise on one address; the dummy holds the hit count), a miss to
-             * its key's half. */
-            const uint32_t inc = (key[e] & 1u) * 0xffffu + 1u;
-            const uint32_t word = HOT && key[e] == hk ? dummy : key[e] >> 1;
-            old[e] = atomicAdd(p16_w + word, inc);
-            acc |= old[e] ^ (old[e] + inc);
-        }
-        lastk = key[VE - 1];
-        if (acc & P16_CARRY_BITS) {
-            /* Rare: recompute from laundered copies, so the compiler keeps no predicate
-             * of the straight-line part alive for this path. */
-            uint32_t h = hk;
-            asm volatile("" : "+r"(h));
-#pragma unroll
-            for (uint32_t e = 0; e < VE; ++e) {
-                uint32_t k = key[e];
-                asm volatile("" : "+r"(k));
-                const uint32_t inc = (k & 1u) ? 0x10000u : 1u;
-                if ((!HOT || k != h) && ((old[e] ^ (old[e] + inc)) & P16_CARRY_BITS))
-                    p16_wrap(out, p.nkeys, k, old[e], inc);
-            }
-        }
-    };
-    /* After a hot iteration: flush the hits counted in the dummy (at most 32 per iteration in
-     * either half; private to the thread), maybe move hk; stay hot while the warp had at least
-     * P16_HOT_STAY hits. The trip count is block-uniform, so the warp is converged here. */
-    auto flush = [&](const uint32_t lastk) -> bool {
-        const uint32_t d = p16_w[dummy];
-        p16_w[dummy] = 0u;
-        const uint32_t hc = (d & 0xffffu) + (d >> 16);
-        const uint32_t s = __reduce_add_sync(0xffffffffu, hc); /* <= 32 * 32 */
-        const uint32_t hk0 = __shfl_sync(0xffffffffu, hk, 0);
-        if (__all_sync(0xffffffffu, hk == hk0)) {
-            if (lane == 0u && s != 0u)
-                add_one(hk0, s);
-        } else if (hc != 0u) {
-            add_one(hk, hc);
-        }
-        if (hc < P16_HOT_KEEP)
-            hk = lastk;
-        return s >= P16_HOT_STAY;
-    };
-    /* After a plain iteration: go hot when at least 4 lanes saw their previous iteration's last
-     * key again (uniform data: ~32 / 65536 per iteration; hot90: ~26 lanes). */
-    auto probe = [&](const uint32_t lastk) -> bool {
-        const uint32_t same = __popc(__ballot_sync(0xffffffffu, lastk == hk));
-        hk = lastk;
-        return same >= 4u;
     };
     const uint4 *vec = (const uint4 *)(data + vbegin);
-    const uint64_t step = (uint64_t)gridDim.x * (P16_THREADS * U);
-    uint64_t base = (uint64_t)blockIdx.x * (P16_THREADS * U);
-    /* Full iterations: no validity test, straight-line over the U vectors. Warp-uniform mode:
-     * plain (no hot-key test) until probe() sees skew, hot until flush() sees too few hits. */
-    bool hot = false;
-    for (; base + P16_THREADS * U <= nvec; base += step) {
-        uint4 v[U];
-#pragma unroll
-        for (uint32_t u = 0; u < U; ++u)
-            v[u] = __ldcs(vec + base + u * P16_THREADS + tid);
-        uint32_t lastk = hk;
-        if (hot) {
-#pragma unroll
-            for (uint32_t u = 0; u < U; ++u)
-                do_vector(v[u], lastk, std::true_type());
-            hot = flush(lastk);
-        } else {
-#pragma unroll
-            for (uint32_t u = 0; u < U; ++u)
-                do_vector(v[u], lastk, std::false_type());
-            hot = probe(lastk);
-        }
-    }
-    if (base < nvec) { /* at most one partial iteration per block: one vector at a time */
-        const uint32_t rem = (uint32_t)(nvec - base);
-        uint32_t lastk = hk;
-#pragma unroll 1
-        for (uint32_t u = 0; u < U; ++u)
-            if (u * P16_THREADS + tid < rem)
-                do_vector(__ldcs(vec + base + u * P16_THREADS + tid), lastk, std::true_type());
-        (void)flush(lastk);
-    }
+    const uint64_t per_block = (uint64_t)P16_THREADS * U;
+    eng.run<U, VE>((uint64_t)blockIdx.x * per_block, (uint64_t)gridDim.x * per_block, nvec, tid,
+                   [&](uint64_t i) { return __ldcs(vec + i); }, keys);
     __syncthreads();
 
     if (part) {
@@ -380,13 +196,7 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
             row[j] = ((const uint4 *)p16_w)[j];
         return;
     }
-    for (uint32_t j = tid; j < nwords; j += P16_THREADS) {
-        const uint32_t v = p16_w[j];
-        if (v & 0xffffu)
-            atomicAdd(out + 2u * j, (unsigned long long)(v & 0xffffu));
-        if ((v >> 16) && 2u * j + 1u < p.nkeys)
-            atomicAdd(out + 2u * j + 1u, (unsigned long long)(v >> 16));
-    }
+    eng.add_to_out(tid);
 }
 
 /* out[2j] += sum of the low halves of word j over the rows [y * P16_ROWS, ...), out[2j+1] the
@@ -425,115 +235,6 @@ __global__ void __launch_bounds__(256)
     }
 }
 
-/* ---- host: the certified grid of the f32 path (see the banner) ------------------------------ */
-
-/* The device's f(x) = fl(fl(x - L) * S) in IEEE binary32 (volatile: one rounding each, no
- * contraction, no excess precision). */
-static float p16_host_f(float x, float L, float S)
-{
-    volatile float t = x - L;
-    volatile float f = t * S;
-    return f;
-}
-
-/* binmap.h's gpuhist_even_edge_f32 for 0 < i < bins, every product and sum rounded separately as
- * the reference (built with -ffp-contract=off) and the device (__dmul_rn/__dadd_rn) do. */
-static float p16_host_edge(const gpuhist_binmap *m, uint32_t i)
-{
-    volatile double a;
-    if (m->step_is_zero) {
-        a = (double)i / (double)m->bins;
-        a = a * m->delta;
-        a = a + m->lower;
-    } else {
-        a = (double)i * m->step;
-        a = a + m->lower;
-    }
-    return (float)a;
-}
-
-/* 1 if evaluating f at x meets a subnormal (where FTZ/DAZ on the host could differ). */
-static int p16_host_hazard(float x, float L, float S)
-{
-    const double t = fabs((double)x - (double)L);
-    const double tiny = 0x1p-120;
-    return (t != 0.0 && t < tiny) || (t * (double)S != 0.0 && t * (double)S < tiny);
-}
-
-struct p16_cut {
-    int mode; /* P16_F32_DIRECT or P16_F32_CUT */
-    float t_lo, t_hi;
-};
-
-static p16_cut p16_make_cut(const gpuhist_binmap *m)
-{
-    p16_cut c = {P16_F32_CUT, INFINITY, -INFINITY}; /* no sample passes: all exact */
-    const uint32_t B = m->bins;
-    const float L = m->lower_f, Uf = m->upper_f, S = m->scale_f;
-    if (m->kind != GH_KIND_EVEN || B < 1u || B >= (1u << 22) || !isfinite(L) || !isfinite(Uf) ||
-        !isfinite(S) || !(S > 0.0f) || !(L < Uf))
-        return c;
-    double amax = -INFINITY, bmin = INFINITY;
-    for (uint32_t i = 0; i <= B; ++i) {
-        const float E = i == 0u ? L : i == B ? Uf : p16_host_edge(m, i);
-        if (i < B) {
-            const float P = nextafterf(E, -INFINITY);
-            /* i = 0: a host flush can only raise a_0 (toward 0): conservative. */
-            if (i > 0u && p16_host_hazard(P, L, S))
-                return c;
-            const double a = (double)p16_host_f(P, L, S) - (double)i;
-            if (!(a < 1.0))
-                return c;
-            amax = a > amax ? a : amax;
-        }
-        if (i > 0u) {
-            if (p16_host_hazard(E, L, S))
-                return c;
-            const double b = 1.0 + (double)p16_host_f(E, L, S) - (double)i;
-            if (!(b > 0.0))
-                return c;
-            bmin = b < bmin ? b : bmin;
-        }
-    }
-    if (amax < 0.0 && bmin >= 1.0) {
-        c.mode = P16_F32_DIRECT;
-        return c;
-    }
-    float lo = (float)amax;
-    if ((double)lo < amax)
-        lo = nextafterf(lo, INFINITY);
-    if (lo > -1.17549435e-38f && lo < 1.17549435e-38f) /* never a subnormal threshold */
-        lo = lo > 0.0f ? 1.17549435e-38f : 0.0f;
-    float hi = (float)bmin;
-    if ((double)hi > bmin)
-        hi = nextafterf(hi, -INFINITY);
-    if (!(lo < hi) || !(hi >= 1.17549435e-38f))
-        return c;
-    c.t_lo = lo;
-    c.t_hi = hi;
-    return c;
-}
-
-/* One evaluation per bin spec and host thread: the walk over the edges costs ~1 ms for 65536
- * bins, the kernel ~0.3 ms per GiB. */
-static p16_cut p16_cut_for(const gpuhist_binmap *m)
-{
-    thread_local gpuhist_binmap key;
-    thread_local p16_cut cut;
-    thread_local int valid = 0;
-    if (!valid || memcmp(&key, m, sizeof key) != 0) {
-        cut = p16_make_cut(m);
-        memcpy(&key, m, sizeof key);
-        valid = 1;
-    }
-    return cut;
-}
-
-static size_t p16_smem(uint32_t nkeys)
-{
-    return ((size_t)p16_dummy(nkeys) + P16_THREADS) * 4u;
-}
-
 static int p16_supports_f32(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
 {
     return plan->channels == 1 && plan->slots > plan->bins && plan->slots < 0x40000000u &&
@@ -550,7 +251,6 @@ static gpuhist_status p16_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, 
                                  void *out)
 {
     const size_t smem = p16_smem(p.nkeys);
-    p.dummy0 = p16_dummy(p.nkeys);
     if (smem > job->smem_per_block_optin)
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                             "cuda-fast-packed16: %zu bytes of shared memory needed", smem);
@@ -616,10 +316,10 @@ static gpuhist_status p16_run_f32(gpuhist_ctx *ctx, const gpuhist_plan *plan, co
     p.bins = plan->bins;
     p.lower_f = plan->map.lower_f;
     p.scale_f = plan->map.scale_f;
-    const p16_cut c = p16_cut_for(&plan->map);
+    const fgrid_cut c = fgrid_cut_for(&plan->map);
     p.t_lo = c.t_lo;
     p.t_hi = c.t_hi;
-    if (c.mode == P16_F32_DIRECT)
+    if (c.direct)
         return p16_launch<P16_F32_DIRECT>(ctx, job, p, out);
     return p16_launch<P16_F32_CUT>(ctx, job, p, out);
 }
