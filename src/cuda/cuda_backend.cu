@@ -465,10 +465,20 @@ const gh_rule gh_policy[] = {
      * 4175 (CUB 383 / 943 / 1930 / 332; cuda-fast-packed16-f32 4220 / 3932 / 3940 / 4227);
      * f32 256 explicit edges: 3592 / 4180 / 4143 / 3952 (CUB 320-336). */
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-fast-smem"},
-    /* f32 even bins past shared memory, up to 65536: 16-bit packed counters, host-certified
-     * float estimate. f32/65536: 3915 / 3679 / 3744 / 3905 vs CUB 96 / 442 / 1432 / 128. */
-    {0, GPUHIST_DTYPE_BIT(GPUHIST_F32), GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 1, 65536,
+    /* f32 even bins past shared memory, as long as bins + 3 16-bit counters fit one block
+     * (~115k on H100/H200; its supports check decides): 16-bit packed counters, host-certified
+     * float estimate. f32/65536: 3915 / 3679 / 3744 / 3905 vs CUB 96 / 442 / 1432 / 128 and
+     * cuda-two-pass 746 / 724 / 745 / 750 (one pass instead of two; 65537..115k bins were not
+     * measured, the kernel is the same). */
+    {0, GPUHIST_DTYPE_BIT(GPUHIST_F32), GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 1, 0xFFFFFFFFu,
      "cuda-fast-packed16-f32"},
+    /* f32 even bins past one block, up to 28 x 65536: partition by the slot's high bits
+     * into 16-bit keys, then packed shared counters per 65536-key bucket. f32/2^20: 778 / 782 /
+     * 2845 / 709 vs cuda-fast-global 398 / 850 / 1106 / 398 and CUB 59 / 209 / 453 / 61 (hot90:
+     * 0.92 of fast-global; every other distribution 1.9-2.6x). Other dtypes and kinds with this
+     * many bins were not measured, so they stay with cuda-fast-global. */
+    {0, GPUHIST_DTYPE_BIT(GPUHIST_F32), GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 65537, 28u * 65536u,
+     "cuda-two-pass"},
     /* Everything larger: global 32-bit partial counters behind a per-thread two-entry cache and
      * warp aggregation; never collapses on skewed data. f32/2^20: 398 / 850 / 1108 / 399 vs plain
      * global atomics 402 / 6 / 5 / 403, cuda-sort-rle 138 / 147 / 174 / 138, cuda-fast-cluster

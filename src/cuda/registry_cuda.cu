@@ -23,6 +23,7 @@ extern const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16_f32;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_global;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_cluster;
+extern const gpuhist_strategy gpuhist_strategy_cuda_two_pass;
 
 const gpuhist_strategy *const gpuhist_cuda_strategies[] = {
     &gpuhist_strategy_cuda_global_atomic,
@@ -43,6 +44,7 @@ const gpuhist_strategy *const gpuhist_cuda_strategies[] = {
     &gpuhist_strategy_cuda_fast_packed16_f32,
     &gpuhist_strategy_cuda_fast_global,
     &gpuhist_strategy_cuda_fast_cluster,
+    &gpuhist_strategy_cuda_two_pass,
 };
 const size_t gpuhist_cuda_strategy_count =
     sizeof(gpuhist_cuda_strategies) / sizeof(gpuhist_cuda_strategies[0]);

@@ -13,6 +13,10 @@
  *                aligned to the sample size), host and device data, small staging chunks
  *   unaligned    device pointers not aligned to the sample size, multi-byte types
  *   host_chunks  host input larger than one 256 MiB staging chunk
+ *   many_bins    2^17..2^20 bins (several 65536-key buckets of cuda-two-pass): f32 even on the
+ *                certified and the checked grid, f64, i32 integer, uneven edges; uniform with
+ *                outliers, 90% one value, constant; every CUDA strategy, and cuda-two-pass with
+ *                small segments (GPUHIST_CUDA_TWO_PASS_SEGMENT) and an unaligned start
  * Every result is compared bin by bin with the CPU reference (or the known answer), with the
  * tallies (underflow, overflow, nan, total).
  */
@@ -539,10 +543,96 @@ static void case_host_chunks(void)
     gpuhist_destroy(ctx);
 }
 
+/* Samples of which `hot_pct` percent are the same value (one inside the range). */
+static void make_hot(std::vector<unsigned char> &buf, gpuhist_dtype dt, int hot_pct, double v)
+{
+    size_t sz = gpuhist_dtype_size(dt), n = buf.size() / sz;
+    for (size_t i = 0; i < n; ++i) {
+        if ((int)(rnd() % 100) >= hot_pct)
+            continue;
+        unsigned char *p = &buf[i * sz];
+        if (dt == GPUHIST_F32) { float f = (float)v; memcpy(p, &f, 4); }
+        else if (dt == GPUHIST_F64) memcpy(p, &v, 8);
+        else if (dt == GPUHIST_I32) { int32_t x = (int32_t)v; memcpy(p, &x, 4); }
+    }
+}
+
+static void case_many_bins(void)
+{
+    gpuhist_ctx *ctx = cuda_ctx();
+    const size_t n = 6000011;
+    std::vector<double> edges(300001);
+    for (size_t i = 0; i < edges.size(); ++i) /* uneven: denser towards 0 */
+        edges[i] = -2.0 + 4.0 * ((double)i / 300000.0) * ((double)i / 300000.0);
+    struct mb {
+        gpuhist_dtype dt;
+        gpuhist_bin_spec b;
+        double lo, hi, hot;
+        const char *what;
+    } cases[] = {
+        {GPUHIST_F32, gpuhist_bins_even(1u << 20, 0.0, 1.0), 0.0, 1.0, 0.3, "f32 2^20 [0,1)"},
+        {GPUHIST_F32, gpuhist_bins_even(1000003, -3.3, 7.1), -3.3, 7.1, 2.5, "f32 1000003 bins"},
+        {GPUHIST_F64, gpuhist_bins_even(200000, -1.0, 1.0), -1.0, 1.0, 0.25, "f64 200000 bins"},
+        {GPUHIST_I32, gpuhist_bins_integer(131073, -1000), -1000.0, 130073.0, 7.0,
+         "i32 131073 integer bins"},
+        {GPUHIST_F32, gpuhist_bins_edges(300000, edges.data()), -2.0, 2.0, 0.5,
+         "f32 300000 edges"},
+    };
+    for (const mb &c : cases) {
+        for (int hot : {0, 90, 100}) {
+            std::vector<unsigned char> h = make_data(c.dt, n, c.lo, c.hi);
+            make_hot(h, c.dt, hot, c.hot);
+            gpuhist_samples hs = gpuhist_samples_1d(h.data(), c.dt, n);
+            expected e = reference(&hs, &c.b);
+            void *base = NULL;
+            const size_t sz = gpuhist_dtype_size(c.dt);
+            gpuhist_samples ds = hs;
+            ds.data = to_device(h.data(), h.size(), 0, &base);
+            ds.location = GPUHIST_MEMORY_DEVICE;
+            char what[96];
+            snprintf(what, sizeof what, "many_bins %s, %d%% one value", c.what, hot);
+            if (hot == 0) {
+                all_strategies(ctx, &ds, &c.b, e, 0, what);
+            } else {
+                check_context("%s, cuda-two-pass", what);
+                std::vector<uint64_t> counts(c.b.bins);
+                gpuhist_result r = gpuhist_result_host(counts.data());
+                if (CHECK(gpuhist_set_strategy(ctx, "cuda-two-pass") == GPUHIST_OK) &&
+                    CHECK_MSG(gpuhist_histogram(ctx, &ds, &c.b, &r) == GPUHIST_OK, "%s",
+                              gpuhist_last_error(ctx)))
+                    compare(e, r, counts.data(), 1);
+            }
+            /* Small segments (several pass pairs into the same counters) and a start that is
+             * not 16-byte aligned (head and tail samples outside the vector loop). */
+            setenv("GPUHIST_CUDA_TWO_PASS_SEGMENT", "1048583", 1);
+            check_context("%s, cuda-two-pass, small segments, offset start", what);
+            gpuhist_samples os = ds;
+            os.data = (const unsigned char *)ds.data + sz;
+            os.count = n - 3;
+            gpuhist_samples ohs = hs;
+            ohs.data = h.data() + sz;
+            ohs.count = n - 3;
+            expected eo = reference(&ohs, &c.b);
+            std::vector<uint64_t> counts(c.b.bins);
+            gpuhist_result r = gpuhist_result_host(counts.data());
+            if (CHECK(gpuhist_set_strategy(ctx, "cuda-two-pass") == GPUHIST_OK) &&
+                CHECK_MSG(gpuhist_histogram(ctx, &os, &c.b, &r) == GPUHIST_OK, "%s",
+                          gpuhist_last_error(ctx)))
+                compare(eo, r, counts.data(), 1);
+            unsetenv("GPUHIST_CUDA_TWO_PASS_SEGMENT");
+            gpuhist_set_strategy(ctx, "auto");
+            check_context("%s", "");
+            cudaFree(base);
+        }
+    }
+    gpuhist_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: %s big_u8|device_io|async|channels_roi|unaligned|host_chunks\n",
+        fprintf(stderr,
+                "usage: %s big_u8|device_io|async|channels_roi|unaligned|host_chunks|many_bins\n",
                 argv[0]);
         return 2;
     }
@@ -559,6 +649,8 @@ int main(int argc, char **argv)
         case_unaligned();
     else if (!strcmp(c, "host_chunks"))
         case_host_chunks();
+    else if (!strcmp(c, "many_bins"))
+        case_many_bins();
     else {
         fprintf(stderr, "unknown case %s\n", c);
         return 2;

@@ -1,0 +1,566 @@
+/*
+ * two_pass.cu - cuda-two-pass: histograms of 2^17 .. ~2^22 bins (issue 5's f32 2^20 cell) as
+ * two streaming passes, so that no sample ever costs an L2 atomic.
+ *
+ * Why. Past one block's shared memory the counters live in L2 (cuda-fast-global: one scattered
+ * L2 atomic per sample, ~400 GB/s of f32 on spread data on the H200) or in a cluster's
+ * distributed shared memory (cuda-fast-cluster: 316 GB/s, the SM-to-SM network is the limit).
+ * Splitting the key instead of the counters keeps every count in a block's own shared memory:
+ * a slot s < bins is bucket s >> 16 and key s & 0xffff, and a bucket's 65536 keys fit one
+ * block's shared memory as packed 16-bit counters (packed16.cuh, 128 KiB).
+ *
+ * Pass 1 (tp_partition, 512 threads, tiles of 4096 samples, grid-stride over tiles). Each thread
+ * loads 8 samples (16 for 8-bit types) with 16-byte loads (__ldcs; the next tile's are loaded
+ * while this one is ranked) and maps them to slots: binmap.h per sample (common.cuh's gh_slot),
+ * or for f32 EVEN bins the certified grid of f32_grid.cuh (3 float operations, binmap.h's exact
+ * path only for samples failing the certificate). The tile is ranked by bucket with
+ * cub::BlockRadixRank (digits: bucket, then the three outlier slots, then "not a sample" for the
+ * ragged last tile), written to shared memory in bucket order, and copied out as contiguous runs
+ * of 16-bit keys (2 bytes per sample written) into pages of 8192 keys. Each block owns a pool of
+ * pages (sized from its tile count: no global allocator, no atomic whose answer a tile waits
+ * for) and keeps one open page per bucket; a run that does not fit takes the open page's rest
+ * and one fresh page (a tile's run is never longer than a page), whose bucket it records in a
+ * page table. Outliers (underflow, overflow, NaN) are only counted: the rank's digit counts give
+ * them per tile, a register accumulates them, one atomic per block adds them to out. When the
+ * block ends, the rest of each open page is filled with key 0 and that many are subtracted from
+ * the bucket's key 0 in out (64-bit counters modulo 2^64: exact), so every used page is full.
+ * Tiles of one key (constant data) skip the rank: each thread compares its keys with thread 0's
+ * first key of the block's previous tile, the barrier that ends that tile is a
+ * __syncthreads_and, and an all-true tile only adds its size to a run count (one atomic per
+ * run): no bytes written, nothing for pass 2.
+ * Between the passes (tp_group), the used pages are listed bucket by bucket.
+ * Pass 2 (tp_count, 1024 threads, one block per SM). The page lists are cut into equal ranges,
+ * one per block; a block counts each bucket part of its range into packed 16-bit shared counters
+ * (packed16.cuh: carry accounting, hot-key dummies against skewed data) and adds the non-zero
+ * ones to out with 64-bit atomics: at most (blocks + buckets) x 65536 atomics per pass,
+ * independent of the input size.
+ *
+ * Traffic per f32 sample: 4 bytes read, 2 written, 2 read again (plus ~3% padding): the pair
+ * cannot exceed half the read ceiling; the cell's target is a quarter.
+ * PREDICTION (H200, f32 2^20 even, 1 GiB, uniform): pass 1 moves 1.5 GiB at ~3.5 TB/s (0.46 ms)
+ * if it is not issue bound (~35 thread-instructions per sample: map 5, rank ~15, stage 2,
+ * copy-out ~8, loads/loop ~3), pass 2 0.5 GiB at the u16 cell's ~3.4 TB/s (0.16 ms) plus ~9.7M
+ * flush atomics (~45 us): ~0.67 ms, i.e. ~1600 GB/s (0.36 of the ceiling, ~27x CUB).
+ * MEASURED (H200, 1 GiB; bench/results): 778 / 782 / 2845 / 709 GB/s uniform / hot90 /
+ * constant / bell (0.17 / 0.17 / 0.64 / 0.16 of the ceiling; 13x CUB on uniform and bell). ncu
+ * (uniform): pass 1 1.06 ms at 85 thread-instructions per sample (716M warp instructions, 65%
+ * issue utilisation, 50% occupancy: 64 registers x 512 threads), pass 2 0.24 ms at 12.7, the
+ * group kernel 4 us. The prediction missed on pass 1's instruction count: the rank's counter
+ * scan (17 packed lanes per thread per tile), the copy-out's per-key destination lookup and the
+ * 64-bit addressing cost ~2.4x the estimate. Tried: cub::BlockRadixRankMatch (ballot matching)
+ * was 3% slower; 16 samples per thread spill at 64 registers; the run test without the
+ * prefetch measured 4% slower. Next: fewer rank digits (outliers off the rank), 16-bit stage
+ * entries, a pass 2 that writes partial rows instead of 9.7M atomics.
+ * Limits: one channel; ceil(bins / 65536) <= 28 buckets (1.8M bins: with the 4 extra digits
+ * the rank uses 5 radix bits; 6 would need 68 KiB of rank counters per 512 threads);
+ * scratch of ~2.1 bytes per sample of a segment plus 16 KiB per block and bucket (segments of at
+ * most 2^28 samples, halved while the scratch cannot be allocated, down to 2^20).
+ * Seed: none of the seeds (their sort-based route, cuda-sort-rle, sorts whole keys); this is a
+ * one-digit radix partition (CUB's BlockRadixRank) feeding 002's privatised shared histograms.
+ */
+#include "f32_grid.cuh"
+#include "packed16.cuh"
+
+#include <cub/block/block_radix_rank.cuh>
+
+#include <stdlib.h>
+#include <string.h>
+
+namespace {
+
+#define TP_THREADS 512
+#define TP_PAGE 8192u                       /* 16-bit keys per page (16 KiB) */
+#define TP_PAGE_VEC (TP_PAGE / 8u)          /* 16-byte vectors per page */
+#define TP_MAX_BUCKETS 28u                  /* + 4 digits fit 5 radix bits */
+#define TP_SEGMENT_MAX (1ull << 28)         /* samples per pass pair */
+#define TP_SEGMENT_MIN (1ull << 20)
+#define TP_COUNT_U 4u                       /* pass 2: vectors per thread per iteration */
+
+enum { TP_MAP_GENERIC = 0, TP_MAP_F32_DIRECT = 1, TP_MAP_F32_CUT = 2 };
+
+struct tp_params {
+    gh_kparams k;
+    uint32_t bins, buckets; /* buckets = ceil(bins / 65536) */
+    float lower_f, scale_f, t_lo, t_hi; /* f32 certified grid */
+    uint32_t pool;          /* pages per pass-1 block: block b owns [b pool, (b + 1) pool) */
+    uint32_t *page_bucket;  /* device, one per page: its bucket, or TP_NO_BUCKET (unused) */
+    uint16_t *arena;        /* device: grid * pool pages of TP_PAGE keys */
+};
+
+#define TP_NO_BUCKET 0xFFFFFFFFu
+
+/* The radix digit of a pass-1 key: the bucket, or buckets + {0, 1, 2} for the outlier slots, or
+ * buckets + 3 for "not a sample". */
+struct tp_digit {
+    __device__ __forceinline__ uint32_t Digit(uint32_t key) const { return key >> 16; }
+};
+
+template <typename T, int MAP>
+__device__ __forceinline__ uint32_t tp_slot(const tp_params &p, T x)
+{
+    if constexpr (MAP != TP_MAP_GENERIC) {
+        bool ok;
+        const uint32_t key =
+            fgrid_key<MAP == TP_MAP_F32_CUT>(x, p.lower_f, p.scale_f, p.bins, p.t_lo, p.t_hi, ok);
+        return __builtin_expect(ok, 1) ? key : gpuhist_slot_even_f32(&p.k.map, x);
+    } else {
+        return gh_slot(&p.k.map, p.k.edges, x);
+    }
+}
+
+/* Pass-1 key of a slot: the slot itself when it is a bin (digit s >> 16, key s & 0xffff), else
+ * the outlier's digit. */
+__device__ __forceinline__ uint32_t tp_key(const tp_params &p, uint32_t s)
+{
+    return s < p.bins ? s : (p.buckets + (s - p.bins)) << 16;
+}
+
+/* The slot of a pass-1 key (inverse of tp_key). */
+__device__ __forceinline__ uint32_t tp_slot_of_key(const tp_params &p, uint32_t key)
+{
+    return key < p.bins ? key : p.bins + (key >> 16) - p.buckets;
+}
+
+/* Samples per thread per tile: 8 (16 for 8-bit types: one vector). With 16 f32 samples the
+ * rank's per-item state (CUB keeps a 64-bit counter pointer per item) spilled at 64 registers. */
+template <typename T> __host__ __device__ constexpr uint32_t tp_items()
+{
+    return sizeof(T) == 1 ? 16u : 8u;
+}
+
+/* Where the ranks of one bucket's run in a tile go: ranks below lim to arena index a0 + rank (the
+ * open page's rest), the others to a1 + rank (a fresh page). */
+struct __align__(16) tp_dest {
+    uint32_t a0, lim, a1, unused;
+};
+
+template <typename T, int MAP>
+__global__ void __launch_bounds__(TP_THREADS, 2)
+    tp_partition(const __grid_constant__ tp_params p, const uint64_t vbegin, const uint64_t nvec,
+                 unsigned long long *__restrict__ out)
+{
+    constexpr int BITS = 5; /* digits: <= 28 buckets, 3 outlier slots, "not a sample" */
+    /* cub::BlockRadixRankMatch (warp match by ballots) measured 3% slower here; without the
+     * memoised outer scan (4th argument) the kernel fits 64 registers with the prefetch. */
+    typedef cub::BlockRadixRank<TP_THREADS, BITS, false, false> Rank;
+    constexpr uint32_t ITEMS = tp_items<T>();
+    constexpr uint32_t TILE = TP_THREADS * ITEMS;
+    static_assert(TILE <= TP_PAGE, "a tile's run of one bucket needs at most one fresh page");
+    constexpr uint32_t VE = 16u / sizeof(T);
+    constexpr uint32_t NV = ITEMS / VE;           /* vectors per thread per tile */
+    constexpr uint32_t TV = TP_THREADS * NV;         /* vectors per tile */
+    static_assert(NV * VE == ITEMS, "whole vectors per thread");
+    __shared__ union {
+        typename Rank::TempStorage rank;
+        uint32_t stage[TILE]; /* the tile's keys in bucket order */
+    } sm;
+    __shared__ uint32_t s_pref[(1u << BITS) + 1u]; /* first rank of each digit */
+    __shared__ tp_dest s_dst[TP_MAX_BUCKETS];
+    __shared__ uint32_t s_next_page, s_run_key, s_run_n;
+    __shared__ uint32_t s_ref[2]; /* thread 0's first key of the last two tiles (by parity) */
+
+    const uint32_t tid = threadIdx.x;
+    const uint32_t nb = p.buckets;
+    const T *data = (const T *)p.k.data;
+    if (tid == 0u) {
+        s_next_page = blockIdx.x * p.pool;
+        s_run_n = 0u;
+        s_run_key = 0u;
+    }
+
+    if (blockIdx.x == 0) {
+        /* Head [begin, vbegin) and tail [vbegin + nvec * VE, end): fewer than VE each, counted
+         * straight into out. */
+        const uint64_t vend = vbegin + nvec * VE;
+        const uint64_t nh = vbegin - p.k.begin, nt = p.k.end - vend;
+        if (tid < nh + nt) {
+            const T x = data[tid < nh ? p.k.begin + tid : vend + (tid - nh)];
+            atomicAdd(out + tp_slot<T, MAP>(p, x), 1ull);
+        }
+    }
+
+    /* Thread d < nb owns bucket d's open page: the arena index of its next free key and how
+     * many keys are left in it. Thread nb + o counts outlier slot bins + o. Thread 0 keeps the
+     * run (s_run_key, s_run_n) of whole tiles of one key (constant data: no rank, nothing
+     * written; in shared memory, as registers are scarce). */
+    uint32_t off = 0, room = 0, outliers = 0;
+    const uint4 *vec = (const uint4 *)(data + vbegin);
+    /* 32-bit tile indices (registers are scarce): a segment has at most 2^28 samples. */
+    const uint32_t ntiles = (uint32_t)((nvec + TV - 1u) / TV);
+    /* Register double buffer: tile t + grid is loaded while tile t is ranked and written. */
+    uint4 next[NV];
+    auto load_tile = [&](uint32_t t) {
+#pragma unroll
+        for (uint32_t u = 0; u < NV; ++u) {
+            const uint64_t v = (uint64_t)t * TV + u * TP_THREADS + tid;
+            next[u] = v < nvec ? __ldcs(vec + v) : make_uint4(0u, 0u, 0u, 0u);
+        }
+    };
+    if (blockIdx.x < ntiles)
+        load_tile(blockIdx.x);
+    /* Keys of tile t, and whether they all equal `ref` (thread 0's first key of the block's tile
+     * before: constant data is recognised from the second tile on, by the barrier that ends the
+     * tile before, with __syncthreads_and: no barrier and no shared-memory reads of its own). */
+    uint32_t keys[ITEMS];
+    auto keys_of = [&](uint32_t t, uint32_t ref) -> bool {
+        const bool full = (uint64_t)(t + 1u) * TV <= nvec;
+        uint4 cur[NV];
+#pragma unroll
+        for (uint32_t u = 0; u < NV; ++u)
+            cur[u] = next[u];
+        if (t + gridDim.x < ntiles)
+            load_tile(t + gridDim.x);
+        uint32_t diff = 0;
+#pragma unroll
+        for (uint32_t u = 0; u < NV; ++u) {
+            const bool valid = full || (uint64_t)t * TV + u * TP_THREADS + tid < nvec;
+            union {
+                uint4 v;
+                T e[VE];
+            } w;
+            w.v = cur[u];
+#pragma unroll
+            for (uint32_t e = 0; e < VE; ++e) {
+                keys[u * VE + e] = valid ? tp_key(p, tp_slot<T, MAP>(p, w.e[e])) : (nb + 3u) << 16;
+                diff |= keys[u * VE + e] ^ ref;
+            }
+        }
+        return full && diff == 0u;
+    };
+    /* Rank a tile by bucket, stage it in bucket order, take pages and copy the bin keys out.
+     * Ends with the stage still being read: the caller's barrier ends the tile. */
+    auto rank_and_write = [&]() {
+        int ranks[ITEMS];
+        int prefix[Rank::BINS_TRACKED_PER_THREAD];
+        Rank(sm.rank).RankKeys(keys, ranks, tp_digit(), prefix);
+        if (tid < (1u << BITS))
+            s_pref[tid] = (uint32_t)prefix[0];
+        if (tid == 0u)
+            s_pref[1u << BITS] = TILE;
+        __syncthreads(); /* the rank's storage is dead: the stage may overwrite it */
+
+#pragma unroll
+        for (uint32_t i = 0; i < ITEMS; ++i)
+            sm.stage[ranks[i]] = keys[i];
+        if (tid < nb + 3u) {
+            const uint32_t first = s_pref[tid], c = s_pref[tid + 1u] - first;
+            if (tid >= nb) {
+                outliers += c;
+            } else {
+                const uint32_t head = c < room ? c : room;
+                tp_dest dst;
+                dst.a0 = off - first;
+                dst.lim = first + head;
+                dst.a1 = 0u;
+                dst.unused = 0u;
+                if (c > room) {
+                    /* The rest goes to a fresh page of the block's pool (c <= TILE <= TP_PAGE).
+                     * The pool cannot run out: the block takes at most ceil(its samples of the
+                     * bucket / TP_PAGE) pages per bucket (see tp_pool). */
+                    const uint32_t rest = c - room;
+                    const uint32_t pg = atomicAdd(&s_next_page, 1u);
+                    p.page_bucket[pg] = tid;
+                    dst.a1 = pg * TP_PAGE - (first + head);
+                    off = pg * TP_PAGE + rest;
+                    room = TP_PAGE - rest;
+                } else {
+                    off += c;
+                    room -= c;
+                }
+                s_dst[tid] = dst;
+            }
+        }
+        __syncthreads();
+
+        /* Copy-out: the tile's bin keys (ranks [0, s_pref[nb])) in order, as contiguous runs. */
+        const uint32_t nin = s_pref[nb];
+        for (uint32_t j = tid; j < nin; j += TP_THREADS) {
+            const uint32_t key = sm.stage[j];
+            const tp_dest dst = s_dst[key >> 16];
+            p.arena[(j < dst.lim ? dst.a0 : dst.a1) + j] = (uint16_t)key;
+        }
+    };
+    if (tid == 0u)
+        s_ref[0] = TP_NO_BUCKET;
+    __syncthreads();
+    uint32_t par = 0; /* s_ref[par]: thread 0's first key of the tile before */
+    for (uint32_t t = blockIdx.x; t < ntiles; t += gridDim.x, par ^= 1u) {
+        const bool same = keys_of(t, s_ref[par]);
+        if (tid == 0u)
+            s_ref[par ^ 1u] = keys[0];
+        /* Ends the tile before (this rank overwrites its stage) and decides this one. */
+        if (__syncthreads_and(same)) {
+            if (tid == 0u) {
+                if (s_run_n != 0u && s_run_key != keys[0]) {
+                    atomicAdd(out + tp_slot_of_key(p, s_run_key), (unsigned long long)s_run_n);
+                    s_run_n = 0u;
+                }
+                s_run_key = keys[0];
+                s_run_n += TILE;
+            }
+        } else {
+            rank_and_write();
+        }
+    }
+    __syncthreads(); /* the last copy-out has read the stage and s_dst */
+    if (tid == 0u && s_run_n != 0u)
+        atomicAdd(out + tp_slot_of_key(p, s_run_key), (unsigned long long)s_run_n);
+
+    /* Fill the open pages with key 0 and take as many off each bucket's key 0. */
+    if (tid < nb) {
+        s_dst[tid].a0 = off;
+        s_dst[tid].lim = room;
+        if (room)
+            atomicAdd(out + (uint64_t)tid * 65536u, 0ull - room);
+    } else if (tid < nb + 3u && outliers) {
+        atomicAdd(out + p.bins + (tid - nb), (unsigned long long)outliers);
+    }
+    __syncthreads();
+    for (uint32_t d = 0; d < nb; ++d)
+        for (uint32_t j = tid; j < s_dst[d].lim; j += TP_THREADS)
+            p.arena[s_dst[d].a0 + j] = 0u;
+}
+
+/* Between the passes: list the used pages bucket by bucket (lists[d * npages + i], list_len[d]),
+ * one thread per page, one atomic per warp and bucket (__match_any_sync: on constant data every
+ * page has the same bucket). The order within a bucket does not matter. */
+__global__ void __launch_bounds__(256)
+    tp_group(const uint32_t *__restrict__ page_bucket, const uint32_t npages,
+             uint32_t *__restrict__ lists, uint32_t *__restrict__ list_len)
+{
+    const uint32_t pg = blockIdx.x * 256u + threadIdx.x;
+    const uint32_t d = pg < npages ? page_bucket[pg] : TP_NO_BUCKET;
+    const uint32_t peers = __match_any_sync(0xffffffffu, d);
+    if (d == TP_NO_BUCKET)
+        return;
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t leader = __ffs(peers) - 1u;
+    uint32_t base = 0;
+    if (lane == leader)
+        base = atomicAdd(list_len + d, (uint32_t)__popc(peers));
+    base = __shfl_sync(peers, base, leader);
+    lists[(uint64_t)d * npages + base + __popc(peers & ((1u << lane) - 1u))] = pg;
+}
+
+/* Pass 2: one block per SM; block b counts pages [b P / grid, (b + 1) P / grid) of the
+ * bucket-by-bucket page order, one bucket part at a time. */
+__global__ void __launch_bounds__(P16_THREADS, 1)
+    tp_count(const uint16_t *__restrict__ arena, const uint32_t *__restrict__ lists,
+             const uint32_t *__restrict__ list_len, const uint32_t npages, const uint32_t bins,
+             const uint32_t nb, unsigned long long *__restrict__ out)
+{
+    extern __shared__ __align__(16) uint32_t tp_w[];
+    __shared__ uint32_t s_start[TP_MAX_BUCKETS + 1u];
+    const uint32_t tid = threadIdx.x;
+    if (tid == 0u) {
+        uint32_t s = 0;
+        for (uint32_t d = 0; d < nb; ++d) {
+            s_start[d] = s;
+            s += list_len[d];
+        }
+        s_start[nb] = s;
+    }
+    __syncthreads();
+    const uint64_t P = s_start[nb];
+    const uint32_t r0 = (uint32_t)(P * blockIdx.x / gridDim.x);
+    const uint32_t r1 = (uint32_t)(P * (blockIdx.x + 1u) / gridDim.x);
+    const uint4 *pages = (const uint4 *)arena;
+    for (uint32_t d = 0; d < nb; ++d) {
+        const uint32_t lo = r0 > s_start[d] ? r0 : s_start[d];
+        const uint32_t hi = r1 < s_start[d + 1u] ? r1 : s_start[d + 1u];
+        if (lo >= hi)
+            continue;
+        const uint32_t nkeys = bins - d * 65536u < 65536u ? bins - d * 65536u : 65536u;
+        p16_engine eng;
+        eng.init(tp_w, out + (uint64_t)d * 65536u, nkeys, tid);
+        eng.zero(tid);
+        __syncthreads();
+        const uint32_t *list = lists + (uint64_t)d * npages + (lo - s_start[d]);
+        eng.run<TP_COUNT_U, 8u>(
+            0, (uint64_t)P16_THREADS * TP_COUNT_U, (uint64_t)(hi - lo) * TP_PAGE_VEC, tid,
+            [&](uint64_t i) {
+                const uint32_t pg = list[i / TP_PAGE_VEC];
+                return __ldcs(pages + (uint64_t)pg * TP_PAGE_VEC + (i % TP_PAGE_VEC));
+            },
+            [](const uint4 v, uint32_t(&key)[8]) {
+                const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+                for (uint32_t e = 0; e < 4u; ++e) {
+                    key[2u * e] = w[e] & 0xffffu;
+                    key[2u * e + 1u] = w[e] >> 16;
+                }
+            });
+        __syncthreads();
+        eng.add_to_out(tid);
+        __syncthreads(); /* before the next bucket zeroes the counters */
+    }
+}
+
+/* ---- host ----------------------------------------------------------------------------------- */
+
+static uint32_t tp_buckets(uint32_t bins)
+{
+    return (uint32_t)(((uint64_t)bins + 65535u) / 65536u);
+}
+
+static int tp_supports(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
+{
+    const uint32_t nb = tp_buckets(plan->bins);
+    return plan->channels == 1 && gh_counters_ok(plan) != 0 && nb >= 1u &&
+           nb <= TP_MAX_BUCKETS && p16_smem(65536u) <= gpuhist_cuda_smem_optin(ctx);
+}
+
+/* Pages per pass-1 block: a block ranks at most ceil(ntiles / grid) tiles of `tile` samples and
+ * takes, per bucket, ceil(its samples of the bucket / TP_PAGE) pages: at most
+ * floor(samples / TP_PAGE) + buckets in all. */
+static uint32_t tp_pool(uint64_t ntiles, uint32_t grid, uint32_t tile, uint32_t nb)
+{
+    const uint64_t tiles = (ntiles + grid - 1u) / grid;
+    return (uint32_t)(tiles * tile / TP_PAGE + nb);
+}
+
+struct tp_layout {
+    uint32_t npages;
+    size_t page_bucket, list_len, lists, arena, total; /* byte offsets into the scratch, size */
+};
+
+static tp_layout tp_layout_for(uint32_t npages, uint32_t nb)
+{
+    tp_layout l;
+    l.npages = npages;
+    l.page_bucket = 0;
+    l.list_len = ((size_t)npages * 4u + 255u) & ~(size_t)255u;
+    l.lists = l.list_len + 256u;
+    l.arena = l.lists + (((size_t)nb * npages * 4u + 255u) & ~(size_t)255u);
+    l.total = l.arena + (size_t)npages * TP_PAGE * 2u;
+    return l;
+}
+
+template <typename T, int MAP>
+static gpuhist_status tp_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, tp_params p,
+                                unsigned long long *out)
+{
+    constexpr uint32_t TILE = TP_THREADS * tp_items<T>();
+    constexpr uint64_t VE = 16u / sizeof(T);
+    auto part = tp_partition<T, MAP>;
+    cudaError_t err;
+    const int grid1 = gh_grid(job, part, TP_THREADS, 0, job->elements / tp_items<T>(), &err);
+    if (grid1 == 0)
+        return gpuhist_cuda_check(ctx, err, "cuda-two-pass partition configuration");
+    const size_t smem2 = p16_smem(65536u);
+    GPUHIST_CUDA_TRY(ctx,
+                     cudaFuncSetAttribute(tp_count, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)smem2),
+                     "cuda-two-pass count configuration");
+    const int grid2 = job->sm_count;
+
+    /* The biggest segment whose scratch can be had. Testing knob: GPUHIST_CUDA_TWO_PASS_SEGMENT
+     * (samples) forces smaller segments, i.e. several pass pairs per job. */
+    uint64_t seg = TP_SEGMENT_MAX;
+    const char *env = getenv("GPUHIST_CUDA_TWO_PASS_SEGMENT");
+    if (env && *env) {
+        const unsigned long long v = strtoull(env, NULL, 10);
+        if (v >= 1u && v < seg)
+            seg = v;
+    }
+    if (job->elements < seg)
+        seg = job->elements;
+    if (seg < 1u)
+        seg = 1u;
+    void *scr = NULL;
+    tp_layout lay;
+    for (;;) {
+        /* a segment's vector body has at most seg / VE vectors: ceil(.. / TILE * VE) tiles */
+        const uint64_t ntiles = (seg + TILE - 1u) / TILE;
+        lay = tp_layout_for(tp_pool(ntiles, (uint32_t)grid1, TILE, p.buckets) * (uint32_t)grid1,
+                            p.buckets);
+        if (gpuhist_cuda_scratch(ctx, lay.total, &scr) == GPUHIST_OK)
+            break;
+        if (seg <= TP_SEGMENT_MIN)
+            return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
+                                "cuda-two-pass: cannot allocate %zu bytes of device scratch",
+                                lay.total);
+        seg /= 2u;
+    }
+    unsigned char *base = (unsigned char *)scr;
+    p.page_bucket = (uint32_t *)(base + lay.page_bucket);
+    p.arena = (uint16_t *)(base + lay.arena);
+    uint32_t *list_len = (uint32_t *)(base + lay.list_len);
+    uint32_t *lists = (uint32_t *)(base + lay.lists);
+
+    return gh_segments_max(job->elements, seg, [&](uint64_t b, uint64_t e) -> gpuhist_status {
+        const uintptr_t a = (uintptr_t)(job->data + b * sizeof(T));
+        uint64_t vb = b + ((16u - (a & 15u)) & 15u) / sizeof(T);
+        if (vb > e)
+            vb = e;
+        const uint64_t nvec = (e - vb) / VE;
+        const uint64_t ntiles = (nvec * VE + TILE - 1u) / TILE;
+        tp_params q = p;
+        q.k.begin = b;
+        q.k.end = e;
+        q.pool = tp_pool(ntiles, (uint32_t)grid1, TILE, p.buckets);
+        const uint32_t npages = q.pool * (uint32_t)grid1; /* <= lay.npages */
+        GPUHIST_CUDA_TRY(ctx,
+                         cudaMemsetAsync(p.page_bucket, 0xff, (size_t)npages * 4u, job->stream),
+                         "cuda-two-pass: clear the page table");
+        GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(list_len, 0, 256u, job->stream),
+                         "cuda-two-pass: clear the list lengths");
+        part<<<grid1, TP_THREADS, 0, job->stream>>>(q, vb, nvec, out);
+        GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-two-pass partition kernel");
+        tp_group<<<(npages + 255u) / 256u, 256, 0, job->stream>>>(p.page_bucket, npages, lists,
+                                                                   list_len);
+        GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-two-pass group kernel");
+        tp_count<<<grid2, P16_THREADS, smem2, job->stream>>>(p.arena, lists, list_len, npages,
+                                                             p.bins, p.buckets, out);
+        GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-two-pass count kernel");
+        return GPUHIST_OK;
+    });
+}
+
+static gpuhist_status tp_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobv,
+                             void *outv)
+{
+    const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobv;
+    if (!tp_supports(ctx, plan))
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                            "cuda-two-pass: one channel and at most %u x 65536 bins",
+                            TP_MAX_BUCKETS);
+    unsigned long long *out = (unsigned long long *)outv;
+    tp_params p;
+    memset(&p, 0, sizeof p);
+    p.k = gh_make_params(plan, job);
+    p.bins = plan->bins;
+    p.buckets = tp_buckets(plan->bins);
+    if (plan->dtype == GPUHIST_F32 && plan->map.kind == GH_KIND_EVEN) {
+        const fgrid_cut c = fgrid_cut_for(&plan->map);
+        p.lower_f = plan->map.lower_f;
+        p.scale_f = plan->map.scale_f;
+        p.t_lo = c.t_lo;
+        p.t_hi = c.t_hi;
+        if (c.direct)
+            return tp_launch<float, TP_MAP_F32_DIRECT>(ctx, job, p, out);
+        return tp_launch<float, TP_MAP_F32_CUT>(ctx, job, p, out);
+    }
+    return gh_dispatch(plan, [&](auto tag, auto) -> gpuhist_status {
+        typedef typename decltype(tag)::type T;
+        return tp_launch<T, TP_MAP_GENERIC>(ctx, job, p, out);
+    });
+}
+
+} // namespace
+
+extern "C" const gpuhist_strategy gpuhist_strategy_cuda_two_pass = {
+    "cuda-two-pass",
+    GPUHIST_BACKEND_CUDA,
+    "none (new): a one-digit radix partition (CUB BlockRadixRank) feeding 002's privatised "
+    "shared histograms",
+    "every dtype and bin spec with at most 28 x 65536 bins; one channel",
+    "pass 1 partitions the samples' slots by their high bits into pages of 16-bit keys, pass 2 "
+    "counts each 65536-key bucket in packed 16-bit shared counters: no L2 atomic per sample",
+    GPUHIST_ALL_DTYPES,
+    GPUHIST_ALL_KINDS,
+    TP_MAX_BUCKETS * 65536u,
+    0,
+    tp_supports,
+    tp_run,
+};
