@@ -41,8 +41,9 @@
  * if it is not issue bound (~35 thread-instructions per sample: map 5, rank ~15, stage 2,
  * copy-out ~8, loads/loop ~3), pass 2 0.5 GiB at the u16 cell's ~3.4 TB/s (0.16 ms) plus ~9.7M
  * flush atomics (~45 us): ~0.67 ms, i.e. ~1600 GB/s (0.36 of the ceiling, ~27x CUB).
- * MEASURED (H200, 1 GiB; bench/results): 778 / 782 / 2845 / 709 GB/s uniform / hot90 /
- * constant / bell (0.17 / 0.17 / 0.64 / 0.16 of the ceiling; 13x CUB on uniform and bell). ncu
+ * MEASURED (H200, 1 GiB; bench/results/latest.json): 779 / 784 / 2859 / 710 GB/s uniform /
+ * hot90 / constant / bell (0.17 / 0.17 / 0.63 / 0.15 of the ceiling; 13x / 12x CUB on uniform /
+ * bell). ncu
  * (uniform): pass 1 1.06 ms at 85 thread-instructions per sample (716M warp instructions, 65%
  * issue utilisation, 50% occupancy: 64 registers x 512 threads), pass 2 0.24 ms at 12.7, the
  * group kernel 4 us. The prediction missed on pass 1's instruction count: the rank's counter
