@@ -473,10 +473,10 @@ const gh_rule gh_policy[] = {
     {0, GPUHIST_DTYPE_BIT(GPUHIST_F32), GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 1, 0xFFFFFFFFu,
      "cuda-fast-packed16-f32"},
     /* f32 even bins past one block, up to 28 x 65536: partition by the slot's high bits
-     * into 16-bit keys, then packed shared counters per 65536-key bucket. f32/2^20: 779 / 784 /
-     * 2859 / 710 vs cuda-fast-global 398 / 850 / 1107 / 398 and CUB 59 / 208 / 445 / 61 (hot90:
-     * 0.92 of fast-global; every other distribution 1.9-2.6x). Other dtypes and kinds with this
-     * many bins were not measured, so they stay with cuda-fast-global. */
+     * into 16-bit keys, then packed shared counters per 65536-key bucket. f32/2^20: 756 / 909 /
+     * 2514 / 690 vs cuda-fast-global 398 / 851 / 1106 / 398 and CUB 59 / 209 / 443 / 61: the
+     * best on every distribution. Other dtypes and kinds with this many bins were not measured,
+     * so they stay with cuda-fast-global. */
     {0, GPUHIST_DTYPE_BIT(GPUHIST_F32), GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 65537, 28u * 65536u,
      "cuda-two-pass"},
     /* Everything larger: global 32-bit partial counters behind a per-thread two-entry cache and

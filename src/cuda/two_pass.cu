@@ -24,10 +24,11 @@
  * them per tile, a register accumulates them, one atomic per block adds them to out. When the
  * block ends, the rest of each open page is filled with key 0 and that many are subtracted from
  * the bucket's key 0 in out (64-bit counters modulo 2^64: exact), so every used page is full.
- * Tiles of one key (constant data) skip the rank: each thread compares its keys with thread 0's
- * first key of the block's previous tile, the barrier that ends that tile is a
- * __syncthreads_and, and an all-true tile only adds its size to a run count (one atomic per
- * run): no bytes written, nothing for pass 2.
+ * Samples equal to a reference key (thread 0's first key of the block's previous tile: the hot
+ * value of skewed data) become "not a sample" for the rank and are only counted (a warp sum per
+ * tile into shared memory, one atomic per run of one reference): hot90 data writes and re-reads
+ * only its other 10%. A tile made only of the reference (constant data) skips the rank: the
+ * barrier that ends the tile before is a __syncthreads_and of "all my keys equal it".
  * Between the passes (tp_group), the used pages are listed bucket by bucket.
  * Pass 2 (tp_count, 1024 threads, one block per SM). The page lists are cut into equal ranges,
  * one per block; a block counts each bucket part of its range into packed 16-bit shared counters
@@ -41,17 +42,17 @@
  * if it is not issue bound (~35 thread-instructions per sample: map 5, rank ~15, stage 2,
  * copy-out ~8, loads/loop ~3), pass 2 0.5 GiB at the u16 cell's ~3.4 TB/s (0.16 ms) plus ~9.7M
  * flush atomics (~45 us): ~0.67 ms, i.e. ~1600 GB/s (0.36 of the ceiling, ~27x CUB).
- * MEASURED (H200, 1 GiB; bench/results/latest.json): 779 / 784 / 2859 / 710 GB/s uniform /
- * hot90 / constant / bell (0.17 / 0.17 / 0.63 / 0.15 of the ceiling; 13x / 12x CUB on uniform /
- * bell). ncu
- * (uniform): pass 1 1.06 ms at 85 thread-instructions per sample (716M warp instructions, 65%
- * issue utilisation, 50% occupancy: 64 registers x 512 threads), pass 2 0.24 ms at 12.7, the
- * group kernel 4 us. The prediction missed on pass 1's instruction count: the rank's counter
- * scan (17 packed lanes per thread per tile), the copy-out's per-key destination lookup and the
- * 64-bit addressing cost ~2.4x the estimate. Tried: cub::BlockRadixRankMatch (ballot matching)
- * was 3% slower; 16 samples per thread spill at 64 registers; the run test without the
- * prefetch measured 4% slower. Next: fewer rank digits (outliers off the rank), 16-bit stage
- * entries, a pass 2 that writes partial rows instead of 9.7M atomics.
+ * MEASURED (H200, 1 GiB; bench/results/latest.json): 756 / 909 / 2514 / 690 GB/s uniform /
+ * hot90 / constant / bell (0.17 / 0.20 / 0.55 / 0.15 of the ceiling; 12.8x / 11.4x CUB on
+ * uniform / bell; cuda-fast-global 398 / 851 / 1106 / 398). ncu (uniform): pass 1 1.06 ms at 85
+ * thread-instructions per sample (716M warp instructions, 65% issue utilisation, 50% occupancy:
+ * 64 registers x 512 threads), pass 2 0.24 ms at 12.7, the group kernel 4 us. The prediction
+ * missed on pass 1's instruction count: the rank's counter scan (17 packed lanes per thread per
+ * tile), the copy-out's per-key destination lookup and the 64-bit addressing cost ~2.4x the
+ * estimate. Tried: cub::BlockRadixRankMatch (ballot matching) 3% slower; 16 samples per thread
+ * spill at 64 registers; without the prefetch 4% slower; the reference-key exclusion costs 3-4%
+ * on uniform and bell and gains 16% on hot90. Next: fewer rank digits (outliers off the rank),
+ * 16-bit stage entries, a pass 2 that writes partial rows instead of 9.7M atomics.
  * Limits: one channel; ceil(bins / 65536) <= 28 buckets (1.8M bins: with the 4 extra digits
  * the rank uses 5 radix bits; 6 would need 68 KiB of rank counters per 512 threads);
  * scratch of ~2.1 bytes per sample of a segment plus 16 KiB per block and bucket (segments of at
@@ -89,6 +90,9 @@ struct tp_params {
 };
 
 #define TP_NO_BUCKET 0xFFFFFFFFu
+/* The rank's last digit: "not a sample" (past the ragged end, or a reference-key hit), neither
+ * written nor counted by the rank's consumer. */
+#define TP_NOT_A_SAMPLE(nb) (((nb) + 3u) << 16)
 
 /* The radix digit of a pass-1 key: the bucket, or buckets + {0, 1, 2} for the outlier slots, or
  * buckets + 3 for "not a sample". */
@@ -158,7 +162,8 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
     __shared__ uint32_t s_pref[(1u << BITS) + 1u]; /* first rank of each digit */
     __shared__ tp_dest s_dst[TP_MAX_BUCKETS];
     __shared__ uint32_t s_next_page, s_run_key, s_run_n;
-    __shared__ uint32_t s_ref[2]; /* thread 0's first key of the last two tiles (by parity) */
+    __shared__ uint32_t s_ref[2];  /* thread 0's first key of the last two tiles (by parity) */
+    __shared__ uint32_t s_hits[2]; /* samples of the tile equal to its reference (by parity) */
 
     const uint32_t tid = threadIdx.x;
     const uint32_t nb = p.buckets;
@@ -199,11 +204,14 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
     };
     if (blockIdx.x < ntiles)
         load_tile(blockIdx.x);
-    /* Keys of tile t, and whether they all equal `ref` (thread 0's first key of the block's tile
-     * before: constant data is recognised from the second tile on, by the barrier that ends the
-     * tile before, with __syncthreads_and: no barrier and no shared-memory reads of its own). */
+    /* Keys of tile t with the samples equal to `ref` (thread 0's first key of the block's tile
+     * before) taken out: they become "not a sample" for the rank and are only counted (warp
+     * sums into s_hits[par]), so hot90 data writes and re-reads only its other 10%. Returns
+     * whether the whole tile is `ref` (constant data, from the second tile on): the barrier that
+     * ends the tile before is a __syncthreads_and, so the test needs no barrier of its own, and
+     * such a tile skips the rank altogether. */
     uint32_t keys[ITEMS];
-    auto keys_of = [&](uint32_t t, uint32_t ref) -> bool {
+    auto keys_of = [&](uint32_t t, uint32_t ref, uint32_t par) -> bool {
         const bool full = (uint64_t)(t + 1u) * TV <= nvec;
         uint4 cur[NV];
 #pragma unroll
@@ -211,7 +219,7 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
             cur[u] = next[u];
         if (t + gridDim.x < ntiles)
             load_tile(t + gridDim.x);
-        uint32_t diff = 0;
+        uint32_t diff = 0, hits = 0;
 #pragma unroll
         for (uint32_t u = 0; u < NV; ++u) {
             const bool valid = full || (uint64_t)t * TV + u * TP_THREADS + tid < nvec;
@@ -222,10 +230,18 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
             w.v = cur[u];
 #pragma unroll
             for (uint32_t e = 0; e < VE; ++e) {
-                keys[u * VE + e] = valid ? tp_key(p, tp_slot<T, MAP>(p, w.e[e])) : (nb + 3u) << 16;
-                diff |= keys[u * VE + e] ^ ref;
+                const uint32_t k =
+                    valid ? tp_key(p, tp_slot<T, MAP>(p, w.e[e])) : TP_NOT_A_SAMPLE(nb);
+                if (u == 0u && e == 0u && tid == 0u) /* the next tile's reference */
+                    s_ref[par ^ 1u] = k == TP_NOT_A_SAMPLE(nb) ? TP_NO_BUCKET : k;
+                diff |= k ^ ref;
+                hits += k == ref ? 1u : 0u;
+                keys[u * VE + e] = k == ref ? TP_NOT_A_SAMPLE(nb) : k;
             }
         }
+        hits = __reduce_add_sync(0xffffffffu, hits);
+        if ((tid & 31u) == 0u && hits != 0u)
+            atomicAdd(&s_hits[par], hits);
         return full && diff == 0u;
     };
     /* Rank a tile by bucket, stage it in bucket order, take pages and copy the bin keys out.
@@ -281,27 +297,32 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
             p.arena[(j < dst.lim ? dst.a0 : dst.a1) + j] = (uint16_t)key;
         }
     };
-    if (tid == 0u)
-        s_ref[0] = TP_NO_BUCKET;
+    if (tid == 0u) {
+        s_ref[0] = TP_NO_BUCKET; /* (keys are < 2^21: no key equals it) */
+        s_hits[0] = s_hits[1] = 0u;
+    }
     __syncthreads();
     uint32_t par = 0; /* s_ref[par]: thread 0's first key of the tile before */
     for (uint32_t t = blockIdx.x; t < ntiles; t += gridDim.x, par ^= 1u) {
-        const bool same = keys_of(t, s_ref[par]);
-        if (tid == 0u)
-            s_ref[par ^ 1u] = keys[0];
+        const uint32_t ref = s_ref[par];
+        const bool same = keys_of(t, ref, par);
         /* Ends the tile before (this rank overwrites its stage) and decides this one. */
-        if (__syncthreads_and(same)) {
-            if (tid == 0u) {
-                if (s_run_n != 0u && s_run_key != keys[0]) {
+        const bool one = __syncthreads_and(same) != 0;
+        if (tid == 0u) {
+            /* The tile's samples equal to ref: a run of one key, one atomic per run. */
+            const uint32_t n = s_hits[par];
+            s_hits[par] = 0u;
+            if (n != 0u) {
+                if (s_run_n != 0u && s_run_key != ref) {
                     atomicAdd(out + tp_slot_of_key(p, s_run_key), (unsigned long long)s_run_n);
                     s_run_n = 0u;
                 }
-                s_run_key = keys[0];
-                s_run_n += TILE;
+                s_run_key = ref;
+                s_run_n += n;
             }
-        } else {
-            rank_and_write();
         }
+        if (!one)
+            rank_and_write();
     }
     __syncthreads(); /* the last copy-out has read the stage and s_dst */
     if (tid == 0u && s_run_n != 0u)
