@@ -557,6 +557,17 @@ static void make_hot(std::vector<unsigned char> &buf, gpuhist_dtype dt, int hot_
     }
 }
 
+/* One strategy on `s` (counts on the host), compared with `e`. */
+static void one_strategy(gpuhist_ctx *ctx, const char *name, const gpuhist_samples *s,
+                         const gpuhist_bin_spec *b, const expected &e)
+{
+    std::vector<uint64_t> counts(e.counts.size());
+    gpuhist_result r = gpuhist_result_host(counts.data());
+    if (CHECK(gpuhist_set_strategy(ctx, name) == GPUHIST_OK) &&
+        CHECK_MSG(gpuhist_histogram(ctx, s, b, &r) == GPUHIST_OK, "%s", gpuhist_last_error(ctx)))
+        compare(e, r, counts.data(), 1);
+}
+
 static void case_many_bins(void)
 {
     gpuhist_ctx *ctx = cuda_ctx();
@@ -595,12 +606,7 @@ static void case_many_bins(void)
                 all_strategies(ctx, &ds, &c.b, e, 0, what);
             } else {
                 check_context("%s, cuda-two-pass", what);
-                std::vector<uint64_t> counts(c.b.bins);
-                gpuhist_result r = gpuhist_result_host(counts.data());
-                if (CHECK(gpuhist_set_strategy(ctx, "cuda-two-pass") == GPUHIST_OK) &&
-                    CHECK_MSG(gpuhist_histogram(ctx, &ds, &c.b, &r) == GPUHIST_OK, "%s",
-                              gpuhist_last_error(ctx)))
-                    compare(e, r, counts.data(), 1);
+                one_strategy(ctx, "cuda-two-pass", &ds, &c.b, e);
             }
             /* Small segments (several pass pairs into the same counters) and a start that is
              * not 16-byte aligned (head and tail samples outside the vector loop). */
@@ -612,13 +618,7 @@ static void case_many_bins(void)
             gpuhist_samples ohs = hs;
             ohs.data = h.data() + sz;
             ohs.count = n - 3;
-            expected eo = reference(&ohs, &c.b);
-            std::vector<uint64_t> counts(c.b.bins);
-            gpuhist_result r = gpuhist_result_host(counts.data());
-            if (CHECK(gpuhist_set_strategy(ctx, "cuda-two-pass") == GPUHIST_OK) &&
-                CHECK_MSG(gpuhist_histogram(ctx, &os, &c.b, &r) == GPUHIST_OK, "%s",
-                          gpuhist_last_error(ctx)))
-                compare(eo, r, counts.data(), 1);
+            one_strategy(ctx, "cuda-two-pass", &os, &c.b, reference(&ohs, &c.b));
             unsetenv("GPUHIST_CUDA_TWO_PASS_SEGMENT");
             gpuhist_set_strategy(ctx, "auto");
             check_context("%s", "");
