@@ -99,6 +99,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 namespace {
@@ -769,6 +770,16 @@ static int fx_try(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gpuhist_cuda
         uint32_t r = FX_MAX_REPS;
         while (r > 1u && (size_t)r * p.ncnt * 4u > FX_REP_BYTES)
             r >>= 1;
+        /* Tuning knob: GPUHIST_CUDA_FE_REPS replicas (1..32) when they fit shared memory. H200,
+         * f32 4096 bins (16 KiB per replica), uniform/hot90/constant/bell GB/s: 4 replicas
+         * 4301 / 4314 / 4297 / 4301, 8 (the default) 4301 / 4295 / 4298 / 4299, 12 4114 / 4183 /
+         * 4279 / 4253, 13 3956 / 4140 / 4151 / 3939: more replicas only take L1 away. */
+        const char *env = getenv("GPUHIST_CUDA_FE_REPS");
+        if (env && *env) {
+            const unsigned long v = strtoul(env, NULL, 10);
+            if (v >= 1u && v <= 32u && (size_t)v * p.ncnt * 4u <= job->smem_per_block_optin)
+                r = (uint32_t)v;
+        }
         p.reps = r;
         smem = (size_t)r * p.ncnt * 4u;
         if (smem > job->smem_per_block_optin)
