@@ -51,8 +51,9 @@
  * tile), the copy-out's per-key destination lookup and the 64-bit addressing cost ~2.4x the
  * estimate. Tried: cub::BlockRadixRankMatch (ballot matching) 3% slower; 16 samples per thread
  * spill at 64 registers; without the prefetch 4% slower; the reference-key exclusion costs 3-4%
- * on uniform and bell and gains 16% on hot90. Next: fewer rank digits (outliers off the rank),
- * 16-bit stage entries, a pass 2 that writes partial rows instead of 9.7M atomics.
+ * on uniform and bell and gains 16% on hot90; pass 2 writing partial rows for a reduce kernel
+ * instead of its ~9.7M flush atomics measured no faster (759 vs 756 uniform), so the flush is
+ * not the limit. Next: fewer rank digits (outliers off the rank), 16-bit stage entries.
  * Limits: one channel; ceil(bins / 65536) <= 28 buckets (1.8M bins: with the 4 extra digits
  * the rank uses 5 radix bits; 6 would need 68 KiB of rank counters per 512 threads);
  * scratch of ~2.1 bytes per sample of a segment plus 16 KiB per block and bucket (segments of at
