@@ -243,12 +243,34 @@ static __device__ __forceinline__ void gh_block_merge(const uint32_t *sh, uint32
     }
 }
 
+/* Block 0's share of a 16-byte-vector walk over the launch's range [kp.begin, kp.end): the
+ * unaligned head [begin, vbegin) and tail [vbegin + nvec * VE, end), fewer than VE = 16 /
+ * sizeof(T) elements each, one per thread: f(k, true) with k the element's index. ALL_LANES:
+ * every thread of block 0 calls f, with (0, false) where it has no element (warp-synchronous f). */
+template <typename T, bool ALL_LANES, class F>
+static __device__ __forceinline__ void gh_vec16_loose(const gh_kparams &kp, uint64_t vbegin,
+                                                      uint64_t nvec, F &&f)
+{
+    constexpr uint32_t VE = 16u / sizeof(T);
+    const uint32_t tid = threadIdx.x;
+    if (blockIdx.x == 0) {
+        const uint64_t vend = vbegin + nvec * VE;
+        const uint64_t nh = vbegin - kp.begin, nt = kp.end - vend;
+        const bool valid = tid < nh + nt;
+        if (ALL_LANES || valid) {
+            uint64_t k = 0;
+            if (valid)
+                k = tid < nh ? kp.begin + tid : vend + (tid - nh);
+            f(k, valid);
+        }
+    }
+}
+
 /*
  * The element walk of cuda-fast-smem and cuda-fast-global: f(x, ch, valid) for every element x
  * of the launch's range [kp.begin, kp.end), ch its input channel (0 unless MULTI), by a kernel
  * of THREADS threads per block.
- *  - Block 0 first takes the unaligned head [begin, vbegin) and tail [vbegin + nvec * VE, end)
- *    (fewer than VE = 16 / sizeof(T) elements each), one element per thread.
+ *  - Block 0 first takes the unaligned head and tail (gh_vec16_loose).
  *  - Then the 16-byte-aligned body, nvec vectors from element vbegin: each block takes chunks of
  *    THREADS * U vectors, grid-stride; a thread issues its U streaming loads (__ldcs: read once,
  *    keep out of L1) before using any, so U loads are in flight per thread.
@@ -263,21 +285,15 @@ static __device__ __forceinline__ void gh_vec16_walk(const gh_kparams &kp, uint6
     constexpr uint32_t VE = 16u / sizeof(T);
     const uint32_t tid = threadIdx.x;
     const T *data = (const T *)kp.data;
-    if (blockIdx.x == 0) {
-        const uint64_t vend = vbegin + nvec * VE;
-        const uint64_t nh = vbegin - kp.begin, nt = kp.end - vend;
-        const bool valid = tid < nh + nt;
-        if (ALL_LANES || valid) {
-            T x = T();
-            uint32_t ch = 0;
-            if (valid) {
-                const uint64_t k = tid < nh ? kp.begin + tid : vend + (tid - nh);
-                x = data[k];
-                ch = MULTI ? (uint32_t)(k % kp.channels) : 0u;
-            }
-            f(x, ch, valid);
+    gh_vec16_loose<T, ALL_LANES>(kp, vbegin, nvec, [&](uint64_t k, bool valid) {
+        T x = T();
+        uint32_t ch = 0;
+        if (valid) {
+            x = data[k];
+            ch = MULTI ? (uint32_t)(k % kp.channels) : 0u;
         }
-    }
+        f(x, ch, valid);
+    });
     const uint4 *vec = (const uint4 *)(data + vbegin);
     const uint64_t step = (uint64_t)gridDim.x * (THREADS * U);
     const uint32_t C = kp.channels;

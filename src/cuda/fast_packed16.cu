@@ -134,13 +134,8 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
         }
     };
 
-    if (blockIdx.x == 0) {
-        /* Head [begin, vbegin) and tail [vbegin + nvec * VE, end): fewer than VE each. */
-        const uint64_t vend = vbegin + nvec * VE;
-        const uint64_t nh = vbegin - p.k.begin, nt = p.k.end - vend;
-        if (tid < nh + nt)
-            eng.add_one(key_of(data[tid < nh ? p.k.begin + tid : vend + (tid - nh)]), 1u);
-    }
+    gh_vec16_loose<T, false>(p.k, vbegin, nvec,
+                             [&](uint64_t k, bool) { eng.add_one(key_of(data[k]), 1u); });
 
     /* The VE keys of one 16-byte vector. */
     auto keys = [&](const uint4 vv, uint32_t(&key)[VE]) {
@@ -259,8 +254,7 @@ static gpuhist_status p16_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, 
     const int grid = gh_grid(job, kernel, P16_THREADS, smem, job->elements / 8u, &err);
     if (grid == 0)
         return gpuhist_cuda_check(ctx, err, "cuda-fast-packed16 configuration");
-    const size_t size = MODE == P16_U16 ? 2u : 4u;
-    const uint64_t VE = 16u / size;
+    typedef typename std::conditional<MODE == P16_U16, uint16_t, float>::type T;
     /* Partial rows when scratch can be had, else the blocks add straight into out. */
     const uint32_t n4 = p16_row4(p.nkeys);
     void *scr = NULL;
@@ -268,15 +262,13 @@ static gpuhist_status p16_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, 
         scr = NULL;
     uint4 *part = (uint4 *)scr;
     return gh_segments(job->elements, grid, [&](uint64_t b, uint64_t e) -> gpuhist_status {
-        const uintptr_t a = (uintptr_t)(job->data + b * size);
-        uint64_t vb = b + ((16u - (a & 15u)) & 15u) / size;
-        if (vb > e)
-            vb = e;
+        uint64_t nv;
+        const uint64_t vb = gh_vec16_body<T>(job->data, b, e, &nv);
         p16_params q = p;
         q.k.begin = b;
         q.k.end = e;
-        kernel<<<grid, P16_THREADS, smem, job->stream>>>(q, vb, (e - vb) / VE,
-                                                          (unsigned long long *)out, part);
+        kernel<<<grid, P16_THREADS, smem, job->stream>>>(q, vb, nv, (unsigned long long *)out,
+                                                          part);
         GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-fast-packed16 kernel");
         if (part) {
             const dim3 rgrid((n4 + 255u) / 256u, ((uint32_t)grid + P16_ROWS - 1u) / P16_ROWS);

@@ -175,16 +175,10 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
         s_run_key = 0u;
     }
 
-    if (blockIdx.x == 0) {
-        /* Head [begin, vbegin) and tail [vbegin + nvec * VE, end): fewer than VE each, counted
-         * straight into out. */
-        const uint64_t vend = vbegin + nvec * VE;
-        const uint64_t nh = vbegin - p.k.begin, nt = p.k.end - vend;
-        if (tid < nh + nt) {
-            const T x = data[tid < nh ? p.k.begin + tid : vend + (tid - nh)];
-            atomicAdd(out + tp_slot<T, MAP>(p, x), 1ull);
-        }
-    }
+    /* The unaligned head and tail (block 0): counted straight into out. */
+    gh_vec16_loose<T, false>(p.k, vbegin, nvec, [&](uint64_t k, bool) {
+        atomicAdd(out + tp_slot<T, MAP>(p, data[k]), 1ull);
+    });
 
     /* Thread d < nb owns bucket d's open page: the arena index of its next free key and how
      * many keys are left in it. Thread nb + o counts outlier slot bins + o. Thread 0 keeps the
@@ -512,11 +506,8 @@ static gpuhist_status tp_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, t
     uint32_t *lists = (uint32_t *)(base + lay.lists);
 
     return gh_segments_max(job->elements, seg, [&](uint64_t b, uint64_t e) -> gpuhist_status {
-        const uintptr_t a = (uintptr_t)(job->data + b * sizeof(T));
-        uint64_t vb = b + ((16u - (a & 15u)) & 15u) / sizeof(T);
-        if (vb > e)
-            vb = e;
-        const uint64_t nvec = (e - vb) / VE;
+        uint64_t nvec;
+        const uint64_t vb = gh_vec16_body<T>(job->data, b, e, &nvec);
         const uint64_t ntiles = (nvec * VE + TILE - 1u) / TILE;
         tp_params q = p;
         q.k.begin = b;
