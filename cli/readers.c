@@ -28,6 +28,23 @@ static int is_stdin(const char *path)
     return path == NULL || strcmp(path, "-") == 0;
 }
 
+/* Give up a read that cli_slurp started: free the buffer, close the file (never stdin) and end
+ * the progress bar, so the caller's message starts on a clean line. */
+static void slurp_abandon(FILE *f, char *buf, cli_progress *bar)
+{
+    free(buf);
+    if (f != stdin)
+        fclose(f);
+    cli_progress_end(bar);
+}
+
+static int slurp_read_error(FILE *f, char *buf, cli_progress *bar, const char *name)
+{
+    const int e = errno;
+    slurp_abandon(f, buf, bar);
+    return cli_error(CLI_EXIT_FAIL, "%s: read error: %s", name, e ? strerror(e) : "I/O error");
+}
+
 int cli_slurp(const char *path, const char *what, int progress, char **buf_out, size_t *len_out)
 {
     const char *name = is_stdin(path) ? "standard input" : path;
@@ -77,15 +94,8 @@ int cli_slurp(const char *path, const char *what, int progress, char **buf_out, 
              * buffer. */
             int c = fgetc(f);
             if (c == EOF) {
-                if (ferror(f)) {
-                    int e = errno;
-                    free(buf);
-                    if (f != stdin)
-                        fclose(f);
-                    cli_progress_end(&bar);
-                    return cli_error(CLI_EXIT_FAIL, "%s: read error: %s", name,
-                                     e ? strerror(e) : "I/O error");
-                }
+                if (ferror(f))
+                    return slurp_read_error(f, buf, &bar, name);
                 break;
             }
             ungetc(c, f);
@@ -93,10 +103,7 @@ int cli_slurp(const char *path, const char *what, int progress, char **buf_out, 
             size_t ncap = cap * 2;
             char *nb = ncap > cap ? realloc(buf, ncap) : NULL;
             if (!nb) {
-                free(buf);
-                if (f != stdin)
-                    fclose(f);
-                cli_progress_end(&bar);
+                slurp_abandon(f, buf, &bar);
                 return cli_error(CLI_EXIT_FAIL, "%s: out of memory reading %s", name, what);
             }
             buf = nb;
@@ -109,15 +116,8 @@ int cli_slurp(const char *path, const char *what, int progress, char **buf_out, 
         len += got;
         cli_progress_update(&bar, (double)len);
         if (got < want) {
-            if (ferror(f)) {
-                int e = errno;
-                free(buf);
-                if (f != stdin)
-                    fclose(f);
-                cli_progress_end(&bar);
-                return cli_error(CLI_EXIT_FAIL, "%s: read error: %s", name,
-                                 e ? strerror(e) : "I/O error");
-            }
+            if (ferror(f))
+                return slurp_read_error(f, buf, &bar, name);
             break; /* end of file */
         }
     }

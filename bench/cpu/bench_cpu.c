@@ -244,27 +244,6 @@ static int case_selected(const options *o, const char *name)
     return 0;
 }
 
-static void cpu_model(char *buf, size_t size)
-{
-    snprintf(buf, size, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
-        return;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "model name", 10) == 0) {
-            const char *c = strchr(line, ':');
-            if (c) {
-                c += 1 + strspn(c + 1, " \t");
-                snprintf(buf, size, "%s", c);
-                buf[strcspn(buf, "\n")] = '\0';
-            }
-            break;
-        }
-    }
-    fclose(f);
-}
-
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -401,8 +380,10 @@ int main(int argc, char **argv)
             strat[nstrat++] = d.name;
     }
 
+    /* The CPU backend's device name says the model (/proc/cpuinfo) and its thread count; a copy,
+     * as the JSON is written after the context is gone. */
     char model[256], date[64];
-    cpu_model(model, sizeof model);
+    snprintf(model, sizeof model, "%s", gpuhist_device_name(ctx));
     time_t tt = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", localtime(&tt));
     printf("gpuhist %s CPU benchmark\n", gpuhist_version());
