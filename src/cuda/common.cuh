@@ -406,6 +406,14 @@ static inline uint64_t gh_vec16_body(const unsigned char *data, uint64_t b, uint
     return vb;
 }
 
+/* Does the plan fit 32-bit counter indices? (The supports_fn of the strategies that count in
+ * global memory.) */
+static inline int gh_counters_fit(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
+{
+    (void)ctx;
+    return gh_counters_ok(plan) != 0;
+}
+
 /* Do `counters` 32-bit counters fit in the opt-in shared memory of the context's device? (The
  * supports_fn of the gh_block_setup strategies.) */
 static inline int gh_fits_shared(const gpuhist_ctx *ctx, const gpuhist_plan *plan)

@@ -331,12 +331,6 @@ static uint32_t fg_est_double(const gpuhist_binmap *m)
     return bound > 1.0 || !isfinite(bound) ? 1u : 0u;
 }
 
-static int fg_supports(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
-{
-    (void)ctx;
-    return gh_counters_ok(plan) != 0;
-}
-
 /* Cluster geometry of the cluster route for one kernel; 0 when the device cannot run it. */
 struct fg_cluster {
     int size;        /* blocks per cluster */
@@ -565,7 +559,7 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_fast_global = {
     GPUHIST_ALL_KINDS,
     0,
     GPUHIST_CAP_CHANNELS,
-    fg_supports,
+    gh_counters_fit,
     fg_run<0>,
 };
 
@@ -582,6 +576,6 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_fast_cluster = {
     GPUHIST_ALL_KINDS,
     0,
     GPUHIST_CAP_CHANNELS,
-    fg_supports,
+    gh_counters_fit,
     fg_run<1>,
 };

@@ -55,12 +55,6 @@ __global__ void __launch_bounds__(GH_BLOCK_BIG, 1)
     }
 }
 
-int supports(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
-{
-    (void)ctx;
-    return gh_counters_ok(plan) != 0;
-}
-
 gpuhist_status run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobp, void *out)
 {
     const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobp;
@@ -112,6 +106,6 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_multipass = {
     GPUHIST_ALL_KINDS,
     0,
     GPUHIST_CAP_CHANNELS,
-    supports,
+    gh_counters_fit,
     run,
 };

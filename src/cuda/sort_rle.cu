@@ -64,12 +64,6 @@ inline size_t align256(size_t x)
     return (x + 255u) & ~(size_t)255u;
 }
 
-int supports(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
-{
-    (void)ctx;
-    return gh_counters_ok(plan) != 0;
-}
-
 gpuhist_status run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobp, void *out)
 {
     const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobp;
@@ -162,6 +156,6 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_sort_rle = {
     GPUHIST_ALL_KINDS,
     0,
     GPUHIST_CAP_CHANNELS,
-    supports,
+    gh_counters_fit,
     run,
 };
