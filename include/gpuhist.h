@@ -244,7 +244,9 @@ GPUHIST_API const char *gpuhist_build_log(const gpuhist_ctx *ctx);
 GPUHIST_API gpuhist_status gpuhist_set_strategy(gpuhist_ctx *ctx, const char *name);
 /** CPU threads for the CPU backend (0 = all cores). */
 GPUHIST_API gpuhist_status gpuhist_set_threads(gpuhist_ctx *ctx, int threads);
-/** CUDA: the cudaStream_t (passed as void *) all device work is ordered on (NULL = default). */
+/** CUDA: the cudaStream_t (passed as void *) all device work is ordered on (NULL = default).
+ *  The context's device scratch is shared by its calls, so the first call after a change of
+ *  stream waits for the device (cudaDeviceSynchronize) before it enqueues anything. */
 GPUHIST_API gpuhist_status gpuhist_set_stream(gpuhist_ctx *ctx, void *cuda_stream);
 /** CUDA: nonzero lets gpuhist_histogram() return before the work finishes when both samples and
  *  counts are in device memory (synchronise the stream before reading counts). */

@@ -225,14 +225,10 @@ static gpuhist_status gh8_grid(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, K 
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                             "%s needs %zu bytes of shared memory per block, the device has %zu",
                             name, smem, job->smem_per_block_optin);
-    if (smem > 48u * 1024u)
-        GPUHIST_CUDA_TRY(ctx,
-                         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              (int)smem),
-                         name);
     int per_sm = 0;
     GPUHIST_CUDA_TRY(ctx,
-                     cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem),
+                     gpuhist_cuda_blocks_per_sm((const void *)kernel, threads, smem, job->device,
+                                                &per_sm),
                      name);
     if (per_sm < 1)
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,

@@ -343,15 +343,8 @@ template <typename K>
 static int gh_grid(const gpuhist_cuda_job *job, K *kernel, int block, size_t smem, uint64_t work,
                    cudaError_t *err)
 {
-    *err = cudaSuccess;
-    if (smem > 48u * 1024u) {
-        *err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    (int)smem);
-        if (*err != cudaSuccess)
-            return 0;
-    }
     int per_sm = 0;
-    *err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem);
+    *err = gpuhist_cuda_blocks_per_sm((const void *)kernel, block, smem, job->device, &per_sm);
     if (*err != cudaSuccess)
         return 0;
     if (per_sm < 1) {

@@ -22,6 +22,7 @@
  */
 #include "common.cuh"
 
+#include <mutex>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +52,12 @@ struct cuda_state {
     size_t edges_size;
     unsigned long long *d_slots;
     size_t slots_size;
+    size_t slots_zero;  /* leading bytes of d_slots known to be zero for the next call */
     unsigned long long *d_values;
     size_t values_size;
+    size_t values_zero; /* the same for d_values */
+    cudaStream_t last_stream; /* stream of the previous call's work (see cuda_execute) */
+    int called;               /* a call has enqueued work */
     unsigned long long *d_counts; /* counts on the device before a copy to host */
     size_t counts_size;
     unsigned long long *d_stats; /* 4 per channel: underflow, overflow, nan, total */
@@ -110,6 +115,70 @@ template <typename P> gpuhist_status grow_t(gpuhist_ctx *ctx, P **p, size_t *hav
     *p = (P *)v;
     return st;
 }
+
+/* gpuhist_cuda_blocks_per_sm's memory: small tables, searched linearly (a process uses a few
+ * dozen kernel configurations at most); when full, results are simply not remembered. The
+ * dynamic shared-memory limit of a kernel is only ever raised (a remembered configuration must
+ * stay launchable after a later one asked for less). */
+struct occupancy_entry {
+    const void *kernel;
+    int device, block, per_sm;
+    size_t smem;
+};
+struct smem_limit_entry {
+    const void *kernel;
+    int device;
+    size_t limit;
+};
+static occupancy_entry g_occupancy[256];
+static int g_occupancy_n;
+static smem_limit_entry g_smem_limit[128];
+static int g_smem_limit_n;
+static std::mutex g_occupancy_lock;
+
+} /* namespace */
+
+cudaError_t gpuhist_cuda_blocks_per_sm(const void *kernel, int block, size_t smem, int device,
+                                       int *per_sm)
+{
+    std::lock_guard<std::mutex> guard(g_occupancy_lock);
+    for (int i = 0; i < g_occupancy_n; ++i) {
+        const occupancy_entry &e = g_occupancy[i];
+        if (e.kernel == kernel && e.device == device && e.block == block && e.smem == smem) {
+            *per_sm = e.per_sm;
+            return cudaSuccess;
+        }
+    }
+    bool remember = true; /* false: the limit is not tracked, so set it again next time */
+    if (smem > 48u * 1024u) {
+        smem_limit_entry *lim = NULL;
+        for (int i = 0; i < g_smem_limit_n && !lim; ++i)
+            if (g_smem_limit[i].kernel == kernel && g_smem_limit[i].device == device)
+                lim = &g_smem_limit[i];
+        if (!lim || lim->limit < smem) {
+            cudaError_t e = cudaFuncSetAttribute(
+                kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+            if (e != cudaSuccess)
+                return e;
+            if (lim)
+                lim->limit = smem;
+            else if (g_smem_limit_n < (int)(sizeof g_smem_limit / sizeof g_smem_limit[0]))
+                g_smem_limit[g_smem_limit_n++] = smem_limit_entry{kernel, device, smem};
+            else
+                remember = false;
+        }
+    }
+    int n = 0;
+    cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, block, smem);
+    if (e != cudaSuccess)
+        return e;
+    *per_sm = n;
+    if (remember && g_occupancy_n < (int)(sizeof g_occupancy / sizeof g_occupancy[0]))
+        g_occupancy[g_occupancy_n++] = occupancy_entry{kernel, device, block, n, smem};
+    return cudaSuccess;
+}
+
+namespace {
 
 void free_state(cuda_state *st)
 {
@@ -289,8 +358,9 @@ template <class F> gpuhist_status for_each_job(gpuhist_ctx *ctx, const gpuhist_p
 
 /* ---- kernels of the backend ---------------------------------------------------------------------- */
 
-/* Fold raw-value counters (active * V) into slot counters (active * S). */
-__global__ void k_fold_values(const unsigned long long *__restrict__ values, uint32_t V,
+/* Fold raw-value counters (active * V) into slot counters (active * S), zeroing each value
+ * counter as it is read (its one reader) so the next call needs no memset of them. */
+__global__ void k_fold_values(unsigned long long *__restrict__ values, uint32_t V,
                               uint32_t active, gpuhist_binmap m, const double *edges, uint32_t S,
                               unsigned long long *__restrict__ slots)
 {
@@ -299,6 +369,7 @@ __global__ void k_fold_values(const unsigned long long *__restrict__ values, uin
          i += (uint64_t)gridDim.x * blockDim.x) {
         unsigned long long c = values[i];
         if (c) {
+            values[i] = 0;
             uint32_t h = (uint32_t)(i / V), v = (uint32_t)(i % V);
             uint32_t s = gpuhist_slot_small_value(&m, edges, v);
             atomicAdd(&slots[(uint64_t)h * S + s], c);
@@ -306,36 +377,88 @@ __global__ void k_fold_values(const unsigned long long *__restrict__ values, uin
     }
 }
 
-/* Outlier policy, counts (active * bins) and tallies (4 per channel) from the slot counters. */
-__global__ void k_finish(const unsigned long long *__restrict__ slots, uint32_t S, uint32_t bins,
-                         uint32_t active, int clamp, unsigned long long *__restrict__ counts,
-                         unsigned long long *stats, unsigned long long *user_stats,
-                         unsigned long long pixels)
+/* Where the finish writes: counts (active * bins), the tallies (4 per channel: underflow,
+ * overflow, nan, total) and optionally the caller's device copy of them. */
+struct gh_finish_out {
+    unsigned long long *counts;
+    unsigned long long *stats;
+    unsigned long long *user_stats;
+    unsigned long long pixels;
+    uint32_t S, bins, active;
+    int clamp;
+};
+
+/* Outlier policy, counts and tallies from slot counters `slots` (global or shared memory), by
+ * the threads [first, first + nthreads) of the grid. */
+__device__ __forceinline__ void gh_finish(const unsigned long long *slots, const gh_finish_out &o,
+                                          uint64_t first, uint64_t nthreads)
 {
-    const uint64_t n = (uint64_t)active * bins;
-    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (uint64_t)gridDim.x * blockDim.x) {
+    const uint32_t bins = o.bins, S = o.S;
+    const uint64_t n = (uint64_t)o.active * bins;
+    for (uint64_t i = first; i < n; i += nthreads) {
         uint32_t h = (uint32_t)(i / bins), b = (uint32_t)(i % bins);
         const unsigned long long *sl = slots + (uint64_t)h * S;
         unsigned long long v = sl[b];
-        if (clamp) {
+        if (o.clamp) {
             if (b == 0)
                 v += sl[GPUHIST_SLOT_UNDERFLOW(bins)];
             if (b == bins - 1u)
                 v += sl[GPUHIST_SLOT_OVERFLOW(bins)];
         }
-        counts[i] = v;
+        o.counts[i] = v;
     }
-    if (blockIdx.x == 0 && threadIdx.x < active) {
-        const unsigned long long *sl = slots + (uint64_t)threadIdx.x * S;
+    if (first < o.active) {
+        const uint32_t h = (uint32_t)first;
+        const unsigned long long *sl = slots + (uint64_t)h * S;
         unsigned long long t[4] = {sl[GPUHIST_SLOT_UNDERFLOW(bins)], sl[GPUHIST_SLOT_OVERFLOW(bins)],
-                                   sl[GPUHIST_SLOT_NAN(bins)], pixels};
+                                   sl[GPUHIST_SLOT_NAN(bins)], o.pixels};
         for (int j = 0; j < 4; ++j) {
-            stats[4 * threadIdx.x + j] = t[j];
-            if (user_stats)
-                user_stats[4 * threadIdx.x + j] = t[j];
+            o.stats[4 * h + j] = t[j];
+            if (o.user_stats)
+                o.user_stats[4 * h + j] = t[j];
         }
     }
+}
+
+__global__ void k_finish(const unsigned long long *__restrict__ slots, gh_finish_out o)
+{
+    gh_finish(slots, o, (uint64_t)blockIdx.x * blockDim.x + threadIdx.x,
+              (uint64_t)gridDim.x * blockDim.x);
+}
+
+/* Small histograms (active * S <= GH_SMALL_SLOTS): fold (values != NULL: active * V raw-value
+ * counters) or copy the counters into shared memory, zeroing the global ones as they are read
+ * (so the next call needs no memset), then finish: one block, one launch instead of a memset,
+ * a fold and a finish. Every counter is read and zeroed by the one thread that owns it.
+ * 6144 x 8 bytes is the 48 KiB of static shared memory a block may have: 4096 bins + 3 slots. */
+#define GH_SMALL_SLOTS 6144u
+#define GH_SMALL_THREADS 1024
+__global__ void __launch_bounds__(GH_SMALL_THREADS)
+    k_finish_small(unsigned long long *__restrict__ slots, unsigned long long *__restrict__ values,
+                   uint32_t V, gpuhist_binmap m, const double *edges, gh_finish_out o)
+{
+    __shared__ unsigned long long sl[GH_SMALL_SLOTS];
+    const uint32_t ns = o.active * o.S, tid = threadIdx.x;
+    if (values) {
+        for (uint32_t i = tid; i < ns; i += GH_SMALL_THREADS)
+            sl[i] = 0;
+        __syncthreads();
+        for (uint32_t i = tid; i < o.active * V; i += GH_SMALL_THREADS) {
+            const unsigned long long c = values[i];
+            if (c) {
+                values[i] = 0;
+                const uint32_t h = i / V, v = i % V;
+                atomicAdd(&sl[h * o.S + gpuhist_slot_small_value(&m, edges, v)], c);
+            }
+        }
+    } else {
+        for (uint32_t i = tid; i < ns; i += GH_SMALL_THREADS) {
+            sl[i] = slots[i];
+            slots[i] = 0;
+        }
+    }
+    __syncthreads();
+    gh_finish(sl, o, tid, GH_SMALL_THREADS);
 }
 
 /* Order-preserving 64-bit keys: min/max of keys = min/max of values, exactly. Integers stay
@@ -700,20 +823,54 @@ gpuhist_status cuda_execute(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gp
                          "copy edges to device");
     }
 
+    /* Counters: zeroed before the strategy runs. The finish kernels zero what they read (every
+     * value counter; the slot counters too when one block finishes a small histogram), so in
+     * steady state no memset is needed: slots_zero / values_zero track the zero prefix. Work of a
+     * previous call on another stream may still use them: a change of stream waits for the
+     * device once. */
+    if (st->called && strm != st->last_stream) {
+        GPUHIST_CUDA_TRY(ctx, cudaDeviceSynchronize(), "wait for the previous stream's work");
+        st->slots_zero = st->values_zero = 0;
+    }
+    st->last_stream = strm;
+    st->called = 1;
     const size_t slot_bytes = (size_t)counters * sizeof(unsigned long long);
-    if ((rc = grow_t(ctx, &st->d_slots, &st->slots_size, slot_bytes, 0, "slot counters")) !=
-        GPUHIST_OK)
-        return rc;
-    GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(st->d_slots, 0, slot_bytes, strm), "zero counters");
+    const size_t vb = values ? (size_t)plan->active * V * sizeof(unsigned long long) : 0;
+    const int small = counters <= GH_SMALL_SLOTS && (!values || plan->active * V <= GH_SMALL_SLOTS);
+    const int use_slots = !(small && values); /* the small fold never touches d_slots */
+    if (use_slots) {
+        const size_t had = st->slots_size;
+        if ((rc = grow_t(ctx, &st->d_slots, &st->slots_size, slot_bytes, 0, "slot counters")) !=
+            GPUHIST_OK)
+            return rc;
+        if (st->slots_size != had)
+            st->slots_zero = 0;
+        if (st->slots_zero < slot_bytes) {
+            GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(st->d_slots, 0, slot_bytes, strm),
+                             "zero counters");
+            st->slots_zero = slot_bytes;
+        }
+    }
     void *out = st->d_slots;
     if (values) {
-        const size_t vb = (size_t)plan->active * V * sizeof(unsigned long long);
+        const size_t had = st->values_size;
         if ((rc = grow_t(ctx, &st->d_values, &st->values_size, vb, 0, "value counters")) !=
             GPUHIST_OK)
             return rc;
-        GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(st->d_values, 0, vb, strm), "zero counters");
+        if (st->values_size != had)
+            st->values_zero = 0;
+        if (st->values_zero < vb) {
+            GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(st->d_values, 0, vb, strm), "zero counters");
+            st->values_zero = vb;
+        }
         out = st->d_values;
     }
+    /* until the finish below is enqueued, the counters this call uses are not zero */
+    const size_t slots_zero_after = st->slots_zero, values_zero_after = st->values_zero;
+    if (use_slots)
+        st->slots_zero = 0;
+    if (values)
+        st->values_zero = 0;
 
     rc = for_each_job(ctx, plan, [&](const gpuhist_cuda_job &job) {
         return s->run(ctx, plan, &job, out);
@@ -722,14 +879,6 @@ gpuhist_status cuda_execute(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gp
         return rc;
 
     const double *d_edges = plan->map.kind == GH_KIND_EDGES ? st->d_edges : NULL;
-    if (values) {
-        uint64_t n = (uint64_t)plan->active * V;
-        int grid = (int)((n + GH_BLOCK - 1) / GH_BLOCK);
-        k_fold_values<<<grid, GH_BLOCK, 0, strm>>>(st->d_values, V, plan->active, plan->map,
-                                                   d_edges, plan->slots, st->d_slots);
-        GPUHIST_CUDA_LAUNCH_CHECK(ctx, "fold values into slots");
-    }
-
     const int device_counts = result->counts_location == GPUHIST_MEMORY_DEVICE;
     const uint64_t ncounts = (uint64_t)plan->active * plan->bins;
     const size_t count_bytes = (size_t)ncounts * sizeof(unsigned long long);
@@ -740,17 +889,37 @@ gpuhist_status cuda_execute(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gp
             return rc;
         counts_dst = st->d_counts;
     }
-    {
+    gh_finish_out fo;
+    fo.counts = counts_dst;
+    fo.stats = st->d_stats;
+    fo.user_stats = (unsigned long long *)result->device_stats;
+    fo.pixels = (unsigned long long)plan->pixels;
+    fo.S = plan->slots;
+    fo.bins = plan->bins;
+    fo.active = plan->active;
+    fo.clamp = plan->outliers == GPUHIST_OUTLIERS_CLAMP;
+    if (small) {
+        k_finish_small<<<1, GH_SMALL_THREADS, 0, strm>>>(
+            st->d_slots, values ? st->d_values : NULL, V, plan->map, d_edges, fo);
+        GPUHIST_CUDA_LAUNCH_CHECK(ctx, "finish counts");
+        st->slots_zero = slots_zero_after; /* read and zeroed (or not touched) */
+    } else {
+        if (values) {
+            uint64_t n = (uint64_t)plan->active * V;
+            int grid = (int)((n + GH_BLOCK - 1) / GH_BLOCK);
+            k_fold_values<<<grid, GH_BLOCK, 0, strm>>>(st->d_values, V, plan->active, plan->map,
+                                                       d_edges, plan->slots, st->d_slots);
+            GPUHIST_CUDA_LAUNCH_CHECK(ctx, "fold values into slots");
+        }
         uint64_t blocks = (ncounts + GH_BLOCK - 1) / GH_BLOCK;
         uint64_t cap = (uint64_t)st->sm_count * 8u;
         int grid = (int)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
-        k_finish<<<grid, GH_BLOCK, 0, strm>>>(st->d_slots, plan->slots, plan->bins, plan->active,
-                                              plan->outliers == GPUHIST_OUTLIERS_CLAMP, counts_dst,
-                                              st->d_stats,
-                                              (unsigned long long *)result->device_stats,
-                                              (unsigned long long)plan->pixels);
+        k_finish<<<grid, GH_BLOCK, 0, strm>>>(st->d_slots, fo);
         GPUHIST_CUDA_LAUNCH_CHECK(ctx, "finish counts");
+        /* the slot counters stay as they are: the next call zeroes them */
     }
+    if (values)
+        st->values_zero = values_zero_after; /* every value counter was read and zeroed */
 
     result->bins = plan->bins;
     result->channels = plan->active;

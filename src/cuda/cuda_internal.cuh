@@ -58,6 +58,16 @@ size_t gpuhist_cuda_smem_optin(const gpuhist_ctx *ctx);
 }
 #endif
 
+#ifdef __cplusplus
+/* Resident blocks per SM of `kernel` (a __global__ function) with `block` threads and `smem`
+ * bytes of dynamic shared memory on `device`, raising the kernel's dynamic shared-memory limit
+ * first when smem exceeds the default 48 KiB. Remembered per (kernel, device, block, smem) for the
+ * life of the process, so repeated calls cost no CUDA runtime call (they are on the host path of
+ * every histogram, before the kernel can start). */
+cudaError_t gpuhist_cuda_blocks_per_sm(const void *kernel, int block, size_t smem, int device,
+                                       int *per_sm);
+#endif
+
 /* Check the last launch: use right after every <<<...>>>. */
 #define GPUHIST_CUDA_LAUNCH_CHECK(ctx, what)                                                  \
     do {                                                                                      \

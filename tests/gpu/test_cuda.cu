@@ -628,11 +628,127 @@ static void case_many_bins(void)
     gpuhist_destroy(ctx);
 }
 
+/* One context, asynchronous calls back to back with no synchronisation between them, whose
+ * counters take every path of the backend's finish (raw values folded by one block or by the
+ * multi-block fold, slot counters finished by one block or by the multi-block finish) and are
+ * zeroed by the previous call's finish instead of a memset; then the same on a second stream
+ * (a change of stream), then synchronous calls. Every result must equal the cpu-reference. */
+static void case_reuse(void)
+{
+    gpuhist_ctx *ctx = cuda_ctx();
+    cudaStream_t streams[2];
+    for (cudaStream_t &st : streams)
+        CUDA_OK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    struct one {
+        gpuhist_dtype dt;
+        gpuhist_bin_spec b;
+        double lo, hi;
+        uint32_t channels;
+    };
+    gpuhist_bin_spec clamp = gpuhist_bins_even(300, -1.0, 1.0);
+    clamp.outliers = GPUHIST_OUTLIERS_CLAMP;
+    const std::vector<one> specs = {
+        {GPUHIST_U8, gpuhist_bins_integer(256, 0), 0.0, 256.0, 1},          /* small values */
+        {GPUHIST_U16, gpuhist_bins_integer(65536, 0), 0.0, 65536.0, 1},     /* big values */
+        {GPUHIST_F32, gpuhist_bins_even(4096, -1.0, 1.0), -1.0, 1.0, 1},    /* small slots */
+        {GPUHIST_F32, gpuhist_bins_even(1u << 17, -1.0, 1.0), -1.0, 1.0, 1}, /* big slots */
+        {GPUHIST_U8, gpuhist_bins_even(10, 20.0, 200.0), 0.0, 256.0, 4},    /* 4 x 256 values */
+        {GPUHIST_F32, clamp, -1.0, 1.0, 1},                                 /* clamp, small */
+        {GPUHIST_I16, gpuhist_bins_even(7, -100.0, 100.0), -200.0, 200.0, 2}, /* small slots of
+                                                                                 big values */
+    };
+    struct run {
+        expected e;
+        void *base;
+        uint64_t *d_counts, *d_stats;
+        gpuhist_samples ds;
+    };
+    std::vector<run> runs;
+    for (const one &o : specs) {
+        const size_t pixels = 300001;
+        std::vector<unsigned char> h = make_data(o.dt, pixels * o.channels, o.lo, o.hi);
+        gpuhist_samples hs = gpuhist_samples_1d(h.data(), o.dt, pixels);
+        hs.channels = o.channels;
+        run r;
+        r.e = reference(&hs, &o.b);
+        r.ds = hs;
+        r.ds.data = to_device(h.data(), h.size(), 0, &r.base);
+        r.ds.location = GPUHIST_MEMORY_DEVICE;
+        CUDA_OK(cudaMalloc(&r.d_counts, r.e.counts.size() * 8));
+        CUDA_OK(cudaMalloc(&r.d_stats, 4 * GPUHIST_MAX_CHANNELS * 8));
+        runs.push_back(r);
+    }
+    auto check_run = [&](const run &r, const gpuhist_result &res) {
+        std::vector<uint64_t> counts(r.e.counts.size()), stats(4 * GPUHIST_MAX_CHANNELS);
+        CUDA_OK(cudaMemcpy(counts.data(), r.d_counts, counts.size() * 8, cudaMemcpyDeviceToHost));
+        CUDA_OK(cudaMemcpy(stats.data(), r.d_stats, stats.size() * 8, cudaMemcpyDeviceToHost));
+        gpuhist_result x = res;
+        for (uint32_t k = 0; k < r.e.r.channels; ++k) {
+            x.underflow[k] = stats[4 * k + 0];
+            x.overflow[k] = stats[4 * k + 1];
+            x.nan[k] = stats[4 * k + 2];
+            x.total[k] = stats[4 * k + 3];
+        }
+        compare(r.e, x, counts.data(), 1);
+    };
+    CHECK(gpuhist_set_async(ctx, 1) == GPUHIST_OK);
+    /* rounds: 0, 1 on stream 0; 2 on stream 1; 3 back on stream 0; order shuffled per round */
+    for (int round = 0; round < 4; ++round) {
+        cudaStream_t st = streams[round == 2 ? 1 : 0];
+        CHECK(gpuhist_set_stream(ctx, (void *)st) == GPUHIST_OK);
+        std::vector<size_t> order(runs.size());
+        for (size_t i = 0; i < order.size(); ++i)
+            order[i] = i;
+        for (size_t i = order.size(); i > 1; --i) /* Fisher-Yates */
+            std::swap(order[i - 1], order[rnd() % i]);
+        std::vector<gpuhist_result> res(runs.size());
+        for (size_t i : order) {
+            check_context("reuse round %d, spec %zu (%s, %u bins)", round, i,
+                          gpuhist_dtype_name(specs[i].dt), specs[i].b.bins);
+            CUDA_OK(cudaMemsetAsync(runs[i].d_counts, 0xcd, runs[i].e.counts.size() * 8, st));
+            res[i] = gpuhist_result_host(runs[i].d_counts);
+            res[i].counts_location = GPUHIST_MEMORY_DEVICE;
+            res[i].device_stats = runs[i].d_stats;
+            gpuhist_status s = gpuhist_histogram(ctx, &runs[i].ds, &specs[i].b, &res[i]);
+            CHECK_MSG(s == GPUHIST_OK, "%s", gpuhist_last_error(ctx));
+            /* a call that fails validation in between leaves nothing behind */
+            gpuhist_bin_spec bad = gpuhist_bins_even(0, 0.0, 1.0);
+            CHECK(gpuhist_histogram(ctx, &runs[i].ds, &bad, &res[i]) ==
+                  GPUHIST_ERROR_INVALID_ARGUMENT);
+        }
+        CUDA_OK(cudaStreamSynchronize(st));
+        for (size_t i = 0; i < runs.size(); ++i) {
+            check_context("reuse round %d, spec %zu result", round, i);
+            check_run(runs[i], res[i]);
+        }
+    }
+    /* synchronous, host counts, after the asynchronous rounds */
+    CHECK(gpuhist_set_async(ctx, 0) == GPUHIST_OK);
+    CHECK(gpuhist_set_stream(ctx, NULL) == GPUHIST_OK);
+    for (size_t i = 0; i < runs.size(); ++i) {
+        check_context("reuse sync, spec %zu", i);
+        std::vector<uint64_t> counts(runs[i].e.counts.size(), 0xdeadbeefull);
+        gpuhist_result r = gpuhist_result_host(counts.data());
+        if (CHECK_MSG(gpuhist_histogram(ctx, &runs[i].ds, &specs[i].b, &r) == GPUHIST_OK, "%s",
+                      gpuhist_last_error(ctx)))
+            compare(runs[i].e, r, counts.data(), 1);
+    }
+    check_context("%s", "");
+    for (run &r : runs) {
+        cudaFree(r.d_counts);
+        cudaFree(r.d_stats);
+        cudaFree(r.base);
+    }
+    gpuhist_destroy(ctx);
+    for (cudaStream_t st : streams)
+        cudaStreamDestroy(st);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr,
-                "usage: %s big_u8|device_io|async|channels_roi|unaligned|host_chunks|many_bins\n",
+                "usage: %s big_u8|device_io|async|channels_roi|unaligned|host_chunks|many_bins|reuse\n",
                 argv[0]);
         return 2;
     }
@@ -651,6 +767,8 @@ int main(int argc, char **argv)
         case_host_chunks();
     else if (!strcmp(c, "many_bins"))
         case_many_bins();
+    else if (!strcmp(c, "reuse"))
+        case_reuse();
     else {
         fprintf(stderr, "unknown case %s\n", c);
         return 2;
