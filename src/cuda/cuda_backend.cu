@@ -568,36 +568,36 @@ struct gh_rule {
 };
 
 const gh_rule gh_policy[] = {
-    /* Figures: GB/s of input on an NVIDIA H200, 1 GiB device-resident, median of 10 runs, read
-     * ceiling ~4478 GB/s (bench/results/latest.json, 2026-11-21), as uniform / hot90 / constant /
-     * bell. */
+    /* Figures: GB/s of input on an NVIDIA H200, 1 GiB device-resident, median of 10 runs after
+     * 20 ms of warm-up, read ceiling ~4570 GB/s (bench/results/latest.json, 2026-11-21T09:34Z),
+     * as uniform / hot90 / constant / bell. */
 
     /* 8-bit data, any bins: raw values in per-warp sub-histograms (hardware shared atomics),
-     * folded into bins. u8/256: 2249 / 4186 / 4237 / 2446 vs CUB 2146 / 3586 / 3588 / 2309.
-     * cuda-fast-bytes (per-thread private counters) is faster on uniform data (2431) but
-     * data-independent, so it loses hot90 (2436): without a look at the data, histogram256 is the
-     * safer choice. RGBA 3-of-4: 2127 / 3976 / 4006 / 2280 (CUB 2394 / 1263 / 1502 / 2427). */
+     * folded into bins. u8/256: 2335 / 4374 / 4440 / 2552 vs CUB 2151 / 3573 / 3590 / 2311.
+     * cuda-fast-bytes (per-thread private counters) is faster on uniform data (2446, 4.5%) but
+     * data-independent, so it loses hot90 (2452): without a look at the data, histogram256 is the
+     * safer choice. RGBA 3-of-4: 2273 / 4032 / 4099 / 2477 (CUB 2379 / 1263 / 1504 / 2412). */
     {0, GPUHIST_INT8_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-histogram256"},
     /* 16-bit data, any bins: 65536 16-bit counters packed in 128 KiB of shared memory with an
-     * exact carry hand-off. u16/65536: 3414 / 3070 / 3081 / 3413 vs CUB 188 / 218 / 412 / 190 and
+     * exact carry hand-off. u16/65536: 3465 / 2825 / 3608 / 3487 vs CUB 187 / 254 / 585 / 191 and
      * cuda-multipass 272-285. */
     {0, GPUHIST_DTYPE_BIT(GPUHIST_U16) | GPUHIST_DTYPE_BIT(GPUHIST_I16), GPUHIST_ALL_KINDS, 1,
      0xFFFFFFFFu, "cuda-fast-packed16"},
     /* Slots that fit one block's shared memory (32-bit counters): cuda-fast-smem. f32/256:
-     * 4440 / 4441 / 4439 / 4457 (CUB 3894 / 3523 / 4316 / 3890); f32/4096: 4151 / 4200 / 4178 /
-     * 4175 (CUB 383 / 943 / 1930 / 332; cuda-fast-packed16-f32 4220 / 3932 / 3940 / 4227);
-     * f32 256 explicit edges: 3592 / 4180 / 4143 / 3952 (CUB 320-336). */
+     * 4445 / 4463 / 4475 / 4464 (CUB 3912 / 3536 / 4293 / 3908); f32/4096: 4410 / 4413 / 4419 /
+     * 4401 (CUB 373 / 956 / 1920 / 344; cuda-fast-packed16-f32 4289 / 3896 / 4017 / 4264);
+     * f32 256 explicit edges: 3620 / 4118 / 4174 / 3974 (CUB 319-336). */
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-fast-smem"},
     /* f32 even bins past shared memory, as long as bins + 3 16-bit counters fit one block
      * (~115k on H100/H200; its supports check decides): 16-bit packed counters, host-certified
-     * float estimate. f32/65536: 3915 / 3679 / 3744 / 3905 vs CUB 96 / 442 / 1432 / 128 and
-     * cuda-two-pass 746 / 724 / 745 / 750 (one pass instead of two; 65537..115k bins were not
+     * float estimate. f32/65536: 3927 / 3707 / 3779 / 3925 vs CUB 96 / 429 / 1345 / 128 and
+     * cuda-two-pass 707 / 884 / 2554 / 712 (one pass instead of two; 65537..115k bins were not
      * measured, the kernel is the same). */
     {0, GPUHIST_DTYPE_BIT(GPUHIST_F32), GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 1, 0xFFFFFFFFu,
      "cuda-fast-packed16-f32"},
     /* f32 even bins past one block, up to 28 x 65536: partition by the slot's high bits
-     * into 16-bit keys, then packed shared counters per 65536-key bucket. f32/2^20: 756 / 909 /
-     * 2514 / 690 vs cuda-fast-global 398 / 851 / 1106 / 398 and CUB 59 / 209 / 443 / 61: the
+     * into 16-bit keys, then packed shared counters per 65536-key bucket. f32/2^20: 755 / 908 /
+     * 2517 / 685 vs cuda-fast-global 398 / 850 / 1106 / 398 and CUB 59 / 210 / 448 / 61: the
      * best on every distribution. Other dtypes and kinds with this many bins were not measured,
      * so they stay with cuda-fast-global. */
     {0, GPUHIST_DTYPE_BIT(GPUHIST_F32), GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 65537, 28u * 65536u,

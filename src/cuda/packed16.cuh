@@ -10,7 +10,9 @@
  *    global counters. Carries flip bit 15 or 31, so a vector of adds is checked with one test.
  *  - hot mode: each thread keeps one hot key hk; a sample equal to hk goes to the thread's own
  *    dummy word (its own bank), flushed after each iteration (one atomic per warp when the lanes
- *    agree). Warps switch between plain and hot mode warp-uniformly (probe() / flush()).
+ *    agree); a vector step in which every lane's keys all equal its hk issues no atomic at all
+ *    (a register counts the hits). Warps switch between plain and hot mode warp-uniformly
+ *    (probe() / flush()).
  *
  * The engine does not know where vectors come from or what their keys are: a kernel passes a
  * load and a key function to run() (the iteration structure) and owns the epilogue.
