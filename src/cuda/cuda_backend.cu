@@ -180,6 +180,24 @@ cudaError_t gpuhist_cuda_blocks_per_sm(const void *kernel, int block, size_t sme
 
 namespace {
 
+/* (*p, *size) at least `bytes`, its first `bytes` zero once strm gets there: a memset only when
+ * less than that is known to be zero (*zero, kept by cuda_execute; a reallocation knows none). */
+gpuhist_status zeroed_counters(gpuhist_ctx *ctx, unsigned long long **p, size_t *size,
+                               size_t *zero, size_t bytes, cudaStream_t strm, const char *what)
+{
+    const size_t had = *size;
+    gpuhist_status rc = grow_t(ctx, p, size, bytes, 0, what);
+    if (rc != GPUHIST_OK)
+        return rc;
+    if (*size != had)
+        *zero = 0;
+    if (*zero < bytes) {
+        GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(*p, 0, bytes, strm), "zero counters");
+        *zero = bytes;
+    }
+    return GPUHIST_OK;
+}
+
 void free_state(cuda_state *st)
 {
     if (!st)
@@ -838,31 +856,14 @@ gpuhist_status cuda_execute(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gp
     const size_t vb = values ? (size_t)plan->active * V * sizeof(unsigned long long) : 0;
     const int small = counters <= GH_SMALL_SLOTS && (!values || plan->active * V <= GH_SMALL_SLOTS);
     const int use_slots = !(small && values); /* the small fold never touches d_slots */
-    if (use_slots) {
-        const size_t had = st->slots_size;
-        if ((rc = grow_t(ctx, &st->d_slots, &st->slots_size, slot_bytes, 0, "slot counters")) !=
-            GPUHIST_OK)
-            return rc;
-        if (st->slots_size != had)
-            st->slots_zero = 0;
-        if (st->slots_zero < slot_bytes) {
-            GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(st->d_slots, 0, slot_bytes, strm),
-                             "zero counters");
-            st->slots_zero = slot_bytes;
-        }
-    }
+    if (use_slots && (rc = zeroed_counters(ctx, &st->d_slots, &st->slots_size, &st->slots_zero,
+                                           slot_bytes, strm, "slot counters")) != GPUHIST_OK)
+        return rc;
     void *out = st->d_slots;
     if (values) {
-        const size_t had = st->values_size;
-        if ((rc = grow_t(ctx, &st->d_values, &st->values_size, vb, 0, "value counters")) !=
-            GPUHIST_OK)
+        if ((rc = zeroed_counters(ctx, &st->d_values, &st->values_size, &st->values_zero, vb,
+                                  strm, "value counters")) != GPUHIST_OK)
             return rc;
-        if (st->values_size != had)
-            st->values_zero = 0;
-        if (st->values_zero < vb) {
-            GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(st->d_values, 0, vb, strm), "zero counters");
-            st->values_zero = vb;
-        }
         out = st->d_values;
     }
     /* until the finish below is enqueued, the counters this call uses are not zero */
