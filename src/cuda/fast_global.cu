@@ -114,12 +114,9 @@ __device__ __forceinline__ uint32_t fg_slot_even_f32(const gpuhist_binmap &m, fl
                                                      uint32_t est_double, float x)
 {
     const uint32_t bins = m.bins;
-    if (x != x)
-        return GPUHIST_SLOT_NAN(bins);
-    if (x < m.lower_f)
-        return GPUHIST_SLOT_UNDERFLOW(bins);
-    if (x >= m.upper_f)
-        return (m.last_inclusive && x == m.upper_f) ? bins - 1u : GPUHIST_SLOT_OVERFLOW(bins);
+    uint32_t outside;
+    if (gpuhist_even_f32_outside(&m, x, &outside))
+        return outside;
     uint32_t i;
     if (est_double) { /* float estimate could be bins off (huge offsets): a long walk */
         i = gpuhist_clamp_estimate(__dmul_rn(__dsub_rn((double)x, m.lower), m.scale), bins);

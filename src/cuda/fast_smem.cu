@@ -127,12 +127,9 @@ __device__ __forceinline__ uint32_t fs_slot_even_f32(const fs_params &p, const g
                                                      const float *tab, float x)
 {
     const uint32_t bins = m.bins;
-    if (x != x)
-        return GPUHIST_SLOT_NAN(bins);
-    if (x < m.lower_f)
-        return GPUHIST_SLOT_UNDERFLOW(bins);
-    if (x >= m.upper_f)
-        return (m.last_inclusive && x == m.upper_f) ? bins - 1u : GPUHIST_SLOT_OVERFLOW(bins);
+    uint32_t outside;
+    if (gpuhist_even_f32_outside(&m, x, &outside))
+        return outside;
     const float f = __fmul_rn(__fsub_rn(x, m.lower_f), m.scale_f);
     if (p.fast_ok && f >= 0.0f && f < p.fmax) {
         const float t = truncf(f);
