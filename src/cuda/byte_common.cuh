@@ -11,7 +11,8 @@
  * "dummy" table (index active) that is counted like the others and never written out. Counting
  * the unwanted channel instead of skipping it keeps the inner loop free of branches; the cost is
  * one more 256-key table, present only when some channel is inactive (active + 1 <= channels <= 4,
- * so there are never more than 1024 keys).
+ * so there are never more than 1024 keys). (cuda-histogram256 skips such bytes without a branch
+ * when C is 2 or 4, where byte p of every word is on the same channel for a whole launch.)
  *
  * Loads. job->data is aligned to 1 byte only. A job is split into a head (the bytes before the
  * first 16-byte-aligned address), a body of aligned 16-byte vectors and a tail (< 16 bytes). The
