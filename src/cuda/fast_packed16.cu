@@ -31,7 +31,7 @@
  * each thread keeps 8 (u16) / 4 (f32) shared atomics in flight.
  *
  * Hot values (DESIGN.md section 5: ~510-560 GB/s from same-address lanes: an atomic whose old
- * value is used serialises them). Each warp runs an iteration (32 u16 / 24 f32 samples per
+ * value is used serialises them). Each warp runs an iteration (24 u16 / 12 f32 samples per
  * thread) in one of two modes, chosen warp-uniformly:
  *   plain: one atomic per sample, nothing else; after the iteration probe() counts the lanes
  *     whose last key equals their previous iteration's last key and turns the warp hot at >= 4
@@ -64,8 +64,8 @@
  * The counting engine (atomics, carry test, hot-key dummies, warp modes) lives in packed16.cuh,
  * shared with cuda-two-pass.
  *
- * Loads: 16-byte vectors, 4 (u16) / 6 (f32) per thread per iteration, unaligned head/tail by
- * block 0. Single channel only (the backend deinterleaves). 1024 threads, one block per SM
+ * Loads: 16-byte vectors, 3 per thread per iteration, the next iteration's loaded before this
+ * one is counted (P16_U: measured against 2 and 4), unaligned head/tail by block 0. Single channel only (the backend deinterleaves). 1024 threads, one block per SM
  * (128 KiB + 4 KiB of dummies), 64 registers, no spills.
  * PREDICTION (H200, from the SASS; thread-instructions per sample incl. loads, loop and flush;
  * was 27.7 for u16 and 116 for f32): u16 plain ~9 (key, address 2, inc 2, ATOMS, carry test 2
@@ -96,6 +96,14 @@ __host__ __device__ __forceinline__ uint32_t p16_row4(uint32_t nkeys)
 
 enum { P16_U16 = 0, P16_F32_DIRECT = 1, P16_F32_CUT = 2 };
 
+/* 16-byte vectors per thread per iteration, prefetched one iteration ahead. H200, 1 GiB, GB/s
+ * (uniform / hot90 / constant / bell), same run: u16/65536 with 4 vectors loaded then counted
+ * 3451 / 2802 / 3575 / 3489, 3 prefetched 3545 / 2793 / 3686 / 3550, 2 prefetched 3486 / 2688 /
+ * 3765 / 3484; f32/65536, 3 prefetched 0.874 / 0.843 / 0.873 / 0.870 of the read ceiling (6
+ * vectors, not prefetched, in the 09:34Z matrix: 0.858 / 0.810 / 0.827 / 0.860), 4 prefetched
+ * 0.592 / 0.570 / 0.591 / 0.594 (32 bytes of stack at 64 registers: spills). */
+#define P16_U 3u
+
 struct p16_params {
     gh_kparams k;
     uint32_t nkeys; /* 65536 values, or bins + 3 slots */
@@ -118,7 +126,9 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
 
     typedef typename std::conditional<MODE == P16_U16, uint16_t, float>::type T;
     constexpr uint32_t VE = 16u / sizeof(T);
-    constexpr uint32_t U = MODE == P16_U16 ? 4u : 6u; /* 32 / 24 samples per thread per iteration */
+    /* 24 / 12 samples per thread per iteration; the next iteration's vectors are loaded before
+     * this one is counted (the engine's PF) */
+    constexpr uint32_t U = P16_U;
     const T *data = (const T *)p.k.data;
 
     /* The certified estimate of an f32 sample (f32_grid.cuh); ok = it is binmap.h's slot. */
@@ -180,7 +190,7 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
     };
     const uint4 *vec = (const uint4 *)(data + vbegin);
     const uint64_t per_block = (uint64_t)P16_THREADS * U;
-    eng.run<U, VE>((uint64_t)blockIdx.x * per_block, (uint64_t)gridDim.x * per_block, nvec, tid,
+    eng.run<U, VE, true>((uint64_t)blockIdx.x * per_block, (uint64_t)gridDim.x * per_block, nvec, tid,
                    [&](uint64_t i) { return __ldcs(vec + i); }, keys);
     __syncthreads();
 

@@ -183,8 +183,9 @@ struct p16_engine {
      * iterations are straight-line, at most one partial iteration goes one vector at a time.
      * Warp-uniform mode: plain (no hot-key test) until probe() sees skew, hot until flush() sees
      * too few hits. The trip count is block-uniform, so warps are converged at flush() and
-     * probe(). */
-    template <uint32_t U, uint32_t VE, class Load, class Keys>
+     * probe(). PF: the next iteration's U vectors are loaded before this one is counted (2U
+     * vectors of registers). */
+    template <uint32_t U, uint32_t VE, bool PF = false, class Load, class Keys>
     __device__ __forceinline__ void run(uint64_t first, const uint64_t step, const uint64_t nvec,
                                         const uint32_t tid, Load &&load, Keys &&keys)
     {
@@ -196,11 +197,24 @@ struct p16_engine {
         };
         uint64_t base = first;
         bool hot = false;
-        for (; base + P16_THREADS * U <= nvec; base += step) {
+        /* PF: the next iteration's U vectors are loaded before this one is counted */
+        uint4 nx[PF ? U : 1];
+        auto full = [&](uint64_t b) { return b + P16_THREADS * U <= nvec; };
+        if (PF && full(base)) {
+#pragma unroll
+            for (uint32_t u = 0; u < U; ++u)
+                nx[PF ? u : 0] = load(base + u * P16_THREADS + tid);
+        }
+        for (; full(base); base += step) {
             uint4 v[U];
 #pragma unroll
             for (uint32_t u = 0; u < U; ++u)
-                v[u] = load(base + u * P16_THREADS + tid);
+                v[u] = PF ? nx[PF ? u : 0] : load(base + u * P16_THREADS + tid);
+            if (PF && full(base + step)) {
+#pragma unroll
+                for (uint32_t u = 0; u < U; ++u)
+                    nx[PF ? u : 0] = load(base + step + u * P16_THREADS + tid);
+            }
             uint32_t lastk = hk;
             if (hot) {
 #pragma unroll
