@@ -43,32 +43,41 @@
  * (E(j - 1), E(j + 1)), so the bin is j - 1 + (x >= E(j)), E(j) by binmap.h's own formula in
  * double (E(bins) = upper_f). No edge table, so no per-block set-up.
  *
- * fx_kernel, f32 EDGES, bins <= 507. For float x and a double edge e, x >= e <=> x >= ru(e) (e
+ * fx_kernel, f32 EDGES, bins <= 1024. For float x and a double edge e, x >= e <=> x >= ru(e) (e
  * rounded up to float), and x > e <=> x >= nextup(rd(e)). So with thresholds T[j] = ru(e[j])
  * (j < bins), T[bins] = ru(e[bins]) or, last edge inclusive, nextup(rd(e[bins])), the count
  * k(x) = #{j : x >= T[j]} gives the slot exactly: 0 underflow, 1..bins bin k - 1, bins + 1
  * overflow (NaN: bins + 2). Counters are kept in k order and renamed at the merge.
- *   Index table: cell(x) = floor(2^b * sat(fma(x, cs, ck))), read off the bits of the float sum
- * sat(...) + 2^(23 - b) rounded toward zero (b = 10: 1025 cells), is monotone in x (every step
- * rounds monotonely; .sat sends NaN to 0). With c_j = cell(T[j]) computed by the same code:
- * cell(x) > c_j => x >= T[j], cell(x) < c_j => x < T[j]. So for x in cell c, k(x) = base(c) +
- * #{j in [base, base + amb) : x >= T[j]}, base = #{j : c_j < c}, amb = #{j : c_j = c}, whatever
- * rounding cs and ck carry (they only spread the edges over the cells). The kernel always does
- * two compares, against T[base] and T[base + 1] (edges past base + amb compare false by the
- * above; T is padded with NaN): exact for amb <= 2. Cells with amb > 2, and cell 0 (NaN and
- * below the first edge), are flagged: NaN is counted, then four compares (amb <= 4) or a binary
- * search of [base, base + amb] (T has NaN rows up to bins + 4).
- *   Both tables are lane-replicated (entry i of lane l at [i * 32 + l]): every probe hits the
- * lane's own bank, one wavefront, whatever the data. The cell entry is the shared address of
- * the lane's T[base] (T 128-byte aligned, so entry >> 7 carries base). 1025 cells x 128 B +
- * (bins + 5) x 128 B + 8 counter copies: ~172 KiB at 256 bins (one block per SM).
- *   Per sample (PTX -> SASS): FFMA.SAT, FADD.RZ, LEA, LDS, ISETP, BRA, 2 LDS, 2 FSET, SHF, IADD3,
- * LEA, BRA, RED = ~15, plus ~0.8 of load/loop overhead (was ~112 per sample, ncu). Flagged
- * fraction for the benchmark's quadratic edges over uniform data: 0.3% of samples (the narrow
- * bins next to 0), ~9% of warp-steps, ~15-30 warp-instructions each: ~+2 per sample.
+ *   One-load cell table. q(x) = bits(rz(sat(fma(x, cs, ck)) + 1)) runs from bits(1) to bits(2)
+ * and is monotone in x (every step rounds monotonely; .sat sends NaN to 0); its top b bits past
+ * bits(1)'s are the cell (b = 10: 1025 cells), the low sh = 23 - b bits the position in it. With
+ * q_j = q(T[j]) computed by the same code: q(x) > q_j => x >= T[j], q(x) < q_j => x < T[j]. So
+ * for x in cell c, k(x) = base(c) + #{j in [base, base + amb) : x >= T[j]}, base = #{j : cell of
+ * q_j < c}, amb = #{j : cell of q_j = c}, whatever rounding cs and ck carry (they only spread the
+ * thresholds over the cells). A cell with amb <= 1 has one 32-bit entry, base << 16 | low, low =
+ * 0xFFFF - frac(q_base) (amb = 1; frac = the low sh bits, sh <= 15) or 0x7FFF (amb = 0): adding
+ * frac(q(x)) carries into bit 16 exactly when frac(q(x)) > frac(q_base), i.e. x >= T[base], so
+ * s = entry + frac(q(x)) gives k = s >> 16 with one shared load; low half 0xFFFF means the two
+ * q are equal (undecided: the search below, over [base, base + 1)). Cell 0 (NaN and below the
+ * first edge) and cells with amb >= 2 are flagged (bit 31). While the shared-memory budget
+ * lasts (12 at 256 bins), a crowded cell's entry points at a sub-table of 16 sub-cells (the next
+ * 4 bits of q) in the same encoding with sh - 4 position bits, decided by a second load; the
+ * rest, and flagged sub-cells, count NaN, then four compares on T (amb <= 4) or a binary search
+ * of [base, base + amb] (T has NaN entries up to bins + 4).
+ *   The cell tables are lane-replicated (entry i of lane l at [i * 32 + l]): every probe hits the
+ * lane's own bank, one wavefront, whatever the data; T (only the divergent path reads it) is
+ * kept once. 1025 cells x 128 B + 8 counter copies + sub-tables of 2 KiB: at most 163 KiB
+ * (FX_SMEM_BUDGET: L1 keeps the rest; one block per SM).
+ *   Per sample (SASS): FFMA.SAT, FADD.RZ, SHF, LOP, IMAD, LDS, IADD, LOP, ISETP, BRA, SHF, LOP,
+ * IADD, ATOMS + BSSY/BSYNC = 16, one shared load (the two-compare table it replaced loaded three:
+ * ncu showed the shared pipe 82% busy, 39% of it those loads). H200, 1 GiB, same run, uniform /
+ * hot90 / constant / bell: two-compare 0.809 / 0.921 / 0.914 / 0.880 of the read ceiling,
+ * one-load (no sub-tables yet) 0.822 / 0.932 / 0.932 / 0.922. Uniform data over the benchmark's
+ * quadratic edges puts 0.8% of samples in crowded cells (x < 1/64), so ~22% of warp-steps take
+ * the divergent path: the sub-tables make that path one more load instead of four compares.
  *
  * fs_kernel (general). f32 EVEN outside fe_kernel's range: the same certified test with a shared
- * float edge table E[0..bins-1] and binmap.h's walk as the fallback. f32 EDGES past 507 bins or
+ * float edge table E[0..bins-1] and binmap.h's walk as the fallback. f32 EDGES past 1024 bins or
  * without a finite cell map: binmap.h's binary search on float edges rounded up (the rule above),
  * lane-replicated when bins + 1 <= 320. Other dtypes / kinds: binmap.h's gh_slot (common.cuh)
  * per sample, EDGES from a shared double copy of the edge array. fs_kernel keeps R = 4 counter
@@ -90,7 +99,8 @@
  * against binmap.h: ~1.1e9 f32 EVEN evaluations over ~2300 certified specs (every edge +-48
  * ulps, random, random bit patterns, specials) and ~9e7 EDGES evaluations over ~3000 edge sets
  * (quadratic, random, sub-ulp clusters, clumps, edges past FLT_MAX, both last-edge rules, 257 to
- * 1025 cells): no mismatch.
+ * 1025 cells): no mismatch. (That emulation checked the two-compare cell table; the one-load
+ * table that replaced it is checked on the GPU: tests/gpu edge_cells and the property suite.)
  * Seed: 001 section V.B, 002 (privatised shared histograms); certified estimate, float-rounded
  * edge thresholds and the monotone cell table are new.
  */
@@ -318,8 +328,10 @@ struct fx_params {
     double lower, step;   /* binmap.h's edge formula */
     /* EDGES */
     const double *edges;  /* device copy, bins + 1 */
-    float cs, ck, magic;  /* cell(x) = bits(rz(sat(fma(x, cs, ck)) + magic)) - bits(magic) */
-    uint32_t cells;       /* 2^b + 1, magic = 2^(23 - b) */
+    float cs, ck;         /* q(x) = bits(rz(sat(fma(x, cs, ck)) + 1)) */
+    uint32_t cells;       /* 2^b + 1: cell(x) = (q(x) >> sh) - (bits(1) >> sh) */
+    uint32_t sh;          /* 23 - b */
+    uint32_t subs;        /* sub-tables for crowded cells */
 };
 
 /* Shared-memory increment at a 32-bit shared address (no return value, no 64-bit address). */
@@ -398,15 +410,15 @@ __global__ void __launch_bounds__(FX_THREADS, 1) fe_kernel(const fx_params p,
     }
 }
 
-/* Bit pattern whose distance from bits(magic) is x's cell, 0 .. 2^b: u = sat(fma(x, cs, ck)) lies
- * in [0, 1] (.sat flushes NaN to +0, as __saturatef is documented to), and rounding
- * u + 2^(23 - b) toward zero keeps floor(u * 2^b) in the low bits. Every step is monotone in x;
- * the tables use this very code. */
-__device__ __forceinline__ uint32_t fx_cell_bits(float x, float cs, float ck, float magic)
+/* q(x), monotone in x: u = sat(fma(x, cs, ck)) lies in [0, 1] (.sat flushes NaN to +0, as
+ * __saturatef is documented to), and u + 1 rounded toward zero keeps u's top 23 bits, so q runs
+ * from bits(1) to bits(2) and its top bits past bits(1)'s are the cell. Every step is monotone in
+ * x; the tables use this very code. */
+__device__ __forceinline__ uint32_t fx_q(float x, float cs, float ck)
 {
     float u; /* one FFMA.SAT: __saturatef(__fmaf_rn(x, cs, ck)), NaN -> +0 */
     asm("fma.rn.sat.f32 %0, %1, %2, %3;" : "=f"(u) : "f"(x), "f"(cs), "f"(ck));
-    return __float_as_uint(__fadd_rz(u, magic));
+    return __float_as_uint(__fadd_rz(u, 1.0f));
 }
 
 /* Threshold j of the count k(x) = #{j in [0, bins] : x >= T[j]} (banner), float x exact. */
@@ -446,109 +458,189 @@ __device__ __forceinline__ uint32_t fx_ge_mask(float x, float t)
     return m;
 }
 
-/* Shared layout of fx_kernel: [pad to 128][T: (bins + 5) x 32 floats][cells x 32 words]
- * [reps x ncnt counters][bins + 1 cell numbers][bins + 5 thresholds]. */
-static size_t fx_smem(uint32_t bins, uint32_t cells, uint32_t reps)
+/* Sub-tables: a cell holding two or more thresholds gets (while they last) FX_SUB_CELLS
+ * sub-cells, the next FX_SUB_BITS bits of q, in the same one-load encoding. */
+#define FX_SUB_BITS 4u
+#define FX_SUB_CELLS (1u << FX_SUB_BITS)
+#define FX_SUB_MAX 64u
+#define FX_SUB 0x40000000u      /* with FX_FLAG: the entry is the lane's sub-table address */
+#define FX_NONE 0x7FFFu         /* low half of an entry whose cell holds no threshold */
+#define FX_TEST 0x8000FFFFu     /* (entry + frac) & FX_TEST >= 0xFFFF: flagged, or frac(x) == frac(T) */
+
+/* Shared layout of fx_kernel: [pad to 128][cells x 32 entries][subs x FX_SUB_CELLS x 32
+ * entries][reps x ncnt counters][bins + 1 q values][bins + 5 thresholds][subs owner cells][1
+ * claim counter]. */
+static size_t fx_smem(uint32_t bins, uint32_t cells, uint32_t subs, uint32_t reps)
 {
-    return 128u + ((size_t)bins + 5u) * 128u + (size_t)cells * 128u +
-           (size_t)reps * (bins + 3u) * 4u + ((size_t)bins + 1u) * 4u + ((size_t)bins + 5u) * 4u;
+    return 128u + (size_t)cells * 128u + (size_t)subs * FX_SUB_CELLS * 128u +
+           (size_t)reps * (bins + 3u) * 4u + ((size_t)bins + 1u) * 4u + ((size_t)bins + 5u) * 4u +
+           (size_t)subs * 4u + 4u;
 }
 
-/* f32 EDGES, one channel: cell table + two compares (banner). Counters are kept in k order
- * (k = 0 underflow, 1..bins bin k-1, bins+1 overflow, bins+2 NaN) and renamed at the merge. */
+/* Shared memory fx_kernel may take: the rest of the SM's 256 KiB is L1, through which the
+ * block's loads in flight pass (1024 threads x 8 x 16 B). H200, 1 GiB, 256 quadratic edges,
+ * uniform / hot90 / constant / bell, one build, sub-tables capped at run time: 0 (138 KiB)
+ * 0.746 / 0.917 / 0.924 / 0.897 of the read ceiling, 4 0.804 / 0.914 / 0.921 / 0.855, 8 0.859 /
+ * 0.913 / 0.927 / 0.855, 12 (162 KiB) 0.859 / 0.913 / 0.927 / 0.898, 20 (178 KiB) 0.846 / 0.797 /
+ * 0.823 / 0.765; 27 with T lane-replicated (225 KiB) 0.745 / 0.701 / 0.717 / 0.696 (bell varies
+ * by ~0.04 from run to run). Likely cause: past 164 KiB per SM (with the 1 KiB the system
+ * reserves) the carveout steps to 196 KiB and L1 shrinks from 92 to 60 KiB. */
+#define FX_SMEM_BUDGET (163u * 1024u)
+/* Edges fx_kernel takes: the counters and thresholds leave room for 513+ cells in the budget,
+ * and an entry's base (< 2^14) stays clear of the flag bits */
+#define FX_MAX_BINS 1024u
+
+/* The one-load entry of a (sub-)cell: thresholds [base, base + amb) lie in it; qb = q(T[base]),
+ * fm the mask of the bits of q below the (sub-)cell. */
+__device__ __forceinline__ uint32_t fx_entry(uint32_t base, uint32_t amb, uint32_t qb, uint32_t fm)
+{
+    if (amb > 1u)
+        return FX_FLAG | (base << 16) | amb;
+    return (base << 16) | (amb == 0u ? FX_NONE : 0xFFFFu - (qb & fm));
+}
+
+/* f32 EDGES, one channel: the one-load cell table (banner). Counters are kept in k order (k = 0
+ * underflow, 1..bins bin k-1, bins+1 overflow, bins+2 NaN) and renamed at the merge. */
 __global__ void __launch_bounds__(FX_THREADS, 1) fx_kernel(const fx_params p,
                                                           unsigned long long *__restrict__ out)
 {
     extern __shared__ __align__(16) unsigned char fs_smem[];
     const uint32_t tid = threadIdx.x, lane = tid & 31u;
-    const uint32_t bins = p.bins, ncnt = p.ncnt, cells = p.cells;
+    const uint32_t bins = p.bins, ncnt = p.ncnt, cells = p.cells, subs = p.subs;
+    const uint32_t sh = p.sh, sh2 = p.sh - FX_SUB_BITS;
     const uint32_t s0 = (uint32_t)__cvta_generic_to_shared(fs_smem);
     const uint32_t pad = (128u - (s0 & 127u)) & 127u;
-    float *T = (float *)(fs_smem + pad);           /* T[j * 32 + lane], 128-byte aligned */
-    uint32_t *C = (uint32_t *)(T + (bins + 5u) * 32u); /* C[c * 32 + lane] */
-    uint32_t *cnt = C + cells * 32u;
-    uint32_t *cj = cnt + p.reps * ncnt;            /* cell of T[j], j <= bins */
-    float *tj = (float *)(cj + bins + 1u);          /* T[j], j < bins + 5, once */
-    const uint32_t tb = s0 + pad;                  /* shared address of T */
+    uint32_t *C = (uint32_t *)(fs_smem + pad);     /* C[c * 32 + lane], 128-byte aligned */
+    uint32_t *SUB = C + cells * 32u;               /* SUB[(i * FX_SUB_CELLS + t) * 32 + lane] */
+    uint32_t *cnt = SUB + subs * FX_SUB_CELLS * 32u;
+    uint32_t *qj = cnt + p.reps * ncnt;            /* q(T[j]), j <= bins */
+    float *tj = (float *)(qj + bins + 1u);          /* T[j], j < bins + 5, once */
+    uint32_t *owner = (uint32_t *)(tj + bins + 5u); /* cell of sub-table i */
+    uint32_t *claimed = owner + subs;
+    const uint32_t tb = (uint32_t)__cvta_generic_to_shared(tj); /* shared address of T */
+    const uint32_t one_cell = __float_as_uint(1.0f) >> sh;
 
+    /* [base, base + amb) = the thresholds whose q, shifted right by `shift`, equals v; searched
+     * in [a, z) (q is non-decreasing in j) */
+    auto range = [&](uint32_t v, uint32_t shift, uint32_t a, uint32_t z, uint32_t &base,
+                     uint32_t &amb) {
+        const uint32_t z0 = z;
+        while (a < z) {
+            const uint32_t mid = (a + z) >> 1;
+            if ((qj[mid] >> shift) < v)
+                a = mid + 1u;
+            else
+                z = mid;
+        }
+        base = a;
+        z = z0;
+        while (a < z) {
+            const uint32_t mid = (a + z) >> 1;
+            if ((qj[mid] >> shift) <= v)
+                a = mid + 1u;
+            else
+                z = mid;
+        }
+        amb = a - base;
+    };
     /* Table build: one global edge load per thread, then replication from shared memory. */
     auto build = [&]() {
         for (uint32_t j = tid; j < bins + 5u; j += FX_THREADS) {
             const float t = fx_threshold(p, j);
             tj[j] = t;
             if (j <= bins)
-                cj[j] = fx_cell_bits(t, p.cs, p.ck, p.magic) - __float_as_uint(p.magic);
+                qj[j] = fx_q(t, p.cs, p.ck);
         }
         for (uint32_t i = tid; i < p.reps * ncnt; i += FX_THREADS)
             cnt[i] = 0u;
+        if (tid == 0)
+            *claimed = 0u;
         __syncthreads();
-        for (uint32_t i = tid; i < (bins + 5u) * 32u; i += FX_THREADS)
-            T[i] = tj[i >> 5];
         for (uint32_t c = tid; c < cells; c += FX_THREADS) {
-            /* cj is non-decreasing: base = #{j : cj < c}, amb = #{j : cj == c} */
-            uint32_t a = 0, z = bins + 1u;
-            while (a < z) {
-                const uint32_t mid = (a + z) >> 1;
-                if (cj[mid] < c)
-                    a = mid + 1u;
-                else
-                    z = mid;
-            }
-            const uint32_t base = a;
-            z = bins + 1u;
-            while (a < z) {
-                const uint32_t mid = (a + z) >> 1;
-                if (cj[mid] <= c)
-                    a = mid + 1u;
-                else
-                    z = mid;
-            }
-            const uint32_t amb = a - base;
+            uint32_t base, amb;
+            range(c + one_cell, sh, 0u, bins + 1u, base, amb);
+            uint32_t e = fx_entry(base, amb, amb ? qj[base] : 0u, (1u << sh) - 1u);
             /* cell 0 holds NaN (and everything below the first edge): always the search */
-            const bool flag = c == 0u || amb > 2u;
+            if (c == 0u)
+                e = FX_FLAG | (base << 16) | amb;
+            else if (amb > 1u) {
+                const uint32_t i = atomicAdd(claimed, 1u);
+                if (i < subs) {
+                    owner[i] = c;
+                    e = FX_FLAG | FX_SUB;
+                    e |= (uint32_t)__cvta_generic_to_shared(SUB + i * FX_SUB_CELLS * 32u);
+                }
+            }
 #pragma unroll 1
             for (uint32_t r = 0; r < 32u; ++r) {
                 const uint32_t l = (r + lane) & 31u; /* rotated: no bank conflicts */
-                C[c * 32u + l] = flag ? FX_FLAG | (base << 16) | amb : tb + (base * 32u + l) * 4u;
+                C[c * 32u + l] = (e & FX_SUB) ? e + l * 4u : e;
+            }
+        }
+        __syncthreads();
+        const uint32_t used = min(*claimed, subs);
+        for (uint32_t it = tid; it < used * FX_SUB_CELLS; it += FX_THREADS) {
+            const uint32_t i = it / FX_SUB_CELLS, t = it % FX_SUB_CELLS;
+            uint32_t cb, ca, base, amb;
+            range(owner[i] + one_cell, sh, 0u, bins + 1u, cb, ca);
+            range(((owner[i] + one_cell) << FX_SUB_BITS) + t, sh2, cb, cb + ca, base, amb);
+            const uint32_t e = fx_entry(base, amb, amb ? qj[base] : 0u, (1u << sh2) - 1u);
+#pragma unroll 1
+            for (uint32_t r = 0; r < 32u; ++r) {
+                const uint32_t l = (r + lane) & 31u;
+                SUB[it * 32u + l] = e;
             }
         }
         __syncthreads();
     };
 
-    /* the lane's C entry of the cell with bit pattern w: cl + w * 128 (32-bit wrap-around) */
-    const uint32_t cl = (uint32_t)__cvta_generic_to_shared(C) + lane * 4u -
-                        __float_as_uint(p.magic) * 128u;
+    /* the lane's entry of the cell of q: cl + (q >> sh) * 128 (32-bit wrap-around) */
+    const uint32_t cl = (uint32_t)__cvta_generic_to_shared(C) + lane * 4u - one_cell * 128u;
     const uint32_t my = (uint32_t)__cvta_generic_to_shared(cnt + ((tid >> 5) % p.reps) * ncnt);
-    /* entry >> 7 is (T's address >> 7) + base: fold the first part into the counter address */
-    const uint32_t my_adj = my - (tb >> 7) * 4u;
-    const float cs = p.cs, ck = p.ck, magic = p.magic;
+    const float cs = p.cs, ck = p.ck;
+    const uint32_t fm = (1u << sh) - 1u, fm2 = (1u << sh2) - 1u;
     auto each = [&](float x) {
-        const uint32_t e = fx_lds_u32(cl + fx_cell_bits(x, cs, ck, magic) * 128u);
+        /* q(x) > q(T) => x >= T, q(x) < q(T) => x < T (monotone, the same code built the table):
+         * the carry of the entry's low half + frac(q(x)) into bit 16 is the compare */
+        const uint32_t q = fx_q(x, cs, ck);
+        uint32_t e = fx_lds_u32(cl + (q >> sh) * 128u);
+        const uint32_t s = e + (q & fm);
         uint32_t a;
-        if (!(e & FX_FLAG)) {
-            /* edges below T[base] are <= x, those past base + 1 are > x (or padding) */
-            const float t0 = fx_lds_f32(e), t1 = fx_lds_f32(e + 128u);
-            a = my_adj + ((e >> 7) - fx_ge_mask(x, t0) - fx_ge_mask(x, t1)) * 4u;
-        } else if (x != x) {
-            a = my + (bins + 2u) * 4u;
+        if ((s & FX_TEST) < 0xFFFFu) {
+            a = my + (s >> 16) * 4u;
         } else {
-            uint32_t lo = (e >> 16) & 0x7fffu;
-            const uint32_t amb = e & 0xffffu;
-            if (amb <= 4u) { /* four compares, as above (T has NaN rows up to bins + 4) */
-                const uint32_t t = tb + (lo * 32u + lane) * 4u;
-                lo = lo - fx_ge_mask(x, fx_lds_f32(t)) - fx_ge_mask(x, fx_lds_f32(t + 128u)) -
-                     fx_ge_mask(x, fx_lds_f32(t + 256u)) - fx_ge_mask(x, fx_lds_f32(t + 384u));
-            } else {
-                uint32_t hi = lo + amb;
-                while (lo < hi) {
-                    const uint32_t mid = (lo + hi) >> 1;
-                    if (x >= T[mid * 32u + lane])
-                        lo = mid + 1u;
-                    else
-                        hi = mid;
-                }
+            bool done = false;
+            if ((e & (FX_FLAG | FX_SUB)) == (FX_FLAG | FX_SUB)) { /* a crowded cell's sub-cell */
+                const uint32_t e2 = fx_lds_u32((e & 0x3FFFFFFFu) + ((q >> sh2) & (FX_SUB_CELLS - 1u)) * 128u);
+                const uint32_t s2 = e2 + (q & fm2);
+                done = (s2 & FX_TEST) < 0xFFFFu;
+                a = my + (s2 >> 16) * 4u;
+                e = e2;
             }
-            a = my + lo * 4u;
+            if (done) {
+            } else if (x != x) {
+                a = my + (bins + 2u) * 4u;
+            } else {
+                /* thresholds below base are <= x, those past base + amb are > x: search the
+                 * amb in between (one when x fell on a threshold's q) */
+                uint32_t lo = (e >> 16) & 0x7fffu;
+                const uint32_t amb = (e & FX_FLAG) ? e & 0xffffu : 1u;
+                if (amb <= 4u) { /* four compares (T has NaN entries up to bins + 4) */
+                    const uint32_t t = tb + lo * 4u;
+                    lo = lo - fx_ge_mask(x, fx_lds_f32(t)) - fx_ge_mask(x, fx_lds_f32(t + 4u)) -
+                         fx_ge_mask(x, fx_lds_f32(t + 8u)) - fx_ge_mask(x, fx_lds_f32(t + 12u));
+                } else {
+                    uint32_t hi = lo + amb;
+                    while (lo < hi) {
+                        const uint32_t mid = (lo + hi) >> 1;
+                        if (x >= tj[mid])
+                            lo = mid + 1u;
+                        else
+                            hi = mid;
+                    }
+                }
+                a = my + lo * 4u;
+            }
         }
         fx_red(a);
     };
@@ -688,7 +780,7 @@ static float fx_ru(double e)
 static int fx_setup(const gpuhist_plan *plan, size_t optin, fx_params *q, size_t *smem)
 {
     const uint32_t bins = plan->bins;
-    if (!plan->edges || bins < 1u || (bins + 5u) * 128u > 64u * 1024u)
+    if (!plan->edges || bins < 1u || bins > FX_MAX_BINS)
         return 0;
     const float t0 = fx_ru(plan->edges[0]);
     float tl = fx_ru(plan->edges[bins]);
@@ -697,11 +789,16 @@ static int fx_setup(const gpuhist_plan *plan, size_t optin, fx_params *q, size_t
     const double hi = isfinite(tl) ? (double)tl : (double)FLT_MAX;
     const double span = hi - (double)t0;
     int b = FX_CELL_BITS_MAX;
-    while (b > FX_CELL_BITS_MIN && fx_smem(bins, (1u << b) + 1u, 8u) > optin)
+    const size_t budget = optin < FX_SMEM_BUDGET ? optin : FX_SMEM_BUDGET;
+    while (b > FX_CELL_BITS_MIN && fx_smem(bins, (1u << b) + 1u, 0u, 8u) > budget)
         --b;
     const uint32_t cells = (1u << b) + 1u;
-    if (!(span > 0.0) || fx_smem(bins, cells, 8u) > optin)
+    if (!(span > 0.0) || fx_smem(bins, cells, 0u, 8u) > budget)
         return 0;
+    /* what is left of the budget becomes sub-tables for crowded cells */
+    uint32_t subs = 0;
+    while (subs < FX_SUB_MAX && fx_smem(bins, cells, subs + 1u, 8u) <= budget)
+        ++subs;
     /* [t0, hi] -> u in [2^-b, 1]: the first edge lands in cell 1, so cell 0 (NaN's cell, always
      * searched) holds only what lies below it */
     const double lo_u = ldexp(1.0, -b);
@@ -713,10 +810,11 @@ static int fx_setup(const gpuhist_plan *plan, size_t optin, fx_params *q, size_t
         return 0;
     q->cs = cs;
     q->ck = ck;
-    q->magic = ldexpf(1.0f, 23 - b);
+    q->sh = (uint32_t)(23 - b);
     q->cells = cells;
+    q->subs = subs;
     q->reps = 8u;
-    *smem = fx_smem(bins, cells, 8u);
+    *smem = fx_smem(bins, cells, subs, 8u);
     return 1;
 }
 

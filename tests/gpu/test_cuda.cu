@@ -17,6 +17,12 @@
  *                certified and the checked grid, f64, i32 integer, uneven edges; uniform with
  *                outliers, 90% one value, constant; every CUDA strategy, and cuda-two-pass with
  *                small segments (GPUHIST_CUDA_TWO_PASS_SEGMENT) and an unaligned start
+ *   reuse        asynchronous calls back to back on one context through every finish path
+ *   edge_cells   f32 uneven edges through cuda-fast-smem's one-load cell table: the benchmark's
+ *                quadratic edges (crowded cells -> sub-tables), clusters of edges a few ulps
+ *                apart in more cells than there are sub-tables (-> the search), one bin, 500
+ *                bins, edges past FLT_MAX; samples on every edge and up to 6 ulps either side,
+ *                uniform, NaN / inf; every CUDA strategy
  * Every result is compared bin by bin with the CPU reference (or the known answer), with the
  * tallies (underflow, overflow, nan, total).
  */
@@ -30,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <algorithm>
+#include <random>
 #include <vector>
 
 #include "../unit/check.h"
@@ -744,11 +751,92 @@ static void case_reuse(void)
         cudaStreamDestroy(st);
 }
 
+/* f32 samples on and around every edge (+-6 ulps), uniform over [lo, hi] and 5% beyond, NaN and
+ * infinities. */
+static std::vector<float> around_edges(const std::vector<double> &edges, size_t n_uniform,
+                                       double lo, double hi)
+{
+    std::vector<float> x;
+    for (double e : edges) {
+        float f = (float)e;
+        for (int k = 0; k < 6; ++k)
+            f = nextafterf(f, -INFINITY);
+        for (int k = 0; k <= 12; ++k, f = nextafterf(f, INFINITY))
+            x.push_back(f);
+    }
+    for (size_t i = 0; i < n_uniform; ++i) {
+        const double u = (double)(rnd() >> 11) * (1.0 / 9007199254740992.0);
+        x.push_back((float)(lo + (hi - lo) * (u * 1.1 - 0.05)));
+    }
+    x.push_back(NAN);
+    x.push_back(INFINITY);
+    x.push_back(-INFINITY);
+    x.push_back(-0.0f);
+    std::shuffle(x.begin(), x.end(), std::mt19937(12345));
+    return x;
+}
+
+static void case_edge_cells(void)
+{
+    gpuhist_ctx *ctx = cuda_ctx();
+    struct ec {
+        std::vector<double> edges;
+        const char *what;
+    };
+    std::vector<ec> cases;
+    { /* the benchmark's cell: quadratic, narrow bins near 0 */
+        std::vector<double> e;
+        for (int i = 0; i <= 256; ++i)
+            e.push_back(((double)i / 256) * ((double)i / 256));
+        cases.push_back({e, "256 quadratic edges"});
+    }
+    { /* 100 clusters of 5 edges 1..3 ulps apart: 100 crowded cells, more than the sub-tables */
+        std::vector<double> e;
+        for (int c = 0; c < 100; ++c) {
+            float f = (float)(-50.0 + c * 1.01);
+            for (int k = 0; k < 5; ++k) {
+                e.push_back((double)f);
+                f = nextafterf(nextafterf(f, INFINITY), INFINITY);
+            }
+        }
+        cases.push_back({e, "100 clusters of 5 edges"});
+    }
+    { /* 500 bins, mixed widths, edges between floats (rounded up on the device) */
+        std::vector<double> e;
+        double v = -3.0;
+        for (int i = 0; i <= 500; ++i) {
+            e.push_back(v);
+            v += (i % 7 == 0) ? 1e-9 : 0.01 + 0.001 * (i % 13);
+        }
+        cases.push_back({e, "500 mixed edges"});
+    }
+    cases.push_back({{-1.0, 2.5}, "one bin"});
+    cases.push_back({{-1.0, 0.0, 1.0, 1e39}, "last edge past FLT_MAX"});
+    for (const ec &c : cases) {
+        const double lo = c.edges.front(), hi = std::min(c.edges.back(), 1e30);
+        std::vector<float> x = around_edges(c.edges, 400000, lo, hi);
+        const uint32_t bins = (uint32_t)c.edges.size() - 1u;
+        const gpuhist_bin_spec b = gpuhist_bins_edges(bins, c.edges.data());
+        gpuhist_samples hs = gpuhist_samples_1d(x.data(), GPUHIST_F32, x.size());
+        expected e = reference(&hs, &b);
+        void *base = NULL;
+        gpuhist_samples ds = hs;
+        ds.data = to_device(x.data(), x.size() * 4, 0, &base);
+        ds.location = GPUHIST_MEMORY_DEVICE;
+        char what[96];
+        snprintf(what, sizeof what, "edge_cells %s", c.what);
+        all_strategies(ctx, &ds, &b, e, 0, what);
+        cudaFree(base);
+    }
+    gpuhist_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr,
-                "usage: %s big_u8|device_io|async|channels_roi|unaligned|host_chunks|many_bins|reuse\n",
+                "usage: %s big_u8|device_io|async|channels_roi|unaligned|host_chunks|many_bins|reuse|"
+                "edge_cells\n",
                 argv[0]);
         return 2;
     }
@@ -769,6 +857,8 @@ int main(int argc, char **argv)
         case_many_bins();
     else if (!strcmp(c, "reuse"))
         case_reuse();
+    else if (!strcmp(c, "edge_cells"))
+        case_edge_cells();
     else {
         fprintf(stderr, "unknown case %s\n", c);
         return 2;
