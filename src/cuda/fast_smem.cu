@@ -465,7 +465,7 @@ __device__ __forceinline__ uint32_t fx_ge_mask(float x, float t)
 #define FX_SUB_MAX 64u
 #define FX_SUB 0x40000000u      /* with FX_FLAG: the entry is the lane's sub-table address */
 #define FX_NONE 0x7FFFu         /* low half of an entry whose cell holds no threshold */
-#define FX_TEST 0x8000FFFFu     /* (entry + frac) & FX_TEST >= 0xFFFF: flagged, or frac(x) == frac(T) */
+#define FX_TEST 0x8000FFFFu     /* (entry + frac) & FX_TEST >= 0xFFFF: flagged, or equal frac */
 
 /* Shared layout of fx_kernel: [pad to 128][cells x 32 entries][subs x FX_SUB_CELLS x 32
  * entries][reps x ncnt counters][bins + 1 q values][bins + 5 thresholds][subs owner cells][1
@@ -543,6 +543,16 @@ __global__ void __launch_bounds__(FX_THREADS, 1) fx_kernel(const fx_params p,
         }
         amb = a - base;
     };
+    /* An entry into all 32 lane copies of a table row, rotated (no bank conflicts); a sub-table
+     * pointer gets each lane's own copy's address. */
+    auto put = [&](uint32_t *row, uint32_t e) {
+        const uint32_t step = (e & FX_SUB) ? 4u : 0u;
+#pragma unroll 1
+        for (uint32_t r = 0; r < 32u; ++r) {
+            const uint32_t l = (r + lane) & 31u;
+            row[l] = e + l * step;
+        }
+    };
     /* Table build: one global edge load per thread, then replication from shared memory. */
     auto build = [&]() {
         for (uint32_t j = tid; j < bins + 5u; j += FX_THREADS) {
@@ -571,11 +581,7 @@ __global__ void __launch_bounds__(FX_THREADS, 1) fx_kernel(const fx_params p,
                     e |= (uint32_t)__cvta_generic_to_shared(SUB + i * FX_SUB_CELLS * 32u);
                 }
             }
-#pragma unroll 1
-            for (uint32_t r = 0; r < 32u; ++r) {
-                const uint32_t l = (r + lane) & 31u; /* rotated: no bank conflicts */
-                C[c * 32u + l] = (e & FX_SUB) ? e + l * 4u : e;
-            }
+            put(C + c * 32u, e);
         }
         __syncthreads();
         const uint32_t used = min(*claimed, subs);
@@ -584,12 +590,7 @@ __global__ void __launch_bounds__(FX_THREADS, 1) fx_kernel(const fx_params p,
             uint32_t cb, ca, base, amb;
             range(owner[i] + one_cell, sh, 0u, bins + 1u, cb, ca);
             range(((owner[i] + one_cell) << FX_SUB_BITS) + t, sh2, cb, cb + ca, base, amb);
-            const uint32_t e = fx_entry(base, amb, amb ? qj[base] : 0u, (1u << sh2) - 1u);
-#pragma unroll 1
-            for (uint32_t r = 0; r < 32u; ++r) {
-                const uint32_t l = (r + lane) & 31u;
-                SUB[it * 32u + l] = e;
-            }
+            put(SUB + it * 32u, fx_entry(base, amb, amb ? qj[base] : 0u, (1u << sh2) - 1u));
         }
         __syncthreads();
     };
@@ -604,20 +605,19 @@ __global__ void __launch_bounds__(FX_THREADS, 1) fx_kernel(const fx_params p,
          * the carry of the entry's low half + frac(q(x)) into bit 16 is the compare */
         const uint32_t q = fx_q(x, cs, ck);
         uint32_t e = fx_lds_u32(cl + (q >> sh) * 128u);
-        const uint32_t s = e + (q & fm);
+        uint32_t s = e + (q & fm);
         uint32_t a;
         if ((s & FX_TEST) < 0xFFFFu) {
             a = my + (s >> 16) * 4u;
         } else {
-            bool done = false;
-            if ((e & (FX_FLAG | FX_SUB)) == (FX_FLAG | FX_SUB)) { /* a crowded cell's sub-cell */
-                const uint32_t e2 = fx_lds_u32((e & 0x3FFFFFFFu) + ((q >> sh2) & (FX_SUB_CELLS - 1u)) * 128u);
-                const uint32_t s2 = e2 + (q & fm2);
-                done = (s2 & FX_TEST) < 0xFFFFu;
-                a = my + (s2 >> 16) * 4u;
-                e = e2;
+            if ((e & (FX_FLAG | FX_SUB)) == (FX_FLAG | FX_SUB)) {
+                /* a crowded cell: the entry of x's sub-cell, the same encoding one level down */
+                e = fx_lds_u32((e & ~(FX_FLAG | FX_SUB)) +
+                               ((q >> sh2) & (FX_SUB_CELLS - 1u)) * 128u);
+                s = e + (q & fm2);
             }
-            if (done) {
+            if ((s & FX_TEST) < 0xFFFFu) {
+                a = my + (s >> 16) * 4u;
             } else if (x != x) {
                 a = my + (bins + 2u) * 4u;
             } else {
