@@ -65,8 +65,9 @@
  * shared with cuda-two-pass.
  *
  * Loads: 16-byte vectors, 3 per thread per iteration, the next iteration's loaded before this
- * one is counted (P16_U: measured against 2 and 4), unaligned head/tail by block 0. Single channel only (the backend deinterleaves). 1024 threads, one block per SM
- * (128 KiB + 4 KiB of dummies), 64 registers, no spills.
+ * one is counted (P16_U: measured against 2 and 4), unaligned head/tail by block 0. Single
+ * channel only (the backend deinterleaves). 1024 threads, one block per SM (128 KiB + 4 KiB of
+ * dummies), 64 registers, no spills.
  * PREDICTION (H200, from the SASS; thread-instructions per sample incl. loads, loop and flush;
  * was 27.7 for u16 and 116 for f32): u16 plain ~9 (key, address 2, inc 2, ATOMS, carry test 2
  * + ~1 per vector and iteration), hot ~11 (+ compare, select); f32 DIRECT plain ~15 (+ FADD,
@@ -190,8 +191,8 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
     };
     const uint4 *vec = (const uint4 *)(data + vbegin);
     const uint64_t per_block = (uint64_t)P16_THREADS * U;
-    eng.run<U, VE, true>((uint64_t)blockIdx.x * per_block, (uint64_t)gridDim.x * per_block, nvec, tid,
-                   [&](uint64_t i) { return __ldcs(vec + i); }, keys);
+    eng.run<U, VE, true>((uint64_t)blockIdx.x * per_block, (uint64_t)gridDim.x * per_block, nvec,
+                         tid, [&](uint64_t i) { return __ldcs(vec + i); }, keys);
     __syncthreads();
 
     if (part) {

@@ -6,8 +6,9 @@
  * 256 value counts of each channel into the requested bins, so every bin spec of 8-bit data is
  * supported, exactly. Interleaved channels (1..4, any active subset, e.g. RGBA) are counted in
  * one pass: each warp owns one 256-counter table per active channel (plus one for the inactive
- * channels, see byte_common.cuh; the atomic kernel skips their bytes when C is 2 or 4). Input: 16-byte aligned vector loads; the < 32 unaligned head
- * and tail bytes go through a tiny separate kernel (byte_common.cuh).
+ * channels, see byte_common.cuh; the atomic kernel skips their bytes when C is 2 or 4). Input:
+ * 16-byte aligned vector loads; the < 32 unaligned head and tail bytes go through a tiny separate
+ * kernel (byte_common.cuh).
  *
  * Mechanism. Each warp of a 256-thread block increments its own 32-bit sub-histogram in shared
  * memory (8 warps x tables x 1 KiB: 8 KiB for one channel, 32 KiB for four), so collisions only
@@ -108,7 +109,7 @@ __global__ void __launch_bounds__(H256_THREADS)
     /* NLW < 4: byte selector and key offset of the i-th live byte of a word (selects only, so
      * both stay in registers) */
     unsigned sel[NLW < 4 ? NLW : 1];
-    int lo[NLW < 4 ? NLW : 1];
+    int off[NLW < 4 ? NLW : 1];
     if constexpr (NLW < 4) {
         int o[C];
         gh8_rotate<C>(k, phase0, o);
@@ -120,7 +121,7 @@ __global__ void __launch_bounds__(H256_THREADS)
             for (int i = 0; i < NLW; ++i)
                 if (live && seen == (unsigned)i) {
                     sel[i] = 0x4440u | (unsigned)p; /* byte p of the word, zero-extended */
-                    lo[i] = o[p % C];
+                    off[i] = o[p % C];
                 }
             seen += live ? 1u : 0u;
         }
@@ -132,7 +133,7 @@ __global__ void __launch_bounds__(H256_THREADS)
             for (int j = 0; j < 4; ++j)
 #pragma unroll
                 for (int b = 0; b < NLW; ++b)
-                    atomicAdd(wh + lo[b] + __byte_perm(w[j], 0u, sel[b]), 1u);
+                    atomicAdd(wh + off[b] + __byte_perm(w[j], 0u, sel[b]), 1u);
         } else {
             int o[C];
             gh8_rotate<C>(k, gh8_phase<C>(phase0, i), o);

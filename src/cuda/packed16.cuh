@@ -197,23 +197,25 @@ struct p16_engine {
         };
         uint64_t base = first;
         bool hot = false;
-        /* PF: the next iteration's U vectors are loaded before this one is counted */
-        uint4 nx[PF ? U : 1];
         auto full = [&](uint64_t b) { return b + P16_THREADS * U <= nvec; };
-        if (PF && full(base)) {
+        auto load_set = [&](uint4(&v)[U], uint64_t b) {
 #pragma unroll
             for (uint32_t u = 0; u < U; ++u)
-                nx[PF ? u : 0] = load(base + u * P16_THREADS + tid);
-        }
+                v[u] = load(b + u * P16_THREADS + tid);
+        };
+        uint4 nx[U]; /* PF: the next iteration's vectors */
+        if (PF && full(base))
+            load_set(nx, base);
         for (; full(base); base += step) {
             uint4 v[U];
-#pragma unroll
-            for (uint32_t u = 0; u < U; ++u)
-                v[u] = PF ? nx[PF ? u : 0] : load(base + u * P16_THREADS + tid);
-            if (PF && full(base + step)) {
+            if (PF) {
 #pragma unroll
                 for (uint32_t u = 0; u < U; ++u)
-                    nx[PF ? u : 0] = load(base + step + u * P16_THREADS + tid);
+                    v[u] = nx[u];
+                if (full(base + step))
+                    load_set(nx, base + step);
+            } else {
+                load_set(v, base);
             }
             uint32_t lastk = hk;
             if (hot) {

@@ -833,35 +833,24 @@ static void case_edge_cells(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr,
-                "usage: %s big_u8|device_io|async|channels_roi|unaligned|host_chunks|many_bins|reuse|"
-                "edge_cells\n",
-                argv[0]);
-        return 2;
-    }
-    const char *c = argv[1];
-    if (!strcmp(c, "big_u8"))
-        case_big_u8();
-    else if (!strcmp(c, "device_io"))
-        case_device_io();
-    else if (!strcmp(c, "async"))
-        case_async();
-    else if (!strcmp(c, "channels_roi"))
-        case_channels_roi();
-    else if (!strcmp(c, "unaligned"))
-        case_unaligned();
-    else if (!strcmp(c, "host_chunks"))
-        case_host_chunks();
-    else if (!strcmp(c, "many_bins"))
-        case_many_bins();
-    else if (!strcmp(c, "reuse"))
-        case_reuse();
-    else if (!strcmp(c, "edge_cells"))
-        case_edge_cells();
-    else {
-        fprintf(stderr, "unknown case %s\n", c);
-        return 2;
-    }
-    return check_exit();
+    static const struct {
+        const char *name;
+        void (*run)(void);
+    } cases[] = {
+        {"big_u8", case_big_u8},         {"device_io", case_device_io},
+        {"async", case_async},           {"channels_roi", case_channels_roi},
+        {"unaligned", case_unaligned},   {"host_chunks", case_host_chunks},
+        {"many_bins", case_many_bins},   {"reuse", case_reuse},
+        {"edge_cells", case_edge_cells},
+    };
+    for (const auto &c : cases)
+        if (argc == 2 && !strcmp(argv[1], c.name)) {
+            c.run();
+            return check_exit();
+        }
+    fprintf(stderr, "usage: %s CASE, CASE one of:", argv[0]);
+    for (const auto &c : cases)
+        fprintf(stderr, " %s", c.name);
+    fprintf(stderr, "\n");
+    return 2;
 }
