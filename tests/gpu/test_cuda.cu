@@ -19,10 +19,11 @@
  *                small segments (GPUHIST_CUDA_TWO_PASS_SEGMENT) and an unaligned start
  *   reuse        asynchronous calls back to back on one context through every finish path
  *   edge_cells   f32 uneven edges through cuda-fast-smem's one-load cell table: the benchmark's
- *                quadratic edges (crowded cells -> sub-tables), clusters of edges a few ulps
- *                apart in more cells than there are sub-tables (-> the search), one bin, 500
- *                bins, edges past FLT_MAX; samples on every edge and up to 6 ulps either side,
- *                uniform, NaN / inf; every CUDA strategy
+ *                quadratic edges (the 4-octave cell map, crowded cells -> sub-tables), the same
+ *                narrow at 1 (linear map), log-spaced over six decades, 1024 quadratic bins,
+ *                clusters of edges a few ulps apart in more cells than there are sub-tables
+ *                (-> the search), one bin, 500 bins, edges past FLT_MAX; samples on every edge
+ *                and up to 6 ulps either side, uniform, NaN / inf; every CUDA strategy
  * Every result is compared bin by bin with the CPU reference (or the known answer), with the
  * tallies (underflow, overflow, nan, total).
  */
@@ -809,6 +810,24 @@ static void case_edge_cells(void)
             v += (i % 7 == 0) ? 1e-9 : 0.01 + 0.001 * (i % 13);
         }
         cases.push_back({e, "500 mixed edges"});
+    }
+    { /* narrow bins towards 1 instead: the linear map stays the best */
+        std::vector<double> e;
+        for (int i = 0; i <= 256; ++i)
+            e.push_back(1.0 - ((double)(256 - i) / 256) * ((double)(256 - i) / 256));
+        cases.push_back({e, "256 quadratic edges, narrow at 1"});
+    }
+    { /* log-spaced over six decades: edges on many octave boundaries of the finer maps */
+        std::vector<double> e;
+        for (int i = 0; i <= 256; ++i)
+            e.push_back(pow(10.0, -6.0 + 6.0 * i / 256));
+        cases.push_back({e, "256 log-spaced edges"});
+    }
+    { /* 1024 quadratic bins: the finest maps no longer fit beside 1027 x 8 counters */
+        std::vector<double> e;
+        for (int i = 0; i <= 1024; ++i)
+            e.push_back(((double)i / 1024) * ((double)i / 1024) * 8.0 - 4.0);
+        cases.push_back({e, "1024 quadratic edges"});
     }
     cases.push_back({{-1.0, 2.5}, "one bin"});
     cases.push_back({{-1.0, 0.0, 1.0, 1e39}, "last edge past FLT_MAX"});
