@@ -587,43 +587,43 @@ struct gh_rule {
 
 const gh_rule gh_policy[] = {
     /* Figures: GB/s of input on an NVIDIA H200, 1 GiB device-resident, median of 10 runs after
-     * 20 ms of warm-up, read ceiling ~4570 GB/s (bench/results/latest.json, 2026-11-21T10:27Z),
+     * 20 ms of warm-up, read ceiling ~4470 GB/s (bench/results/latest.json, 2026-11-21T11:11Z),
      * as uniform / hot90 / constant / bell. */
 
     /* 8-bit data, any bins: raw values in per-warp sub-histograms (hardware shared atomics),
-     * folded into bins. u8/256: 2344 / 4366 / 4425 / 2553 vs CUB 2147 / 3586 / 3599 / 2314.
-     * cuda-fast-bytes (per-thread private counters) is faster on uniform data (2441, 4%) but
-     * data-independent, so it loses hot90 (2451): without a look at the data, histogram256 is the
-     * safer choice. RGBA 3-of-4: 2858 / 4129 / 4154 / 3108 (CUB 2364 / 1262 / 1506 / 2402). */
+     * folded into bins. u8/256: 2340 / 4295 / 4364 / 2560 vs CUB 2155 / 3539 / 3562 / 2316.
+     * cuda-fast-bytes (per-thread private counters) is faster on uniform data (2448, 5%) but
+     * data-independent, so it loses hot90 (2456): without a look at the data, histogram256 is the
+     * safer choice. RGBA 3-of-4: 2879 / 4033 / 4058 / 3098 (CUB 2378 / 1258 / 1501 / 2410). */
     {0, GPUHIST_INT8_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-histogram256"},
     /* 16-bit data, any bins: 65536 16-bit counters packed in 128 KiB of shared memory with an
-     * exact carry hand-off. u16/65536: 3532 / 2788 / 3677 / 3552 vs CUB 186 / 254 / 554 / 193 and
-     * cuda-multipass 272-285. */
+     * exact carry hand-off. u16/65536: 3538 / 2779 / 3706 / 3539 vs CUB 189 / 256 / 562 / 192 and
+     * cuda-multipass 278-292. */
     {0, GPUHIST_DTYPE_BIT(GPUHIST_U16) | GPUHIST_DTYPE_BIT(GPUHIST_I16), GPUHIST_ALL_KINDS, 1,
      0xFFFFFFFFu, "cuda-fast-packed16"},
     /* Slots that fit one block's shared memory (32-bit counters): cuda-fast-smem. f32/256:
-     * 4468 / 4458 / 4465 / 4471 (CUB 3891 / 3528 / 4315 / 3896); f32/4096: 4403 / 4397 / 4421 /
-     * 4412 (CUB 385 / 909 / 2055 / 349; cuda-fast-packed16-f32 4296 / 3920 / 4161 / 4296);
-     * f32 256 explicit edges: 3844 / 4167 / 4224 / 4059 (CUB 308-321). */
+     * 4389 / 4391 / 4377 / 4395 (CUB 3905 / 3531 / 4210 / 3892); f32/4096: 4326 / 4337 / 4340 /
+     * 4334 (CUB 380 / 991 / 2028 / 316; cuda-fast-packed16-f32 4207 / 3890 / 4084 / 4208);
+     * f32 256 explicit edges: 4042 / 4153 / 4171 / 4045 (CUB 306-325). */
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-fast-smem"},
     /* f32 even bins past shared memory, as long as bins + 3 16-bit counters fit one block
      * (~115k on H100/H200; its supports check decides): 16-bit packed counters, host-certified
-     * float estimate. f32/65536: 3960 / 3775 / 3933 / 3976 vs CUB 95 / 438 / 1495 / 126 and
-     * cuda-two-pass 706 / 883 / 2541 / 709 (one pass instead of two; 65537..115k bins were not
+     * float estimate. f32/65536: 3908 / 3750 / 3864 / 3927 vs CUB 95 / 454 / 1510 / 128 and
+     * cuda-two-pass 707 / 884 / 2556 / 710 (one pass instead of two; 65537..115k bins were not
      * measured, the kernel is the same). */
     {0, GPUHIST_DTYPE_BIT(GPUHIST_F32), GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 1, 0xFFFFFFFFu,
      "cuda-fast-packed16-f32"},
     /* f32 even bins past one block, up to 28 x 65536: partition by the slot's high bits
-     * into 16-bit keys, then packed shared counters per 65536-key bucket. f32/2^20: 756 / 911 /
-     * 2526 / 692 vs cuda-fast-global 398 / 848 / 1102 / 398 and CUB 59 / 209 / 445 / 61: the
+     * into 16-bit keys, then packed shared counters per 65536-key bucket. f32/2^20: 754 / 908 /
+     * 2507 / 687 vs cuda-fast-global 398 / 847 / 1100 / 399 and CUB 58 / 214 / 443 / 60: the
      * best on every distribution. Other dtypes and kinds with this many bins were not measured,
      * so they stay with cuda-fast-global. */
     {0, GPUHIST_DTYPE_BIT(GPUHIST_F32), GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 65537, 28u * 65536u,
      "cuda-two-pass"},
     /* Everything larger: global 32-bit partial counters behind a per-thread two-entry cache and
-     * warp aggregation; never collapses on skewed data. f32/2^20: 398 / 848 / 1102 / 398 vs plain
-     * global atomics 402 / 6 / 5 / 403, cuda-sort-rle 137 / 147 / 174 / 138, cuda-fast-cluster
-     * 318 / 600 / 1037 / 159 and CUB 59 / 209 / 445 / 61. */
+     * warp aggregation; never collapses on skewed data. f32/2^20: 398 / 847 / 1100 / 399 vs plain
+     * global atomics 402 / 6 / 5 / 404, cuda-sort-rle 138 / 147 / 174 / 138, cuda-fast-cluster
+     * 318 / 600 / 1036 / 159 and CUB 58 / 214 / 443 / 60. */
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-fast-global"},
     /* Safety nets, in the order they were measured above. */
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-block-shared"},
