@@ -860,6 +860,17 @@ static double fx_map(const float *T, uint32_t n, double t0, double span, int k, 
     return crowded / (1.0 - lo_u);
 }
 
+/* The cell map's fields of m into q (the rest of q is the launch's). */
+static void fx_take_map(fx_params *q, const fx_params &m)
+{
+    q->cs = m.cs;
+    q->ck = m.ck;
+    q->cq = m.cq;
+    q->first = m.first;
+    q->cells = m.cells;
+    q->sh = m.sh;
+}
+
 /* Cell map of fx_kernel; 0 if the edges give no finite affine map (then the lane-replicated
  * search of fs_kernel runs). Any positive finite cs and any cq work for exactness: they only
  * spread work. Of the maps that fit the shared-memory budget, the one with the least crowded
@@ -893,12 +904,7 @@ static int fx_choose(const gpuhist_plan *plan, size_t optin, fx_params *q, size_
         const double crowded = fx_map(T, bins + 1u, (double)t0, span, k, b, &c);
         if (crowded >= 0.0 && (best < 0.0 || crowded < best)) {
             best = crowded;
-            q->cs = c.cs;
-            q->ck = c.ck;
-            q->cq = c.cq;
-            q->first = c.first;
-            q->cells = c.cells;
-            q->sh = c.sh;
+            fx_take_map(q, c);
         }
     }
     if (best < 0.0)
@@ -934,12 +940,7 @@ static int fx_setup(const gpuhist_plan *plan, size_t optin, fx_params *q, size_t
     }
     if (!map_ok)
         return 0;
-    q->cs = map.cs;
-    q->ck = map.ck;
-    q->cq = map.cq;
-    q->first = map.first;
-    q->cells = map.cells;
-    q->sh = map.sh;
+    fx_take_map(q, map);
     q->subs = map.subs;
     q->reps = map.reps;
     *smem = map_smem;
