@@ -590,6 +590,14 @@ const gh_rule gh_policy[] = {
      * 20 ms of warm-up, read ceiling ~4470 GB/s (bench/results/latest.json, 2026-11-21T11:11Z),
      * as uniform / hot90 / constant / bell. */
 
+    /* 8-bit data, one channel, any bins: two bytes per shared atomic (a 65536-entry pair
+     * histogram of packed 16-bit counters), per-warp byte tables while the data is skewed.
+     * u8/256 (one run, 2026-11-21 ~11:39Z): 3705 / 3778 / 3882 / 3719 against cuda-histogram256
+     * 2342 / 4291 / 4348 / 2557 and CUB 2159 / 3544 / 3571 / 2317. Spread data (uniform, bell,
+     * most images) runs 1.45-1.6x faster than histogram256, 90%-one-value and constant data
+     * 0.88-0.89x: without a look at the data the smaller worst case wins (0.83 of the ceiling
+     * against 0.52). Interleaved channels: byte-pairs declines, histogram256 below. */
+    {0, GPUHIST_INT8_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-byte-pairs"},
     /* 8-bit data, any bins: raw values in per-warp sub-histograms (hardware shared atomics),
      * folded into bins. u8/256: 2340 / 4295 / 4364 / 2560 vs CUB 2155 / 3539 / 3562 / 2316.
      * cuda-fast-bytes (per-thread private counters) is faster on uniform data (2448, 5%) but

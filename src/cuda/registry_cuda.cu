@@ -18,6 +18,7 @@ extern const gpuhist_strategy gpuhist_strategy_cuda_sort_rle;
 extern const gpuhist_strategy gpuhist_strategy_cuda_multipass;
 extern const gpuhist_strategy gpuhist_strategy_cuda_optimized;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_bytes;
+extern const gpuhist_strategy gpuhist_strategy_cuda_byte_pairs;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_smem;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16_f32;
@@ -39,6 +40,7 @@ const gpuhist_strategy *const gpuhist_cuda_strategies[] = {
     &gpuhist_strategy_cuda_multipass,
     &gpuhist_strategy_cuda_optimized,
     &gpuhist_strategy_cuda_fast_bytes,
+    &gpuhist_strategy_cuda_byte_pairs,
     &gpuhist_strategy_cuda_fast_smem,
     &gpuhist_strategy_cuda_fast_packed16,
     &gpuhist_strategy_cuda_fast_packed16_f32,
