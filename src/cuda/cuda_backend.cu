@@ -587,51 +587,49 @@ struct gh_rule {
 
 const gh_rule gh_policy[] = {
     /* Figures: GB/s of input on an NVIDIA H200, 1 GiB device-resident, median of 10 runs after
-     * 20 ms of warm-up, read ceiling ~4470 GB/s (bench/results/latest.json, 2026-11-21T11:11Z),
+     * 20 ms of warm-up, read ceiling ~4470 GB/s (bench/results/matrix-h200.log, 2026-11-21T11:45Z),
      * as uniform / hot90 / constant / bell. */
 
     /* 8-bit data, one channel, any bins: two bytes per shared atomic (a 65536-entry pair
      * histogram of packed 16-bit counters), per-warp byte tables while the data is skewed.
-     * u8/256 (one run, 2026-11-21 ~11:39Z): 3705 / 3778 / 3882 / 3719 against cuda-histogram256
-     * 2342 / 4291 / 4348 / 2557 and CUB 2159 / 3544 / 3571 / 2317. Spread data (uniform, bell,
-     * most images) runs 1.45-1.6x faster than histogram256, 90%-one-value and constant data
-     * 0.88-0.89x: without a look at the data the smaller worst case wins (0.83 of the ceiling
-     * against 0.52). Interleaved channels: byte-pairs declines, histogram256 below. */
+     * u8/256: 3729 / 3767 / 3879 / 3736 against cuda-histogram256 2339 / 4284 / 4364 / 2558
+     * and CUB 2160 / 3538 / 3568 / 2313. Spread data (uniform, bell, most images) runs 1.46-1.59x
+     * faster than histogram256, 90%-one-value and constant data 0.88-0.89x: without a look at
+     * the data the smaller worst case wins (0.83 of the ceiling against 0.52). Interleaved
+     * channels: byte-pairs declines, histogram256 below. */
     {0, GPUHIST_INT8_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-byte-pairs"},
-    /* 8-bit data, any bins: raw values in per-warp sub-histograms (hardware shared atomics),
-     * folded into bins. u8/256: 2340 / 4295 / 4364 / 2560 vs CUB 2155 / 3539 / 3562 / 2316.
-     * cuda-fast-bytes (per-thread private counters) is faster on uniform data (2448, 5%) but
-     * data-independent, so it loses hot90 (2456): without a look at the data, histogram256 is the
-     * safer choice. RGBA 3-of-4: 2879 / 4033 / 4058 / 3098 (CUB 2378 / 1258 / 1501 / 2410). */
+    /* 8-bit data, any bins, several channels: raw values in per-warp sub-histograms (hardware
+     * shared atomics), folded into bins. RGBA 3-of-4: 2884 / 4037 / 4088 / 3114 (CUB 2384 /
+     * 1262 / 1505 / 2398; cuda-fast-bytes 1970 / 1580 / 1953 / 1970). */
     {0, GPUHIST_INT8_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-histogram256"},
     /* 16-bit data, any bins: 65536 16-bit counters packed in 128 KiB of shared memory with an
-     * exact carry hand-off. u16/65536: 3538 / 2779 / 3706 / 3539 vs CUB 189 / 256 / 562 / 192 and
-     * cuda-multipass 278-292. */
+     * exact carry hand-off. u16/65536: 3555 / 2793 / 3699 / 3571 vs CUB 188 / 259 / 560 / 193 and
+     * cuda-multipass 278-291. */
     {0, GPUHIST_DTYPE_BIT(GPUHIST_U16) | GPUHIST_DTYPE_BIT(GPUHIST_I16), GPUHIST_ALL_KINDS, 1,
      0xFFFFFFFFu, "cuda-fast-packed16"},
     /* Slots that fit one block's shared memory (32-bit counters): cuda-fast-smem. f32/256:
-     * 4389 / 4391 / 4377 / 4395 (CUB 3905 / 3531 / 4210 / 3892); f32/4096: 4326 / 4337 / 4340 /
-     * 4334 (CUB 380 / 991 / 2028 / 316; cuda-fast-packed16-f32 4207 / 3890 / 4084 / 4208);
-     * f32 256 explicit edges: 4042 / 4153 / 4171 / 4045 (CUB 306-325). */
+     * 4383 / 4392 / 4361 / 4394 (CUB 3882 / 3522 / 4206 / 3876); f32/4096: 4320 / 4347 / 4333 /
+     * 4337 (CUB 353 / 917 / 1879 / 320; cuda-fast-packed16-f32 4200 / 3944 / 4081 / 4219);
+     * f32 256 explicit edges: 4098 / 4156 / 4143 / 4109 (CUB 318-336). */
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-fast-smem"},
     /* f32 even bins past shared memory, as long as bins + 3 16-bit counters fit one block
      * (~115k on H100/H200; its supports check decides): 16-bit packed counters, host-certified
-     * float estimate. f32/65536: 3908 / 3750 / 3864 / 3927 vs CUB 95 / 454 / 1510 / 128 and
-     * cuda-two-pass 707 / 884 / 2556 / 710 (one pass instead of two; 65537..115k bins were not
+     * float estimate. f32/65536: 3845 / 3728 / 3742 / 3868 vs CUB 95 / 452 / 1534 / 128 and
+     * cuda-two-pass 705 / 883 / 2552 / 710 (one pass instead of two; 65537..115k bins were not
      * measured, the kernel is the same). */
     {0, GPUHIST_DTYPE_BIT(GPUHIST_F32), GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 1, 0xFFFFFFFFu,
      "cuda-fast-packed16-f32"},
     /* f32 even bins past one block, up to 28 x 65536: partition by the slot's high bits
-     * into 16-bit keys, then packed shared counters per 65536-key bucket. f32/2^20: 754 / 908 /
-     * 2507 / 687 vs cuda-fast-global 398 / 847 / 1100 / 399 and CUB 58 / 214 / 443 / 60: the
+     * into 16-bit keys, then packed shared counters per 65536-key bucket. f32/2^20: 756 / 909 /
+     * 2520 / 699 vs cuda-fast-global 398 / 850 / 1101 / 398 and CUB 58 / 214 / 456 / 60: the
      * best on every distribution. Other dtypes and kinds with this many bins were not measured,
      * so they stay with cuda-fast-global. */
     {0, GPUHIST_DTYPE_BIT(GPUHIST_F32), GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 65537, 28u * 65536u,
      "cuda-two-pass"},
     /* Everything larger: global 32-bit partial counters behind a per-thread two-entry cache and
-     * warp aggregation; never collapses on skewed data. f32/2^20: 398 / 847 / 1100 / 399 vs plain
-     * global atomics 402 / 6 / 5 / 404, cuda-sort-rle 138 / 147 / 174 / 138, cuda-fast-cluster
-     * 318 / 600 / 1036 / 159 and CUB 58 / 214 / 443 / 60. */
+     * warp aggregation; never collapses on skewed data. f32/2^20: 398 / 850 / 1101 / 398 vs plain
+     * global atomics 402 / 6 / 5 / 404, cuda-sort-rle 138 / 148 / 175 / 138, cuda-fast-cluster
+     * 318 / 600 / 1036 / 160 and CUB 58 / 214 / 456 / 60. */
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-fast-global"},
     /* Safety nets, in the order they were measured above. */
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-block-shared"},
