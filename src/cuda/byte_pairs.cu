@@ -65,11 +65,6 @@ __device__ __forceinline__ void bp_wrap(unsigned long long *out, uint32_t k, uin
     }
 }
 
-__device__ __forceinline__ void bp_red(uint32_t a)
-{
-    asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(a) : "memory");
-}
-
 __global__ void __launch_bounds__(BP_THREADS, 1)
     bp_kernel(const uint4 *__restrict__ vec, const uint32_t nvec,
               unsigned long long *__restrict__ out)
@@ -91,7 +86,7 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
         for (uint32_t i = 0; i < 4u; ++i)
 #pragma unroll
             for (uint32_t j = 0; j < 4u; ++j)
-                bp_red(mine + ((w[i] >> (8u * j)) & 0xffu) * 4u);
+                gh_red_shared(mine + ((w[i] >> (8u * j)) & 0xffu) * 4u);
     };
     /* pairs mode: 8 keys, 8 atomics back to back, one carry test (packed16.cuh's count) */
     auto count_pairs = [&](const uint4 v) {

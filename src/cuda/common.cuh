@@ -216,6 +216,13 @@ struct gh_chan {
     }
 };
 
+/* Shared-memory increment at a 32-bit shared address (__cvta_generic_to_shared): no return
+ * value, no 64-bit address (cuda-fast-smem, cuda-byte-pairs). */
+static __device__ __forceinline__ void gh_red_shared(uint32_t a)
+{
+    asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(a) : "memory");
+}
+
 /* ---- kernel skeletons (device) --------------------------------------------------------------- */
 
 /* The per-block privatised slot histogram of cuda-block-shared, cuda-warp-aggregated and

@@ -64,9 +64,9 @@
  * s = entry + frac(q(x)) gives k = s >> 16 with one shared load; low half 0xFFFF means the two
  * q are equal (undecided: the search below, over [base, base + 1)). Cell 0 (NaN and below the
  * first edge) and cells with amb >= 2 are flagged (bit 31). While the shared-memory budget
- * lasts (11 at 256 bins with 1041 cells), a crowded cell's entry points at a sub-table of 16 sub-cells (the next
- * 4 bits of q) in the same encoding with sh - 4 position bits, decided by a second load; the
- * rest, and flagged sub-cells, count NaN, then four compares on T (amb <= 4) or a binary search
+ * lasts (11 at 256 bins with 1041 cells), a crowded cell's entry points at a sub-table of 16
+ * sub-cells (the next 4 bits of q) in the same encoding with sh - 4 position bits, decided by a
+ * second load; the rest, and flagged sub-cells, count NaN, then four compares on T (amb <= 4) or a binary search
  * of [base, base + amb] (T has NaN entries up to bins + 4).
  *   The cell tables are lane-replicated (entry i of lane l at [i * 32 + l]): every probe hits the
  * lane's own bank, one wavefront, whatever the data; T (only the divergent path reads it) is
@@ -345,12 +345,6 @@ struct fx_params {
     uint32_t subs;        /* sub-tables for crowded cells */
 };
 
-/* Shared-memory increment at a 32-bit shared address (no return value, no 64-bit address). */
-__device__ __forceinline__ void fx_red(uint32_t a)
-{
-    asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(a) : "memory");
-}
-
 /* EVEN slot of x off the certified fast path: out of range, NaN, or within eps of an edge. */
 __device__ __forceinline__ uint32_t fe_slow(const fx_params &p, float x, float f)
 {
@@ -389,7 +383,7 @@ __global__ void __launch_bounds__(FX_THREADS, 1) fe_kernel(const fx_params p,
             uint32_t idx = fgrid_key<false>(x, lo, sc, bins, 0.0f, 0.0f, ok);
             if (!ok)
                 idx = fe_slow(p, x, __fmul_rn(__fsub_rn(x, lo), sc));
-            fx_red(my + idx * 4u);
+            gh_red_shared(my + idx * 4u);
             return;
         }
         const float f = __fmul_rn(__fsub_rn(x, lo), sc);
@@ -401,7 +395,7 @@ __global__ void __launch_bounds__(FX_THREADS, 1) fe_kernel(const fx_params p,
         const bool ok = (idx < bins) & (fabsf(d) < h); /* one branch, not two */
         if (!ok)
             idx = fe_slow(p, x, f);
-        fx_red(my + idx * 4u);
+        gh_red_shared(my + idx * 4u);
     };
     auto setup = [&]() {
         for (uint32_t i = tid; i < total; i += FX_THREADS)
@@ -422,9 +416,9 @@ __global__ void __launch_bounds__(FX_THREADS, 1) fe_kernel(const fx_params p,
 }
 
 /* q(x), monotone in x: u = sat(fma(x, cs, ck)) lies in [0, 1] (.sat flushes NaN to +0, as
- * __saturatef is documented to), and u + 1 rounded toward zero keeps u's top 23 bits, so q runs
- * from bits(1) to bits(2) and its top bits past bits(1)'s are the cell. Every step is monotone in
- * x; the tables use this very code. */
+ * __saturatef is documented to), and u + cq rounded toward zero runs from cq to 1 + cq, so q runs
+ * from bits(cq) to bits(1 + cq) and q >> sh, less bits(cq) >> sh, is the cell (banner). Every
+ * step is monotone in x; the tables use this very code. */
 __device__ __forceinline__ uint32_t fx_q(float x, float cs, float ck, float cq)
 {
     float u; /* one FFMA.SAT: __saturatef(__fmaf_rn(x, cs, ck)), NaN -> +0 */
@@ -653,7 +647,7 @@ __global__ void __launch_bounds__(FX_THREADS, 1) fx_kernel(const fx_params p,
                 a = my + lo * 4u;
             }
         }
-        fx_red(a);
+        gh_red_shared(a);
     };
     auto setup = [&]() {
         build();
@@ -844,18 +838,22 @@ static double fx_map(const float *T, uint32_t n, double t0, double span, int k, 
     q->sh = sh;
     q->first = first;
     q->cells = fx_cells(k, b);
+    /* the thresholds' cells are non-decreasing: walk the runs of equal cells */
     double crowded = 0.0;
-    for (uint32_t j = 0; j + 1u < n;) {
-        const uint32_t cell = fx_q_host(T[j], cs, ck, cq) >> sh;
-        uint32_t z = j + 1u;
-        while (z < n && fx_q_host(T[z], cs, ck, cq) >> sh == cell)
-            ++z;
-        if (z - j >= 2u && cell > first) {
+    uint32_t cell = fx_q_host(T[0], cs, ck, cq) >> sh, run = 1u;
+    for (uint32_t j = 1; j <= n; ++j) {
+        const uint32_t next = j < n ? fx_q_host(T[j], cs, ck, cq) >> sh : ~0u;
+        if (next == cell) {
+            ++run;
+            continue;
+        }
+        if (run >= 2u && cell > first) {
             const double lo = (double)fx_from_bits(cell << sh) - cq;
             const double hi = (double)fx_from_bits((cell + 1u) << sh) - cq;
             crowded += fmin(hi, 1.0) - fmax(lo, lo_u);
         }
-        j = z;
+        cell = next;
+        run = 1u;
     }
     return crowded / (1.0 - lo_u);
 }
@@ -881,8 +879,10 @@ static void fx_take_map(fx_params *q, const fx_params &m)
 static int fx_choose(const gpuhist_plan *plan, size_t optin, fx_params *q, size_t *smem)
 {
     const uint32_t bins = plan->bins;
-    const float t0 = fx_ru(plan->edges[0]);
-    float tl = fx_ru(plan->edges[bins]);
+    float T[FX_MAX_BINS + 1u];
+    for (uint32_t j = 0; j <= bins; ++j)
+        T[j] = fx_ru(plan->edges[j]);
+    const float t0 = T[0], tl = T[bins];
     if (!isfinite(t0))
         return 0;
     const double hi = isfinite(tl) ? (double)tl : (double)FLT_MAX;
@@ -890,9 +890,6 @@ static int fx_choose(const gpuhist_plan *plan, size_t optin, fx_params *q, size_
     if (!(span > 0.0))
         return 0;
     const size_t budget = optin < FX_SMEM_BUDGET ? optin : FX_SMEM_BUDGET;
-    float T[FX_MAX_BINS + 1u];
-    for (uint32_t j = 0; j <= bins; ++j)
-        T[j] = fx_ru(plan->edges[j]);
     double best = -1.0;
     for (int k = 0; k <= FX_OCTAVES_MAX; ++k) {
         int b = FX_CELL_BITS_MAX; /* the finest map of this k that fits */
