@@ -62,6 +62,8 @@ static const Case kCases[] = {
     {"rgba-u8-3of4",        GPUHIST_U8,  K_INTEGER, 256,     0,     0,     0,   4, 3, 0, 0, 0, 0, 0, 0},
     {"rgb-u8-mask101",      GPUHIST_U8,  K_INTEGER, 256,     0,     0,     0,   3, 0, 5, 0, 0, 0, 0, 0},
     {"rgba-u8-roi",         GPUHIST_U8,  K_INTEGER, 256,     0,     0,     0,   4, 4, 0, 29, 5, 0, 0, 0},
+    {"rgba-u8-maskA-unalign",GPUHIST_U8, K_INTEGER, 256,     0,     0,     0,   4, 0, 10, 0, 0, 3, 0, 0},
+    {"rg-u8-int256",        GPUHIST_U8,  K_INTEGER, 256,     0,     0,     0,   2, 0, 0, 0, 0, 0, 0, 0},
     {"rg-f32-even100",      GPUHIST_F32, K_EVEN,    100,     0,     1000,  0,   2, 0, 0, 0, 0, 0, 0, 0},
 };
 

@@ -1,8 +1,9 @@
 /*
- * byte_pairs.cu - cuda-byte-pairs: u8/i8, one channel, counted two bytes at a time. Aimed at
- * issue 5's u8/256 cell, whose uniform and bell data every per-byte strategy leaves near 0.52-0.57
- * of the read ceiling on the H200: one shared atomic per byte at ~8.4 lane-updates per clock per
- * SM is the bound (the same GB/s on an H100, whose lower ceiling it meets at 0.76).
+ * byte_pairs.cu - cuda-byte-pairs: u8/i8 counted two bytes at a time (one channel, or the
+ * interleaved layouts below). Aimed at issue 5's u8/256 and RGBA cells, whose uniform and bell
+ * data every per-byte strategy leaves near 0.52-0.70 of the read ceiling on the H200: one shared
+ * atomic per byte at ~8.4 lane-updates per clock per SM is the bound (the same GB/s on an H100,
+ * whose lower ceiling it meets at 0.76).
  *
  * Mechanism. The two bytes a (even offset) and b (odd offset) of each aligned 16-bit half-word
  * are one key k = a | b << 8 of a 65536-entry pair histogram P: one shared atomic counts two
@@ -18,13 +19,33 @@
  * thread in one of two warp-uniform modes:
  *   pairs: 8 keys per 16-byte vector, 8 atomics with return and one carry test per vector;
  *   bytes: 16 red.shared per vector into the warp's table.
- * After each iteration the warp counts the lanes whose last pair key equals their previous
- * iteration's last key (uniform bytes: ~32 / 65536 lanes, bell ~0.001, 90% one value ~21):
- * four or more switch it to bytes for the next iteration, fewer back to pairs.
+ * Before counting an iteration the warp counts the lanes whose first and last pair keys (of
+ * their first and last vector, 32 KiB apart) are equal (uniform bytes: ~32 / 65536 lanes, bell
+ * ~0.002, 90% one value ~21): four or more count the iteration in bytes mode. (Deciding from the
+ * previous iteration's keys, as the first version did, counted each warp's first iteration in
+ * pairs mode: on 90%-one-value data its 24 atomics with return on one address serialise, ~16x
+ * the cost of an iteration, with ~165 iterations per warp on 1 GiB. H200, 1 GiB u8/256 hot90 /
+ * constant: 0.837 / 0.869 of the read ceiling -> 0.900 / 0.936; RGBA 3 of 4 0.905 / 0.907 ->
+ * 0.938 / 0.941; uniform and bell unchanged.)
  * Epilogue: each block folds P's halves (both directions) and the warp tables into 256 sums
  * (warp reductions, shared atomics) and adds them to `out` with 256 64-bit global atomics.
- * Limits: one channel (the backend deinterleaves others), 161 KiB of shared memory (one block of
- * 1024 threads per SM), at most 2^26 vectors per block per launch (the 32-bit per-block sums).
+ * H200, 1 GiB u8/256 (12:14Z): 0.82 / 0.90 / 0.94 / 0.83 of the read ceiling on uniform / hot90
+ * / constant / bell, against cuda-histogram256's 0.52 / 0.96 / 0.97 / 0.57.
+ * Interleaved channels (RGBA and the like). A pair needs its two bytes' histograms to be told
+ * apart, so the low byte of a key counts in one histogram and the high byte in another: P's rows
+ * sum to the first, its columns to the second, and a carry goes to each byte's own histogram.
+ *   2 channels, both histogrammed: every half-word is one pixel, one pair, as above.
+ *   4 channels, 2-4 histogrammed: each 32-bit word is one pixel (16 % 4 == 0, so byte p of every
+ *   word is on the same channel for a whole launch). Its first two histogrammed bytes, taken out
+ *   with one PRMT, are the pair; the others (RGBA 3 of 4: B) go to the warp's byte table with
+ *   red.shared. 3 of 4: 2 shared operations per pixel instead of 3; 4 of 4: 3 instead of 4.
+ *   H200, 1 GiB RGBA 3 of 4 (12:14Z): 0.80 / 0.94 / 0.94 / 0.83 against histogram256's 0.65 /
+ *   0.90 / 0.91 / 0.70; 4 of 4: 0.59 / 0.87 / 0.87 / 0.62 against 0.51 / 0.89 / 0.89 / 0.55.
+ *   The byte tables hold nout = active * 256 counters and are shared by two warps, so that
+ *   four channels still fit (32 x 4 KiB would not). 3 channels (no fixed phase in a vector) and
+ *   one histogrammed channel of 2 or 4 (nothing to pair) are declined.
+ * Limits: 161 KiB of shared memory for one channel, 162-196 KiB for several (one block of 1024
+ * threads per SM), at most 2^26 vectors per block per launch (the 32-bit per-block sums).
  * Loads: 16-byte vectors of the aligned body, the next iteration's loaded before this one is
  * counted; the unaligned head and tail (< 16 bytes each) by byte_common.cuh's gh8_loose_kernel.
  * Seed: 002 (privatised shared histograms), 000 (histogram256's per-warp tables); counting pairs
@@ -40,73 +61,123 @@ namespace {
 #define BP_WARPS (BP_THREADS / 32u)
 #define BP_PAIR_WORDS 32768u   /* 65536 16-bit pair counters */
 #define BP_SWITCH 4u           /* lanes with a repeated pair key that turn a warp to bytes */
-/* shared memory: pair words, one 256-value table per warp, the block's 256 sums */
-#define BP_SMEM ((BP_PAIR_WORDS + BP_WARPS * GH8_VALUES + GH8_VALUES) * 4u)
 #define BP_BLOCK_VECTORS (1u << 26) /* per block and launch: < 2^32 bytes, 32-bit sums */
 
-/* A carry of pair key k moves d (mod 2^64) into the counts of both its bytes. */
-__device__ __forceinline__ void bp_carry(unsigned long long *out, uint32_t k, unsigned long long d)
+/* Warps per byte table: one channel, every warp its own (the measured layout); several, two
+ * warps share one so that four channels' tables still fit (32 x 4 KiB would not). */
+__host__ __device__ constexpr uint32_t bp_warps_per_table(int C)
 {
-    atomicAdd(out + (k & 0xffu), d);
-    atomicAdd(out + (k >> 8), d);
+    return C == 1 ? 1u : 2u;
+}
+
+/* Shared memory: pair words, the byte tables (nout counters each), the block's nout sums. */
+static inline size_t bp_smem(int C, uint32_t nout)
+{
+    return ((size_t)BP_PAIR_WORDS + (BP_WARPS / bp_warps_per_table(C) + 1u) * nout) * 4u;
+}
+
+/* Where a launch's keys come from (C > 1; one channel needs none of it). Output key = histogram
+ * * 256 + byte value, as in byte_common.cuh. */
+struct bp_layout {
+    uint32_t lo, hi;    /* key offsets of a pair's low and high byte */
+    uint32_t pair_sel;  /* C == 4: PRMT selector moving the pair's two bytes to bits 0-15 */
+    uint32_t sel[4];    /* C == 4: PRMT selector of the i-th histogrammed byte of a word... */
+    uint32_t off[4];    /* ...and its key offset (i >= 2: the bytes outside the pair) */
+    uint32_t nout;      /* active * 256 */
+};
+
+/* A carry of pair key k moves d (mod 2^64) into the counts of both its bytes. */
+__device__ __forceinline__ void bp_carry(unsigned long long *out, uint32_t lo, uint32_t hi,
+                                         uint32_t k, unsigned long long d)
+{
+    atomicAdd(out + lo + (k & 0xffu), d);
+    atomicAdd(out + hi + (k >> 8), d);
 }
 
 /* packed16.cuh's p16_wrap for pair keys: the exact carry accounting of one add (rare path). */
-__device__ __forceinline__ void bp_wrap(unsigned long long *out, uint32_t k, uint32_t old,
-                                        uint32_t inc)
+__device__ __forceinline__ void bp_wrap(unsigned long long *out, uint32_t lo, uint32_t hi,
+                                        uint32_t k, uint32_t old, uint32_t inc)
 {
     const uint32_t now = old + inc;
     if (k & 1u) {
         if (now < old) /* the high half wrapped */
-            bp_carry(out, k, 0x10000ull);
+            bp_carry(out, lo, hi, k, 0x10000ull);
     } else if ((old & 0xffffu) + inc > 0xffffu) { /* the low half carried into the high half */
-        bp_carry(out, k, 0x10000ull);
-        bp_carry(out, k + 1u, now < old ? 0xffffull : ~0ull);
+        bp_carry(out, lo, hi, k, 0x10000ull);
+        bp_carry(out, lo, hi, k + 1u, now < old ? 0xffffull : ~0ull);
     }
 }
 
+/* C: interleaved channels (1, 2 or 4); NLW: histogrammed bytes per 32-bit word (C == 4: 2..4,
+ * else 4). C <= 2: every half-word is a pair; C == 4: each word (one pixel) gives one pair, its
+ * first two histogrammed bytes, and its other NLW - 2 histogrammed bytes go to the byte table. */
+template <int C, int NLW>
 __global__ void __launch_bounds__(BP_THREADS, 1)
-    bp_kernel(const uint4 *__restrict__ vec, const uint32_t nvec,
+    bp_kernel(const uint4 *__restrict__ vec, const uint32_t nvec, const bp_layout L,
               unsigned long long *__restrict__ out)
 {
+    static_assert(C == 1 || C == 2 || C == 4, "16-byte vectors need a fixed channel phase");
+    static_assert(C == 4 ? NLW >= 2 && NLW <= 4 : NLW == 4, "a pair needs two bytes");
+    constexpr uint32_t TW = bp_warps_per_table(C), NT = BP_WARPS / TW;
+    constexpr uint32_t NK = C <= 2 ? 8u : 4u; /* pair keys per vector */
+    const uint32_t nout = C == 1 ? GH8_VALUES : L.nout;
+    const uint32_t lo = C == 1 ? 0u : L.lo, hi = C == 1 ? 0u : L.hi;
     extern __shared__ __align__(16) uint32_t bp_w[];
     uint32_t *tables = bp_w + BP_PAIR_WORDS;
-    uint32_t *sums = tables + BP_WARPS * GH8_VALUES;
+    uint32_t *sums = tables + NT * nout;
     const uint32_t tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
-    for (uint32_t i = tid; i < BP_PAIR_WORDS + BP_WARPS * GH8_VALUES + GH8_VALUES;
-         i += BP_THREADS)
+    for (uint32_t i = tid; i < BP_PAIR_WORDS + (NT + 1u) * nout; i += BP_THREADS)
         bp_w[i] = 0u;
     __syncthreads();
-    const uint32_t mine = (uint32_t)__cvta_generic_to_shared(tables + warp * GH8_VALUES);
+    const uint32_t mine = (uint32_t)__cvta_generic_to_shared(tables + warp / TW * nout);
 
-    /* bytes mode: each byte of the vector into the warp's table */
+    /* histogrammed byte b of word x into the warp's table */
+    auto count_byte = [&](uint32_t x, uint32_t b) {
+        if constexpr (C <= 2)
+            gh_red_shared(mine + (((b & 1u) ? hi : lo) + ((x >> (8u * b)) & 0xffu)) * 4u);
+        else
+            gh_red_shared(mine + (L.off[b] + __byte_perm(x, 0u, L.sel[b])) * 4u);
+    };
+    auto pair_key = [&](const uint32_t (&w)[4], uint32_t e) -> uint32_t {
+        if constexpr (C <= 2)
+            return (w[e >> 1] >> (16u * (e & 1u))) & 0xffffu;
+        else
+            return __byte_perm(w[e], 0u, L.pair_sel);
+    };
+    /* bytes mode: each histogrammed byte of the vector into the warp's table */
     auto count_bytes = [&](const uint4 v) {
         const uint32_t w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
         for (uint32_t i = 0; i < 4u; ++i)
 #pragma unroll
-            for (uint32_t j = 0; j < 4u; ++j)
-                gh_red_shared(mine + ((w[i] >> (8u * j)) & 0xffu) * 4u);
+            for (uint32_t b = 0; b < (uint32_t)NLW; ++b)
+                count_byte(w[i], b);
     };
-    /* pairs mode: 8 keys, 8 atomics back to back, one carry test (packed16.cuh's count) */
+    /* pairs mode: NK keys, NK atomics back to back, one carry test (packed16.cuh's count); the
+     * bytes outside the pairs (C == 4, NLW > 2) into the warp's table */
     auto count_pairs = [&](const uint4 v) {
         const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-        uint32_t key[8], old[8], acc = 0u;
+        uint32_t key[NK], old[NK], acc = 0u;
 #pragma unroll
-        for (uint32_t e = 0; e < 8u; ++e) {
-            key[e] = (w[e >> 1] >> (16u * (e & 1u))) & 0xffffu;
+        for (uint32_t e = 0; e < NK; ++e) {
+            key[e] = pair_key(w, e);
             const uint32_t inc = (key[e] & 1u) * 0xffffu + 1u;
             old[e] = atomicAdd(bp_w + (key[e] >> 1), inc);
             acc |= old[e] ^ (old[e] + inc);
         }
+#pragma unroll
+        for (uint32_t i = 0; i < 4u; ++i)
+#pragma unroll
+            for (uint32_t b = 2; b < (C == 4 ? (uint32_t)NLW : 2u); ++b)
+                count_byte(w[i], b);
         if (acc & P16_CARRY_BITS) {
 #pragma unroll
-            for (uint32_t e = 0; e < 8u; ++e) {
+            for (uint32_t e = 0; e < NK; ++e) {
                 uint32_t k = key[e];
                 asm volatile("" : "+r"(k)); /* keep the straight-line part free of this path */
                 const uint32_t inc = (k & 1u) ? 0x10000u : 1u;
                 if ((old[e] ^ (old[e] + inc)) & P16_CARRY_BITS)
-                    bp_wrap(out, k, old[e], inc);
+                    bp_wrap(out, lo, hi, k, old[e], inc);
             }
         }
     };
@@ -116,8 +187,6 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
     const uint32_t per_iter = BP_THREADS * BP_U;
     const uint32_t step = gridDim.x * per_iter;
     uint32_t base = blockIdx.x * per_iter;
-    bool bytes = false;
-    uint32_t prev = 0xFFFFFFFFu; /* no pair key equals it */
     uint4 nx[BP_U];
     auto full = [&](uint32_t b) { return b < nvec && nvec - b >= per_iter; };
     if (full(base))
@@ -133,7 +202,11 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
 #pragma unroll
             for (uint32_t u = 0; u < BP_U; ++u)
                 nx[u] = __ldcs(vec + base + step + u * BP_THREADS + tid);
-        if (bytes) {
+        /* the warp's mode for these vectors (see the banner) */
+        const uint32_t wf[4] = {v[0].x, v[0].y, v[0].z, v[0].w};
+        const uint32_t wl[4] = {v[BP_U - 1u].x, v[BP_U - 1u].y, v[BP_U - 1u].z, v[BP_U - 1u].w};
+        const bool repeat = pair_key(wf, 0u) == pair_key(wl, NK - 1u);
+        if (__popc(__ballot_sync(0xffffffffu, repeat)) >= BP_SWITCH) {
 #pragma unroll
             for (uint32_t u = 0; u < BP_U; ++u)
                 count_bytes(v[u]);
@@ -142,9 +215,6 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
             for (uint32_t u = 0; u < BP_U; ++u)
                 count_pairs(v[u]);
         }
-        const uint32_t last = v[BP_U - 1u].w >> 16;
-        bytes = __popc(__ballot_sync(0xffffffffu, last == prev)) >= BP_SWITCH;
-        prev = last;
     }
     /* at most one partial iteration per block: bytes, vector by vector */
     for (uint32_t i = base + tid; base < nvec && i < nvec && i - base < per_iter; i += BP_THREADS)
@@ -152,51 +222,111 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
     __syncthreads();
 
     /* Fold: thread t sums value v = t % 256 as the low byte of the pairs with high byte in its
-     * quarter, and the warp tables of its quarter of the warps; then, lanes on consecutive low
-     * bytes a, the pairs a | v << 8 for the v of its quarter (one warp reduction per v). */
+     * quarter (and, one channel, the warp tables of its quarter of the warps); then, lanes on
+     * consecutive low bytes a, the pairs a | v << 8 for the v of its quarter (one warp reduction
+     * per v). Several channels: each of the nout keys sums its counters over the tables. */
     const uint32_t v = tid & 0xffu, q = tid >> 8;
     auto half = [&](uint32_t k) { return (bp_w[k >> 1] >> (16u * (k & 1u))) & 0xffffu; };
     uint32_t s = 0u;
     for (uint32_t b = q * 64u; b < q * 64u + 64u; ++b)
         s += half(v | b << 8);
-    for (uint32_t wi = q * (BP_WARPS / 4u); wi < (q + 1u) * (BP_WARPS / 4u); ++wi)
-        s += tables[wi * GH8_VALUES + v];
-    atomicAdd(sums + v, s);
+    if constexpr (C == 1)
+        for (uint32_t wi = q * (BP_WARPS / 4u); wi < (q + 1u) * (BP_WARPS / 4u); ++wi)
+            s += tables[wi * GH8_VALUES + v];
+    atomicAdd(sums + lo + v, s);
     for (uint32_t hv = q * 64u; hv < q * 64u + 64u; ++hv) {
         const uint32_t r = __reduce_add_sync(0xffffffffu, half(v | hv << 8));
         if (lane == 0u && r)
-            atomicAdd(sums + hv, r);
+            atomicAdd(sums + hi + hv, r);
     }
+    if constexpr (C > 1)
+        for (uint32_t key = tid; key < nout; key += BP_THREADS) {
+            uint32_t t = 0u;
+            for (uint32_t ti = 0; ti < NT; ++ti)
+                t += tables[ti * nout + key];
+            if (t)
+                atomicAdd(sums + key, t);
+        }
     __syncthreads();
-    if (tid < GH8_VALUES && sums[tid])
-        atomicAdd(out + tid, (unsigned long long)sums[tid]);
+    for (uint32_t key = tid; key < nout; key += BP_THREADS)
+        if (sums[key])
+            atomicAdd(out + key, (unsigned long long)sums[key]);
+}
+
+/* The kernel's channel layout: C = 1, 2 with both channels histogrammed, or 4 with 2+ of them
+ * (3 channels have no fixed phase in a 16-byte vector; one of 2 or 4 has no pair). 0: none. */
+static int bp_histogrammed(const gpuhist_plan *plan)
+{
+    if (plan->channels == 1)
+        return 1;
+    int n = 0;
+    for (unsigned c = 0; c < plan->channels && c < GPUHIST_MAX_CHANNELS; ++c)
+        n += plan->channel_slot[c] >= 0;
+    if (plan->channels == 2)
+        return n == 2 ? 2 : 0;
+    return plan->channels == 4 && n >= 2 ? n : 0;
 }
 
 static int bp_supports(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
 {
-    return plan->channels == 1 && BP_SMEM <= gpuhist_cuda_smem_optin(ctx);
+    const int n = bp_histogrammed(plan);
+    return n > 0 && bp_smem((int)plan->channels, (uint32_t)n * GH8_VALUES) <=
+                        gpuhist_cuda_smem_optin(ctx);
 }
+
+/* The layout of a launch whose first byte is on channel phase0. */
+static bp_layout bp_layout_of(const gh8_keys &k, unsigned phase0)
+{
+    bp_layout L = {};
+    L.nout = k.nout;
+    unsigned n = 0;
+    for (unsigned p = 0; p < 4u; ++p) {
+        const unsigned off = (unsigned)k.off[(phase0 + p) % k.channels];
+        if (off >= k.nout) /* not histogrammed */
+            continue;
+        L.sel[n] = 0x4440u | p; /* byte p of the word, zero-extended */
+        L.off[n] = off;
+        ++n;
+    }
+    /* C <= 2: bytes 0 and 1 of a half-word; C == 4: the first two histogrammed bytes */
+    L.lo = L.off[0];
+    L.hi = L.off[1];
+    L.pair_sel = 0x4400u | (L.sel[1] & 0xfu) << 4 | (L.sel[0] & 0xfu);
+    return L;
+}
+
+typedef void (*bp_kernel_fn)(const uint4 *, uint32_t, bp_layout, unsigned long long *);
 
 static gpuhist_status bp_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobv,
                              void *outv)
 {
     const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobv;
     unsigned long long *out = (unsigned long long *)outv;
-    if (plan->channels != 1)
+    const int n = bp_histogrammed(plan);
+    if (n == 0)
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
-                            "cuda-byte-pairs: interleaved channels are not handled");
+                            "cuda-byte-pairs: %u channels with %u histogrammed are not handled "
+                            "(1, 2 of 2, or 2+ of 4)",
+                            plan->channels, plan->active);
     gh8_keys k = {};
     gpuhist_status st = gh8_keys_of(ctx, plan, &k);
     if (st != GPUHIST_OK)
         return st;
+    const bp_kernel_fn kernel = k.channels == 1 ? bp_kernel<1, 4>
+                                : k.channels == 2 ? bp_kernel<2, 4>
+                                : n == 2          ? bp_kernel<4, 2>
+                                : n == 3          ? bp_kernel<4, 3>
+                                                  : bp_kernel<4, 4>;
+    const size_t smem = bp_smem((int)k.channels, k.nout);
     unsigned grid = 1;
-    st = gh8_grid(ctx, job, bp_kernel, (int)BP_THREADS, BP_SMEM, job->elements / GH8_VEC,
+    st = gh8_grid(ctx, job, kernel, (int)BP_THREADS, smem, job->elements / GH8_VEC,
                   (uint64_t)BP_THREADS * BP_U, &grid, "cuda-byte-pairs");
     if (st != GPUHIST_OK)
         return st;
     return gh8_drive(ctx, job, k, out, (uint64_t)grid * BP_BLOCK_VECTORS,
-                     [&](const uint4 *vec, unsigned nvec, unsigned) -> gpuhist_status {
-                         bp_kernel<<<grid, BP_THREADS, BP_SMEM, job->stream>>>(vec, nvec, out);
+                     [&](const uint4 *vec, unsigned nvec, unsigned phase0) -> gpuhist_status {
+                         kernel<<<grid, BP_THREADS, smem, job->stream>>>(
+                             vec, nvec, bp_layout_of(k, phase0), out);
                          GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-byte-pairs kernel");
                          return GPUHIST_OK;
                      });
@@ -209,13 +339,13 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_byte_pairs = {
     GPUHIST_BACKEND_CUDA,
     "002 (privatised shared histograms), 000 (per-warp tables); new: two bytes per atomic",
     "u8/i8, every bin spec (counts the 256 values, the backend folds them into bins); one "
-    "channel",
+    "channel, 2 of 2 interleaved, or 2-4 of 4 (RGBA)",
     "pairs of bytes as one key of a 65536-entry packed 16-bit shared histogram (one atomic per "
     "two samples, exact carries), per-warp 256-value red.shared tables while the data is skewed",
     GPUHIST_INT8_DTYPES,
     GPUHIST_ALL_KINDS,
     0,
-    GPUHIST_CAP_VALUES,
+    GPUHIST_CAP_VALUES | GPUHIST_CAP_CHANNELS,
     bp_supports,
     bp_run,
 };

@@ -590,17 +590,23 @@ const gh_rule gh_policy[] = {
      * 20 ms of warm-up, read ceiling ~4470 GB/s (bench/results/matrix-h200.log, 2026-11-21T11:45Z),
      * as uniform / hot90 / constant / bell. */
 
-    /* 8-bit data, one channel, any bins: two bytes per shared atomic (a 65536-entry pair
-     * histogram of packed 16-bit counters), per-warp byte tables while the data is skewed.
-     * u8/256: 3729 / 3767 / 3879 / 3736 against cuda-histogram256 2339 / 4284 / 4364 / 2558
-     * and CUB 2160 / 3538 / 3568 / 2313. Spread data (uniform, bell, most images) runs 1.46-1.59x
-     * faster than histogram256, 90%-one-value and constant data 0.88-0.89x: without a look at
-     * the data the smaller worst case wins (0.83 of the ceiling against 0.52). Interleaved
-     * channels: byte-pairs declines, histogram256 below. */
+    /* 8-bit data, any bins, one channel or 2 of 2 / 2-4 of 4 interleaved: two bytes per shared
+     * atomic (a 65536-entry pair histogram of packed 16-bit counters), per-warp byte tables for
+     * the iterations whose data is skewed. u8/256: 3729 / 3767 / 3879 / 3736 against
+     * cuda-histogram256 2339 / 4284 / 4364 / 2558 and CUB 2160 / 3538 / 3568 / 2313 (11:45Z;
+     * deciding the mode from the iteration's own keys then measured 3686 / 4025 / 4184 / 3711,
+     * 12:14Z). Spread data (uniform, bell, most images) runs 1.45-1.59x faster than
+     * histogram256, 90%-one-value and constant data 0.94-0.96x: without a look at the data the
+     * smaller worst case wins (0.82 of the ceiling against 0.52). RGBA 3 of 4 (12:14Z): 3578 /
+     * 4185 / 4193 / 3691 against histogram256 2879 / 4030 / 4070 / 3107 and CUB 2390 / 1258 /
+     * 1501 / 2392. Not issue 5 cells, same run: 4 of 4 2614 / 3868 / 3899 / 2746 against
+     * histogram256 2270 / 3946 / 4003 / 2469; 2 of 4 and 2 of 2 1.0-1.6x histogram256. 3
+     * channels and one histogrammed channel of several: byte-pairs declines, histogram256. */
     {0, GPUHIST_INT8_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-byte-pairs"},
-    /* 8-bit data, any bins, several channels: raw values in per-warp sub-histograms (hardware
-     * shared atomics), folded into bins. RGBA 3-of-4: 2884 / 4037 / 4088 / 3114 (CUB 2384 /
-     * 1262 / 1505 / 2398; cuda-fast-bytes 1970 / 1580 / 1953 / 1970). */
+    /* 8-bit data, any bins, the layouts byte-pairs declines: raw values in per-warp
+     * sub-histograms (hardware shared atomics), folded into bins. RGBA 3 of 4 (11:45Z): 2884 /
+     * 4037 / 4088 / 3114 (CUB 2384 / 1262 / 1505 / 2398; cuda-fast-bytes 1970 / 1580 / 1953 /
+     * 1970). */
     {0, GPUHIST_INT8_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-histogram256"},
     /* 16-bit data, any bins: 65536 16-bit counters packed in 128 KiB of shared memory with an
      * exact carry hand-off. u16/65536: 3555 / 2793 / 3699 / 3571 vs CUB 188 / 259 / 560 / 193 and

@@ -24,6 +24,9 @@
  *                clusters of edges a few ulps apart in more cells than there are sub-tables
  *                (-> the search), one bin, 500 bins, edges past FLT_MAX; samples on every edge
  *                and up to 6 ulps either side, uniform, NaN / inf; every CUDA strategy
+ *   byte_channels 400 MiB of u8 in every layout cuda-byte-pairs pairs (one channel; 2 of 2; 2, 3,
+ *                4 of 4 under several masks), aligned and unaligned starts, five byte values so
+ *                the pair counters carry; every CUDA strategy
  * Every result is compared bin by bin with the CPU reference (or the known answer), with the
  * tallies (underflow, overflow, nan, total).
  */
@@ -306,6 +309,49 @@ static void case_big_u8(void)
     e.r.bins = 4;
     all_strategies(ctx, &s, &b4, e, 0, "big_u8 constant, 4 bins");
     cudaFree(d);
+    gpuhist_destroy(ctx);
+}
+
+/* 8-bit data in every layout cuda-byte-pairs counts as pairs (one channel; 2 of 2; 2, 3 and 4
+ * of 4 under several masks, so the pair is not always R,G), from an aligned and an unaligned
+ * start (a launch phase other than 0). Five byte values in a period of 5 bytes: ~100k samples of
+ * each pair key per block, so its 16-bit counters carry. */
+static void case_byte_channels(void)
+{
+    gpuhist_ctx *ctx = cuda_ctx();
+    const size_t bytes = 400ull << 20;
+    std::vector<unsigned char> h(bytes);
+    for (size_t i = 0; i < bytes; ++i)
+        h[i] = (unsigned char)(i % 5 * 37 + 11);
+    gpuhist_bin_spec b = gpuhist_bins_integer(256, 0);
+    const struct {
+        uint32_t C, mask, active;
+    } layouts[] = {{4, 0, 3},   {4, 0, 4}, {4, 0x5, 0}, {4, 0xA, 0},
+                   {4, 0xE, 0}, {2, 0, 0}, {1, 0, 0}};
+    void *base[2];
+    const size_t offsets[2] = {0, 3};
+    void *d[2];
+    for (int o = 0; o < 2; ++o)
+        d[o] = to_device(h.data(), bytes, offsets[o], &base[o]);
+    for (const auto &l : layouts) {
+        gpuhist_samples hs = gpuhist_samples_1d(h.data(), GPUHIST_U8, bytes / l.C);
+        hs.location = GPUHIST_MEMORY_HOST;
+        hs.channels = l.C;
+        hs.channel_mask = l.mask;
+        hs.active_channels = l.active;
+        expected e = reference(&hs, &b);
+        for (int o = 0; o < 2; ++o) {
+            gpuhist_samples ds = hs;
+            ds.data = d[o];
+            ds.location = GPUHIST_MEMORY_DEVICE;
+            char what[96];
+            snprintf(what, sizeof what, "byte_channels C=%u mask=%x active=%u +%zu", l.C, l.mask,
+                     l.active, offsets[o]);
+            all_strategies(ctx, &ds, &b, e, 1, what);
+        }
+    }
+    cudaFree(base[0]);
+    cudaFree(base[1]);
     gpuhist_destroy(ctx);
 }
 
@@ -860,7 +906,7 @@ int main(int argc, char **argv)
         {"async", case_async},           {"channels_roi", case_channels_roi},
         {"unaligned", case_unaligned},   {"host_chunks", case_host_chunks},
         {"many_bins", case_many_bins},   {"reuse", case_reuse},
-        {"edge_cells", case_edge_cells},
+        {"edge_cells", case_edge_cells}, {"byte_channels", case_byte_channels},
     };
     for (const auto &c : cases)
         if (argc == 2 && !strcmp(argv[1], c.name)) {
