@@ -31,6 +31,17 @@
  * (warp reductions, shared atomics) and adds them to `out` with 256 64-bit global atomics.
  * H200, 1 GiB u8/256 (12:14Z): 0.82 / 0.90 / 0.94 / 0.83 of the read ceiling on uniform / hot90
  * / constant / bell, against cuda-histogram256's 0.52 / 0.96 / 0.97 / 0.57.
+ * What bounds bytes mode (H200, 12:2xZ, variants built for the measurement and not kept): on
+ * hot90 every red of the run is in bytes mode (33,558,656 shared atomic instructions = 1 GiB /
+ * 32, ncu), yet each costs 1.54 shared wavefronts against histogram256's 1.21 (1.20 expected
+ * from the bank pattern; constant data: 1.22 where 1.0 is expected), and MIO throttle is 38% of
+ * the stalls (histogram256: 16%) with half the resident warps (32 against 48 per SM). Forcing
+ * bytes mode everywhere gives 0.925 / 0.946 on hot90 / constant (the vote and the pairs code
+ * out of the loop: 7% fewer instructions) but 0.48 on uniform; forcing pairs everywhere
+ * collapses hot90 / constant to 0.12 / 0.11 (same-address atomics with return serialise). 4
+ * vectors per thread: 0.82-0.83 / 0.91 / 0.94 / 0.81 (bell -3%), 2: 0.80 / 0.88 / 0.91 (uniform
+ * / hot90 / constant); L1::no_allocate or __ldg loads instead of __ldcs: within 1%. So 3
+ * vectors and __ldcs stay.
  * Interleaved channels (RGBA and the like). A pair needs its two bytes' histograms to be told
  * apart, so the low byte of a key counts in one histogram and the high byte in another: P's rows
  * sum to the first, its columns to the second, and a carry goes to each byte's own histogram.
