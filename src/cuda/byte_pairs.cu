@@ -29,15 +29,18 @@
  * 0.938 / 0.941; uniform and bell unchanged.)
  * Epilogue: each block folds P's halves (both directions) and the warp tables into 256 sums
  * (warp reductions, shared atomics) and adds them to `out` with 256 64-bit global atomics.
- * H200, 1 GiB u8/256 (12:14Z): 0.82 / 0.90 / 0.94 / 0.83 of the read ceiling on uniform / hot90
- * / constant / bell, against cuda-histogram256's 0.52 / 0.96 / 0.97 / 0.57.
+ * H200, 1 GiB u8/256 (12:38Z): 0.82 / 0.92 / 0.94 / 0.83 of the read ceiling on uniform / hot90
+ * / constant / bell, against cuda-histogram256's 0.54 / 0.95 / 0.97 / 0.58.
  * What bounds bytes mode (H200, 12:2xZ, variants built for the measurement and not kept): on
  * hot90 every red of the run is in bytes mode (33,558,656 shared atomic instructions = 1 GiB /
  * 32, ncu), yet each costs 1.54 shared wavefronts against histogram256's 1.21 (1.20 expected
  * from the bank pattern; constant data: 1.22 where 1.0 is expected), and MIO throttle is 38% of
  * the stalls (histogram256: 16%) with half the resident warps (32 against 48 per SM). Forcing
  * bytes mode everywhere gives 0.925 / 0.946 on hot90 / constant (the vote and the pairs code
- * out of the loop: 7% fewer instructions) but 0.48 on uniform; forcing pairs everywhere
+ * out of the loop: 7% fewer instructions) but 0.48 on uniform. Most of that 7% was the copy of
+ * the prefetched register set each iteration (12 moves); two alternating sets took the voting
+ * kernel to 0.92 / 0.94 / 0.82 / 0.83 (12:38Z; histogram256 0.945 / 0.974 in that run, so
+ * auto is within 3% / 4% of it on hot90 / constant). Forcing pairs everywhere
  * collapses hot90 / constant to 0.12 / 0.11 (same-address atomics with return serialise). 4
  * vectors per thread: 0.82-0.83 / 0.91 / 0.94 / 0.81 (bell -3%), 2: 0.80 / 0.88 / 0.91 (uniform
  * / hot90 / constant); L1::no_allocate or __ldg loads instead of __ldcs: within 1%. So 3
@@ -50,8 +53,8 @@
  *   word is on the same channel for a whole launch). Its first two histogrammed bytes, taken out
  *   with one PRMT, are the pair; the others (RGBA 3 of 4: B) go to the warp's byte table with
  *   red.shared. 3 of 4: 2 shared operations per pixel instead of 3; 4 of 4: 3 instead of 4.
- *   H200, 1 GiB RGBA 3 of 4 (12:14Z): 0.80 / 0.94 / 0.94 / 0.83 against histogram256's 0.65 /
- *   0.90 / 0.91 / 0.70; 4 of 4: 0.59 / 0.87 / 0.87 / 0.62 against 0.51 / 0.89 / 0.89 / 0.55.
+ *   H200, 1 GiB RGBA 3 of 4 (12:38Z): 0.83 / 0.93 / 0.94 / 0.85 against histogram256's 0.66 /
+ *   0.92 / 0.93 / 0.71; 4 of 4: 0.60 / 0.86 / 0.90 / 0.63 against 0.52 / 0.91 / 0.91 / 0.56.
  *   The byte tables hold nout = active * 256 counters and are shared by two warps, so that
  *   four channels still fit (32 x 4 KiB would not). 3 channels (no fixed phase in a vector) and
  *   one histogrammed channel of 2 or 4 (nothing to pair) are declined.
@@ -194,25 +197,19 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
     };
 
     /* Full iterations: BP_U vectors per thread, block-uniform trip count, so warps are converged
-     * at the vote; the next iteration's vectors are loaded before this one is counted. */
+     * at the vote; the next iteration's vectors are loaded before this one is counted, into the
+     * other of two register sets (one set copied into the other each iteration cost 12 moves
+     * and ~7% more instructions). */
     const uint32_t per_iter = BP_THREADS * BP_U;
     const uint32_t step = gridDim.x * per_iter;
     uint32_t base = blockIdx.x * per_iter;
-    uint4 nx[BP_U];
     auto full = [&](uint32_t b) { return b < nvec && nvec - b >= per_iter; };
-    if (full(base))
+    auto load = [&](uint4(&v)[BP_U], uint32_t at) {
 #pragma unroll
         for (uint32_t u = 0; u < BP_U; ++u)
-            nx[u] = __ldcs(vec + base + u * BP_THREADS + tid);
-    for (; full(base); base += step) {
-        uint4 v[BP_U];
-#pragma unroll
-        for (uint32_t u = 0; u < BP_U; ++u)
-            v[u] = nx[u];
-        if (base + step > base && full(base + step))
-#pragma unroll
-            for (uint32_t u = 0; u < BP_U; ++u)
-                nx[u] = __ldcs(vec + base + step + u * BP_THREADS + tid);
+            v[u] = __ldcs(vec + at + u * BP_THREADS + tid);
+    };
+    auto count = [&](const uint4(&v)[BP_U]) {
         /* the warp's mode for these vectors (see the banner) */
         const uint32_t wf[4] = {v[0].x, v[0].y, v[0].z, v[0].w};
         const uint32_t wl[4] = {v[BP_U - 1u].x, v[BP_U - 1u].y, v[BP_U - 1u].z, v[BP_U - 1u].w};
@@ -226,6 +223,23 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
             for (uint32_t u = 0; u < BP_U; ++u)
                 count_pairs(v[u]);
         }
+    };
+    uint4 va[BP_U], vb[BP_U];
+    if (full(base))
+        load(va, base);
+    while (full(base)) { /* base + step cannot wrap: nvec <= 2^30 */
+        base += step;
+        const bool more_b = full(base);
+        if (more_b)
+            load(vb, base);
+        count(va);
+        if (!more_b)
+            break;
+        base += step;
+        const bool more_a = full(base);
+        if (more_a)
+            load(va, base);
+        count(vb);
     }
     /* at most one partial iteration per block: bytes, vector by vector */
     for (uint32_t i = base + tid; base < nvec && i < nvec && i - base < per_iter; i += BP_THREADS)
