@@ -587,20 +587,20 @@ struct gh_rule {
 
 const gh_rule gh_policy[] = {
     /* Figures: GB/s of input on an NVIDIA H200, 1 GiB device-resident, median of 10 runs after
-     * 20 ms of warm-up, read ceiling ~4470 GB/s (bench/results/matrix-h200.log, 2026-11-21T11:45Z),
-     * as uniform / hot90 / constant / bell. */
+     * 20 ms of warm-up, as uniform / hot90 / constant / bell; from the 11:45Z matrix (read
+     * ceiling ~4470 GB/s) unless another run is named (bench/results/matrix-h200.log is the
+     * 12:44Z run, ceiling ~4390 GB/s; the other rules' strategies measured within ~3% there). */
 
     /* 8-bit data, any bins, one channel or 2 of 2 / 2-4 of 4 interleaved: two bytes per shared
      * atomic (a 65536-entry pair histogram of packed 16-bit counters), per-warp byte tables for
-     * the iterations whose data is skewed. u8/256: 3729 / 3767 / 3879 / 3736 against
-     * cuda-histogram256 2339 / 4284 / 4364 / 2558 and CUB 2160 / 3538 / 3568 / 2313 (11:45Z;
-     * deciding the mode from the iteration's own keys then measured 3686 / 4025 / 4184 / 3711,
-     * 12:14Z). Spread data (uniform, bell, most images) runs 1.45-1.59x faster than
-     * histogram256, 90%-one-value and constant data 0.94-0.96x: without a look at the data the
-     * smaller worst case wins (0.82 of the ceiling against 0.52). RGBA 3 of 4 (12:14Z): 3578 /
-     * 4185 / 4193 / 3691 against histogram256 2879 / 4030 / 4070 / 3107 and CUB 2390 / 1258 /
-     * 1501 / 2392. Not issue 5 cells, same run: 4 of 4 2614 / 3868 / 3899 / 2746 against
-     * histogram256 2270 / 3946 / 4003 / 2469; 2 of 4 and 2 of 2 1.0-1.6x histogram256. 3
+     * the iterations whose data is skewed. u8/256 (12:44Z): 3609 / 4041 / 4097 / 3645 against
+     * cuda-histogram256 2342 / 4151 / 4266 / 2559 and CUB 2151 / 3551 / 3554 / 2321. Spread
+     * data (uniform, bell, most images) runs 1.42-1.54x faster than histogram256, 90%-one-value
+     * and constant data 0.96-0.97x: without a look at the data the smaller worst case wins (0.82
+     * of the ceiling against 0.53). RGBA 3 of 4 (12:44Z): 3619 / 4113 / 4122 / 3715 against
+     * histogram256 2888 / 4048 / 4080 / 3118 and CUB 2401 / 1263 / 1507 / 2412. Not issue 5
+     * cells (12:38Z, bench --cells x_): 4 of 4 2653 / 3782 / 3960 / 2789 against histogram256
+     * 2279 / 3972 / 4016 / 2473 (0.95x on hot90); 2 of 4 and 2 of 2 1.0-1.5x histogram256. 3
      * channels and one histogrammed channel of several: byte-pairs declines, histogram256. */
     {0, GPUHIST_INT8_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-byte-pairs"},
     /* 8-bit data, any bins, the layouts byte-pairs declines: raw values in per-warp
