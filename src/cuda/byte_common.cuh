@@ -1,6 +1,6 @@
 /*
  * byte_common.cuh - what the 8-bit value-counting CUDA strategies share (histogram64,
- * histogram256, histogram256-tagged, thread-packed).
+ * histogram256, histogram256-tagged, thread-packed, byte-pairs).
  *
  * These strategies (GPUHIST_CAP_VALUES) count the raw byte of every u8/i8 sample: `out` holds
  * active * 256 uint64 counters (histogram h, byte value v at out[h * 256 + v]) and the backend
@@ -45,6 +45,15 @@ struct gh8_keys {
     unsigned nout;                 /* active * 256: keys that go to `out` */
     unsigned nkeys;                /* nout, + 256 when a channel is not histogrammed */
 };
+
+/* How many of the plan's interleaved channels are histogrammed (channel_slot >= 0). */
+static inline unsigned gh8_histogrammed(const gpuhist_plan *plan)
+{
+    unsigned n = 0;
+    for (unsigned c = 0; c < plan->channels && c < GPUHIST_MAX_CHANNELS; ++c)
+        n += plan->channel_slot[c] >= 0 ? 1u : 0u;
+    return n;
+}
 
 static inline gpuhist_status gh8_keys_of(gpuhist_ctx *ctx, const gpuhist_plan *plan,
                                          gh8_keys *k)

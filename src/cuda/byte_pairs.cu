@@ -284,9 +284,7 @@ static int bp_histogrammed(const gpuhist_plan *plan)
 {
     if (plan->channels == 1)
         return 1;
-    int n = 0;
-    for (unsigned c = 0; c < plan->channels && c < GPUHIST_MAX_CHANNELS; ++c)
-        n += plan->channel_slot[c] >= 0;
+    const int n = (int)gh8_histogrammed(plan);
     if (plan->channels == 2)
         return n == 2 ? 2 : 0;
     return plan->channels == 4 && n >= 2 ? n : 0;

@@ -213,10 +213,7 @@ static gpuhist_status h256_atomic_run(gpuhist_ctx *ctx, const gpuhist_plan *plan
             constexpr int C = decltype(cc)::value;
             if constexpr (C == 2 || C == 4) {
                 /* live bytes per word: 4 / C times the histogrammed channels */
-                unsigned hist = 0;
-                for (unsigned c = 0; c < (unsigned)C; ++c)
-                    hist += plan->channel_slot[c] >= 0 ? 1u : 0u;
-                const unsigned nlw = hist * 4u / (unsigned)C;
+                const unsigned nlw = gh8_histogrammed(plan) * 4u / (unsigned)C;
                 if (nlw == 2u)
                     return h256_atomic_kernel<C, false, 2>;
                 if constexpr (C == 4) {
