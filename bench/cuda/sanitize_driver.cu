@@ -7,7 +7,7 @@
  *
  * Cases cover every dtype, the three binning kinds, tiny to 2^20 bins, channels with an active
  * subset and a channel mask, a strided ROI, an unaligned device pointer, the clamp policy and the
- * inclusive last edge. The data are raw random bits (NaN, inf, -0.0, denormals, extreme integers)
+ * inclusive last edge, and runs of one byte value (`-runs`). The data are raw random bits (NaN, inf, -0.0, denormals, extreme integers)
  * with every 7th sample pulled into [0, 1000) so in-range bins get hits. Sizes: 1, 17 and 50021
  * pixels (--quick: 4099 only, for racecheck, which is slow; --sizes a,b,c to choose).
  * Exit status: 0 all equal; 1 a mismatch or an error; 77 no CUDA device.
@@ -32,39 +32,43 @@ struct Case {
     size_t roi_pad;     /* extra bytes per row */
     size_t offset;      /* bytes from an aligned base: unaligned pointers */
     int clamp, inclusive;
+    int runs;           /* 1: the first half of the buffer is one byte value (cuda-byte-pairs'
+                           run mode needs whole 48 KiB iterations of one word) */
 };
 
 static const Case kCases[] = {
-    /* name                 dtype          kind       bins     lo     hi   ilo  ch act mask rows pad off cl inc */
-    {"u8-int256",           GPUHIST_U8,  K_INTEGER, 256,     0,     0,     0,   1, 0, 0, 0, 0, 0, 0, 0},
-    {"u8-even64",           GPUHIST_U8,  K_EVEN,    64,      0,     256,   0,   1, 0, 0, 0, 0, 0, 0, 0},
-    {"u8-even16",           GPUHIST_U8,  K_EVEN,    16,      0,     256,   0,   1, 0, 0, 0, 0, 0, 0, 0},
-    {"u8-even10-inexact",   GPUHIST_U8,  K_EVEN,    10,      3,     250,   0,   1, 0, 0, 0, 0, 0, 0, 1},
-    {"i8-int256",           GPUHIST_I8,  K_INTEGER, 256,     0,     0,     -128,1, 0, 0, 0, 0, 0, 0, 0},
-    {"u16-int65536",        GPUHIST_U16, K_INTEGER, 65536,   0,     0,     0,   1, 0, 0, 0, 0, 0, 0, 0},
-    {"u16-int65536-unalign",GPUHIST_U16, K_INTEGER, 65536,   0,     0,     0,   1, 0, 0, 0, 0, 1, 0, 0},
-    {"i16-even1000",        GPUHIST_I16, K_EVEN,    1000,    -500,  500,   0,   1, 0, 0, 0, 0, 0, 0, 0},
-    {"i32-int1000",         GPUHIST_I32, K_INTEGER, 1000,    0,     0,     0,   1, 0, 0, 0, 0, 0, 0, 0},
-    {"u32-even32",          GPUHIST_U32, K_EVEN,    32,      0,     1000,  0,   1, 0, 0, 0, 0, 0, 0, 0},
-    {"i64-int100",          GPUHIST_I64, K_INTEGER, 100,     0,     0,     0,   1, 0, 0, 0, 0, 0, 0, 0},
-    {"u64-even50",          GPUHIST_U64, K_EVEN,    50,      0,     1000,  0,   1, 0, 0, 0, 0, 0, 0, 0},
-    {"f32-even256",         GPUHIST_F32, K_EVEN,    256,     0,     1000,  0,   1, 0, 0, 0, 0, 0, 0, 0},
-    {"f32-even4096",        GPUHIST_F32, K_EVEN,    4096,    0,     1000,  0,   1, 0, 0, 0, 0, 0, 0, 0},
-    {"f32-even65536",       GPUHIST_F32, K_EVEN,    65536,   0,     1000,  0,   1, 0, 0, 0, 0, 0, 0, 0},
-    {"f32-even1M",          GPUHIST_F32, K_EVEN,    1u << 20,0,     1000,  0,   1, 0, 0, 0, 0, 0, 0, 0},
-    {"f32-edges100",        GPUHIST_F32, K_EDGES,   100,     0,     1000,  0,   1, 0, 0, 0, 0, 0, 0, 0},
-    {"f32-even256-clamp",   GPUHIST_F32, K_EVEN,    256,     100,   200,   0,   1, 0, 0, 0, 0, 0, 1, 0},
-    {"f32-even7-inclusive", GPUHIST_F32, K_EVEN,    7,       0,     999,   0,   1, 0, 0, 0, 0, 0, 0, 1},
-    {"f32-roi",             GPUHIST_F32, K_EVEN,    256,     0,     1000,  0,   1, 0, 0, 37, 12, 0, 0, 0},
-    {"f32-unaligned",       GPUHIST_F32, K_EVEN,    256,     0,     1000,  0,   1, 0, 0, 0, 0, 2, 0, 0},
-    {"f64-even300",         GPUHIST_F64, K_EVEN,    300,     0,     1000,  0,   1, 0, 0, 0, 0, 0, 0, 0},
-    {"f64-edges33",         GPUHIST_F64, K_EDGES,   33,      0,     1000,  0,   1, 0, 0, 0, 0, 0, 0, 0},
-    {"rgba-u8-3of4",        GPUHIST_U8,  K_INTEGER, 256,     0,     0,     0,   4, 3, 0, 0, 0, 0, 0, 0},
-    {"rgb-u8-mask101",      GPUHIST_U8,  K_INTEGER, 256,     0,     0,     0,   3, 0, 5, 0, 0, 0, 0, 0},
-    {"rgba-u8-roi",         GPUHIST_U8,  K_INTEGER, 256,     0,     0,     0,   4, 4, 0, 29, 5, 0, 0, 0},
-    {"rgba-u8-maskA-unalign",GPUHIST_U8, K_INTEGER, 256,     0,     0,     0,   4, 0, 10, 0, 0, 3, 0, 0},
-    {"rg-u8-int256",        GPUHIST_U8,  K_INTEGER, 256,     0,     0,     0,   2, 0, 0, 0, 0, 0, 0, 0},
-    {"rg-f32-even100",      GPUHIST_F32, K_EVEN,    100,     0,     1000,  0,   2, 0, 0, 0, 0, 0, 0, 0},
+    /* name                 dtype          kind       bins     lo     hi   ilo  ch act mask rows pad off cl inc runs */
+    {"u8-int256",           GPUHIST_U8,  K_INTEGER, 256,     0,     0,     0,   1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"u8-even64",           GPUHIST_U8,  K_EVEN,    64,      0,     256,   0,   1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"u8-even16",           GPUHIST_U8,  K_EVEN,    16,      0,     256,   0,   1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"u8-even10-inexact",   GPUHIST_U8,  K_EVEN,    10,      3,     250,   0,   1, 0, 0, 0, 0, 0, 0, 1, 0},
+    {"i8-int256",           GPUHIST_I8,  K_INTEGER, 256,     0,     0,     -128,1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"u16-int65536",        GPUHIST_U16, K_INTEGER, 65536,   0,     0,     0,   1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"u16-int65536-unalign",GPUHIST_U16, K_INTEGER, 65536,   0,     0,     0,   1, 0, 0, 0, 0, 1, 0, 0, 0},
+    {"i16-even1000",        GPUHIST_I16, K_EVEN,    1000,    -500,  500,   0,   1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"i32-int1000",         GPUHIST_I32, K_INTEGER, 1000,    0,     0,     0,   1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"u32-even32",          GPUHIST_U32, K_EVEN,    32,      0,     1000,  0,   1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"i64-int100",          GPUHIST_I64, K_INTEGER, 100,     0,     0,     0,   1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"u64-even50",          GPUHIST_U64, K_EVEN,    50,      0,     1000,  0,   1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"f32-even256",         GPUHIST_F32, K_EVEN,    256,     0,     1000,  0,   1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"f32-even4096",        GPUHIST_F32, K_EVEN,    4096,    0,     1000,  0,   1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"f32-even65536",       GPUHIST_F32, K_EVEN,    65536,   0,     1000,  0,   1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"f32-even1M",          GPUHIST_F32, K_EVEN,    1u << 20,0,     1000,  0,   1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"f32-edges100",        GPUHIST_F32, K_EDGES,   100,     0,     1000,  0,   1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"f32-even256-clamp",   GPUHIST_F32, K_EVEN,    256,     100,   200,   0,   1, 0, 0, 0, 0, 0, 1, 0, 0},
+    {"f32-even7-inclusive", GPUHIST_F32, K_EVEN,    7,       0,     999,   0,   1, 0, 0, 0, 0, 0, 0, 1, 0},
+    {"f32-roi",             GPUHIST_F32, K_EVEN,    256,     0,     1000,  0,   1, 0, 0, 37, 12, 0, 0, 0, 0},
+    {"f32-unaligned",       GPUHIST_F32, K_EVEN,    256,     0,     1000,  0,   1, 0, 0, 0, 0, 2, 0, 0, 0},
+    {"f64-even300",         GPUHIST_F64, K_EVEN,    300,     0,     1000,  0,   1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"f64-edges33",         GPUHIST_F64, K_EDGES,   33,      0,     1000,  0,   1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"rgba-u8-3of4",        GPUHIST_U8,  K_INTEGER, 256,     0,     0,     0,   4, 3, 0, 0, 0, 0, 0, 0, 0},
+    {"rgb-u8-mask101",      GPUHIST_U8,  K_INTEGER, 256,     0,     0,     0,   3, 0, 5, 0, 0, 0, 0, 0, 0},
+    {"rgba-u8-roi",         GPUHIST_U8,  K_INTEGER, 256,     0,     0,     0,   4, 4, 0, 29, 5, 0, 0, 0, 0},
+    {"rgba-u8-maskA-unalign",GPUHIST_U8, K_INTEGER, 256,     0,     0,     0,   4, 0, 10, 0, 0, 3, 0, 0, 0},
+    {"rg-u8-int256",        GPUHIST_U8,  K_INTEGER, 256,     0,     0,     0,   2, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"u8-runs",             GPUHIST_U8,  K_INTEGER, 256,     0,     0,     0,   1, 0, 0, 0, 0, 0, 0, 0, 1},
+    {"rgba-u8-3of4-runs",   GPUHIST_U8,  K_INTEGER, 256,     0,     0,     0,   4, 3, 0, 0, 0, 0, 0, 0, 1},
+    {"rg-f32-even100",      GPUHIST_F32, K_EVEN,    100,     0,     1000,  0,   2, 0, 0, 0, 0, 0, 0, 0, 0},
 };
 
 struct Out {
@@ -215,6 +219,8 @@ int main(int argc, char **argv)
             bench_gen_bits<<<64, 256>>>(d, total + c.offset + 16, (uint32_t)ss,
                                         c.dt == GPUHIST_F32 || c.dt == GPUHIST_F64, n * 131 + c.bins);
             CK_LAUNCH("bench_gen_bits");
+            if (c.runs)
+                CK(cudaMemset(d, 0x5A, (total + c.offset) / 2));
             CK(cudaDeviceSynchronize());
             CK(cudaMemcpy(h.data(), d, total + c.offset, cudaMemcpyDeviceToHost));
             uint32_t hists = c.mask ? (uint32_t)__builtin_popcount(c.mask)

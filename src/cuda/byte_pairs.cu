@@ -16,21 +16,32 @@
  * same-address lanes (u16 hot90: 0.61 of the ceiling). So each warp also has its own 256-value
  * table of 32-bit counters fed by red.shared (no old value: same-address lanes merge, which is
  * how cuda-histogram256 reaches 0.96 on hot90), and counts each iteration of 3 vectors per
- * thread in one of two warp-uniform modes:
+ * thread in one of three warp-uniform modes:
  *   pairs: 8 keys per 16-byte vector, 8 atomics with return and one carry test per vector;
- *   bytes: 16 red.shared per vector into the warp's table.
+ *   bytes: 16 red.shared per vector into the warp's table;
+ *   run: all the warp's 384 words of the iteration are one word w0 (constant data, one repeated
+ *   pixel): each histogrammed byte of w0 gets 384 with one red.shared.add, no atomic per byte.
  * Before counting an iteration the warp counts the lanes whose first and last pair keys (of
  * their first and last vector, 32 KiB apart) are equal (uniform bytes: ~32 / 65536 lanes, bell
- * ~0.002, 90% one value ~21): four or more count the iteration in bytes mode. (Deciding from the
+ * ~0.002, 90% one value ~21): when all 32 do, it tests for a run (12 compares per lane and a
+ * vote, so only data that repeats at both ends pays for the test); else four or more count the
+ * iteration in bytes mode. (Deciding from the
  * previous iteration's keys, as the first version did, counted each warp's first iteration in
  * pairs mode: on 90%-one-value data its 24 atomics with return on one address serialise, ~16x
  * the cost of an iteration, with ~165 iterations per warp on 1 GiB. H200, 1 GiB u8/256 hot90 /
  * constant: 0.837 / 0.869 of the read ceiling -> 0.900 / 0.936; RGBA 3 of 4 0.905 / 0.907 ->
  * 0.938 / 0.941; uniform and bell unchanged.)
- * Epilogue: each block folds P's halves (both directions) and the warp tables into 256 sums
- * (warp reductions, shared atomics) and adds them to `out` with 256 64-bit global atomics.
- * H200, 1 GiB u8/256 (12:38Z): 0.82 / 0.92 / 0.94 / 0.83 of the read ceiling on uniform / hot90
- * / constant / bell, against cuda-histogram256's 0.54 / 0.95 / 0.97 / 0.58.
+ * Epilogue: each block folds P's halves (both directions, bank-conflict-free reads, no warp
+ * reductions) and the warp tables into 256 sums and adds them to `out` with 256 64-bit global
+ * atomics.
+ * H200, 1 GiB u8/256 (13:28Z): 0.82 / 0.91 / 0.95 / 0.82 of the read ceiling on uniform / hot90
+ * / constant / bell, against cuda-histogram256's 0.53 / 0.96 / 0.97 / 0.57.
+ * Fixed cost (H200, 13:1xZ, 256 MiB against 1 GiB and 4 GiB): the first version took ~20 us
+ * more than its streaming rate (histogram256 ~10 us, the read ceiling ~5 us); leaving out the
+ * fold saved ~8 us of it (its high-byte sums were one warp reduction and one shared atomic per
+ * value: 64 dependent steps per thread), leaving out the zeroing ~2 us more. With the fold
+ * above a 256 MiB uniform call took 86.9 us against 96.0 us (two H200s, read ceilings 4185 and
+ * 4258 GB/s at that size); the run mode took constant data from 0.88-0.93 to 0.95.
  * What bounds bytes mode (H200, 12:2xZ, variants built for the measurement and not kept): on
  * hot90 every red of the run is in bytes mode (33,558,656 shared atomic instructions = 1 GiB /
  * 32, ncu), yet each costs 1.54 shared wavefronts against histogram256's 1.21 (1.20 expected
@@ -45,6 +56,16 @@
  * vectors per thread: 0.82-0.83 / 0.91 / 0.94 / 0.81 (bell -3%), 2: 0.80 / 0.88 / 0.91 (uniform
  * / hot90 / constant); L1::no_allocate or __ldg loads instead of __ldcs: within 1%. So 3
  * vectors and __ldcs stay.
+ * Two ways of counting the hot value in registers were built for hot90 and not kept (H200,
+ * 13:0xZ-13:1xZ, warps with 16+ lanes repeating a pair (h, h), u8 hot90 / constant against bytes mode's
+ * 0.856 / 0.884 in the same runs; that H200's ceiling was ~4570 GB/s and bytes mode ran lower
+ * there): (1) a zero-byte test of w ^ h per word, then a loop over each lane's other bytes:
+ * 0.517 / 0.912 (the divergent loop: 151 warp instructions per warp-vector, more than the 128
+ * issue slots a vector's 32 clocks at the read ceiling hold); (2) the words holding another
+ * byte compacted into a per-warp shared queue (ballot + popc) and counted by the whole warp:
+ * 0.834 / 0.901 (38% fewer shared wavefronts but 30% more instructions, and the time did not
+ * follow the wavefronts). A hit count added with a register operand (red.shared.add r) from
+ * 32 lanes on one address is not merged like an add of 1 (ATOMS.POPC.INC): ~40 wavefronts.
  * Interleaved channels (RGBA and the like). A pair needs its two bytes' histograms to be told
  * apart, so the low byte of a key counts in one histogram and the high byte in another: P's rows
  * sum to the first, its columns to the second, and a carry goes to each byte's own histogram.
@@ -145,13 +166,14 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
     __syncthreads();
     const uint32_t mine = (uint32_t)__cvta_generic_to_shared(tables + warp / TW * nout);
 
-    /* histogrammed byte b of word x into the warp's table */
-    auto count_byte = [&](uint32_t x, uint32_t b) {
+    /* the warp-table address of histogrammed byte b of word x */
+    auto byte_at = [&](uint32_t x, uint32_t b) -> uint32_t {
         if constexpr (C <= 2)
-            gh_red_shared(mine + (((b & 1u) ? hi : lo) + ((x >> (8u * b)) & 0xffu)) * 4u);
+            return mine + (((b & 1u) ? hi : lo) + ((x >> (8u * b)) & 0xffu)) * 4u;
         else
-            gh_red_shared(mine + (L.off[b] + __byte_perm(x, 0u, L.sel[b])) * 4u);
+            return mine + (L.off[b] + __byte_perm(x, 0u, L.sel[b])) * 4u;
     };
+    auto count_byte = [&](uint32_t x, uint32_t b) { gh_red_shared(byte_at(x, b)); };
     auto pair_key = [&](const uint32_t (&w)[4], uint32_t e) -> uint32_t {
         if constexpr (C <= 2)
             return (w[e >> 1] >> (16u * (e & 1u))) & 0xffffu;
@@ -214,7 +236,23 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
         const uint32_t wf[4] = {v[0].x, v[0].y, v[0].z, v[0].w};
         const uint32_t wl[4] = {v[BP_U - 1u].x, v[BP_U - 1u].y, v[BP_U - 1u].z, v[BP_U - 1u].w};
         const bool repeat = pair_key(wf, 0u) == pair_key(wl, NK - 1u);
-        if (__popc(__ballot_sync(0xffffffffu, repeat)) >= BP_SWITCH) {
+        const uint32_t rep = __ballot_sync(0xffffffffu, repeat);
+        if (rep == 0xffffffffu) {
+            /* every lane repeats: when all the warp's words are one word w0 (constant data,
+             * one repeated pixel), its bytes are added BP_U * 4 * 32 times each, no atomic per
+             * byte */
+            const uint32_t w0 = __shfl_sync(0xffffffffu, v[0].x, 0);
+            bool same = true;
+#pragma unroll
+            for (uint32_t u = 0; u < BP_U; ++u)
+                same = same && v[u].x == w0 && v[u].y == w0 && v[u].z == w0 && v[u].w == w0;
+            if (__all_sync(0xffffffffu, same)) {
+                if (lane < (C == 4 ? (uint32_t)NLW : 4u))
+                    gh_red_shared_add(byte_at(w0, lane), BP_U * 4u * 32u);
+                return;
+            }
+        }
+        if (__popc(rep) >= BP_SWITCH) {
 #pragma unroll
             for (uint32_t u = 0; u < BP_U; ++u)
                 count_bytes(v[u]);
@@ -246,23 +284,27 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
         count_bytes(__ldcs(vec + i));
     __syncthreads();
 
-    /* Fold: thread t sums value v = t % 256 as the low byte of the pairs with high byte in its
-     * quarter (and, one channel, the warp tables of its quarter of the warps); then, lanes on
-     * consecutive low bytes a, the pairs a | v << 8 for the v of its quarter (one warp reduction
-     * per v). Several channels: each of the nout keys sums its counters over the tables. */
+    /* Fold: thread t sums value v = t % 256 over its quarter q = t / 256 of the pairs, as the
+     * low byte (pairs v | b << 8: lanes on consecutive v read 16 consecutive words) and as the
+     * high byte (pairs a | v << 8, a walked from a lane-dependent start: lanes 2 apart in a,
+     * so the warp's 32 reads are in 32 banks). One channel: plus the warp tables of its quarter
+     * of the warps. (The high-byte sums were one warp reduction and one shared atomic per v
+     * before: ~8 us of a 1 GiB call, H200.) */
     const uint32_t v = tid & 0xffu, q = tid >> 8;
     auto half = [&](uint32_t k) { return (bp_w[k >> 1] >> (16u * (k & 1u))) & 0xffffu; };
-    uint32_t s = 0u;
-    for (uint32_t b = q * 64u; b < q * 64u + 64u; ++b)
-        s += half(v | b << 8);
-    if constexpr (C == 1)
+    uint32_t s_lo = 0u, s_hi = 0u;
+#pragma unroll 8
+    for (uint32_t i = 0; i < 64u; ++i) {
+        s_lo += half(v | (q * 64u + i) << 8);
+        s_hi += half((q * 64u + ((i + 2u * v) & 63u)) | v << 8);
+    }
+    if constexpr (C == 1) {
         for (uint32_t wi = q * (BP_WARPS / 4u); wi < (q + 1u) * (BP_WARPS / 4u); ++wi)
-            s += tables[wi * GH8_VALUES + v];
-    atomicAdd(sums + lo + v, s);
-    for (uint32_t hv = q * 64u; hv < q * 64u + 64u; ++hv) {
-        const uint32_t r = __reduce_add_sync(0xffffffffu, half(v | hv << 8));
-        if (lane == 0u && r)
-            atomicAdd(sums + hi + hv, r);
+            s_lo += tables[wi * GH8_VALUES + v];
+        atomicAdd(sums + v, s_lo + s_hi);
+    } else {
+        atomicAdd(sums + lo + v, s_lo);
+        atomicAdd(sums + hi + v, s_hi);
     }
     if constexpr (C > 1)
         for (uint32_t key = tid; key < nout; key += BP_THREADS) {

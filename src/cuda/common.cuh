@@ -223,6 +223,12 @@ static __device__ __forceinline__ void gh_red_shared(uint32_t a)
     asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(a) : "memory");
 }
 
+/* The same, adding n. */
+static __device__ __forceinline__ void gh_red_shared_add(uint32_t a, uint32_t n)
+{
+    asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(a), "r"(n) : "memory");
+}
+
 /* ---- kernel skeletons (device) --------------------------------------------------------------- */
 
 /* The per-block privatised slot histogram of cuda-block-shared, cuda-warp-aggregated and

@@ -589,19 +589,21 @@ const gh_rule gh_policy[] = {
     /* Figures: GB/s of input on an NVIDIA H200, 1 GiB device-resident, median of 10 runs after
      * 20 ms of warm-up, as uniform / hot90 / constant / bell; from the 11:45Z matrix (read
      * ceiling ~4470 GB/s) unless another run is named (bench/results/matrix-h200.log is the
-     * 12:44Z run, ceiling ~4390 GB/s; the other rules' strategies measured within ~3% there). */
+     * 13:41Z run, ceiling ~4460 GB/s; the other rules' strategies measured within ~4% there). */
 
     /* 8-bit data, any bins, one channel or 2 of 2 / 2-4 of 4 interleaved: two bytes per shared
      * atomic (a 65536-entry pair histogram of packed 16-bit counters), per-warp byte tables for
-     * the iterations whose data is skewed. u8/256 (12:44Z): 3609 / 4041 / 4097 / 3645 against
-     * cuda-histogram256 2342 / 4151 / 4266 / 2559 and CUB 2151 / 3551 / 3554 / 2321. Spread
-     * data (uniform, bell, most images) runs 1.42-1.54x faster than histogram256, 90%-one-value
-     * and constant data 0.96-0.97x: without a look at the data the smaller worst case wins (0.82
-     * of the ceiling against 0.53). RGBA 3 of 4 (12:44Z): 3619 / 4113 / 4122 / 3715 against
-     * histogram256 2888 / 4048 / 4080 / 3118 and CUB 2401 / 1263 / 1507 / 2412. Not issue 5
-     * cells (12:38Z, bench --cells x_): 4 of 4 2653 / 3782 / 3960 / 2789 against histogram256
-     * 2279 / 3972 / 4016 / 2473 (0.95x on hot90); 2 of 4 and 2 of 2 1.0-1.5x histogram256. 3
-     * channels and one histogrammed channel of several: byte-pairs declines, histogram256. */
+     * the iterations whose data is skewed, one red per byte value for runs of one word.
+     * u8/256 (13:41Z): 3647 / 4065 / 4304 / 3630 against cuda-histogram256 2340 / 4244 / 4337 /
+     * 2551 and CUB 2153 / 3523 / 3545 / 2307. Spread data (uniform, bell, most images) runs
+     * 1.42-1.56x faster than histogram256, 90%-one-value data 0.96x and constant data 0.99x:
+     * without a look at the data the smaller worst case wins (0.81 of the ceiling against
+     * 0.52). RGBA 3 of 4 (13:41Z): 3610 / 4220 / 4220 / 3761 against histogram256 (13:28Z)
+     * 2881 / 4041 / 4082 / 3111 and CUB 2383 / 1259 / 1498 / 2389. Not issue 5
+     * cells (13:28Z, bench --cells x_): 4 of 4 2673 / 3842 / 4104 / 2802 against histogram256
+     * 2272 / 3959 / 4026 / 2476 (0.97x on hot90); 2 of 2 0.99-1.55x histogram256, 2 of 4
+     * (12:38Z) 1.0-1.07x. 3 channels and one histogrammed channel of several: byte-pairs
+     * declines, histogram256. */
     {0, GPUHIST_INT8_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-byte-pairs"},
     /* 8-bit data, any bins, the layouts byte-pairs declines: raw values in per-warp
      * sub-histograms (hardware shared atomics), folded into bins. RGBA 3 of 4 (11:45Z): 2884 /

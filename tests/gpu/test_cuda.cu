@@ -27,6 +27,9 @@
  *   byte_channels 400 MiB of u8 in every layout cuda-byte-pairs pairs (one channel; 2 of 2; 2, 3,
  *                4 of 4 under several masks), aligned and unaligned starts, five byte values so
  *                the pair counters carry; every CUDA strategy
+ *   byte_runs    192 MiB of u8 that switches cuda-byte-pairs between its modes (runs of one word,
+ *                vectors framed by one pair, one value with stray bytes, random) in the layouts
+ *                of byte_channels, aligned and unaligned; every CUDA strategy
  * Every result is compared bin by bin with the CPU reference (or the known answer), with the
  * tallies (underflow, overflow, nan, total).
  */
@@ -346,6 +349,61 @@ static void case_byte_channels(void)
             ds.location = GPUHIST_MEMORY_DEVICE;
             char what[96];
             snprintf(what, sizeof what, "byte_channels C=%u mask=%x active=%u +%zu", l.C, l.mask,
+                     l.active, offsets[o]);
+            all_strategies(ctx, &ds, &b, e, 1, what);
+        }
+    }
+    cudaFree(base[0]);
+    cudaFree(base[1]);
+    gpuhist_destroy(ctx);
+}
+
+/* 8-bit data that drives cuda-byte-pairs through each of its counting modes within one call, in
+ * the layouts of byte_channels: in each 1 MiB, 256 KiB of one repeated 32-bit word (four
+ * different bytes, a new word per MiB: the word-run mode), 256 KiB of vectors that start and end
+ * with the same pair but hold random bytes between (every lane of a warp repeats its pair key,
+ * yet the words differ: bytes mode), 256 KiB of one value with a stray byte every 4099 bytes
+ * (the run test fails now and then), 256 KiB of random bytes (pairs mode). */
+static void case_byte_runs(void)
+{
+    gpuhist_ctx *ctx = cuda_ctx();
+    const size_t bytes = 192ull << 20, mib = 1u << 20, quarter = mib / 4;
+    std::vector<unsigned char> h(bytes);
+    for (size_t i = 0; i < bytes; ++i) {
+        const size_t m = i / mib, r = i % mib;
+        unsigned char x;
+        if (r < quarter)
+            x = (unsigned char)((m * 4 + i % 4) * 29 + 3);
+        else if (r < 2 * quarter)
+            x = (i % 16 < 2 || i % 16 >= 14) ? 9 : (unsigned char)rnd();
+        else if (r < 3 * quarter)
+            x = i % 4099 == 0 ? (unsigned char)rnd() : 0x5A;
+        else
+            x = (unsigned char)rnd();
+        h[i] = x;
+    }
+    gpuhist_bin_spec b = gpuhist_bins_integer(256, 0);
+    const struct {
+        uint32_t C, mask, active;
+    } layouts[] = {{4, 0, 3}, {4, 0, 4}, {4, 0x5, 0}, {4, 0xE, 0}, {2, 0, 0}, {1, 0, 0}};
+    void *base[2];
+    const size_t offsets[2] = {0, 3};
+    void *d[2];
+    for (int o = 0; o < 2; ++o)
+        d[o] = to_device(h.data(), bytes, offsets[o], &base[o]);
+    for (const auto &l : layouts) {
+        gpuhist_samples hs = gpuhist_samples_1d(h.data(), GPUHIST_U8, bytes / l.C);
+        hs.location = GPUHIST_MEMORY_HOST;
+        hs.channels = l.C;
+        hs.channel_mask = l.mask;
+        hs.active_channels = l.active;
+        expected e = reference(&hs, &b);
+        for (int o = 0; o < 2; ++o) {
+            gpuhist_samples ds = hs;
+            ds.data = d[o];
+            ds.location = GPUHIST_MEMORY_DEVICE;
+            char what[96];
+            snprintf(what, sizeof what, "byte_runs C=%u mask=%x active=%u +%zu", l.C, l.mask,
                      l.active, offsets[o]);
             all_strategies(ctx, &ds, &b, e, 1, what);
         }
@@ -907,6 +965,7 @@ int main(int argc, char **argv)
         {"unaligned", case_unaligned},   {"host_chunks", case_host_chunks},
         {"many_bins", case_many_bins},   {"reuse", case_reuse},
         {"edge_cells", case_edge_cells}, {"byte_channels", case_byte_channels},
+        {"byte_runs", case_byte_runs},
     };
     for (const auto &c : cases)
         if (argc == 2 && !strcmp(argv[1], c.name)) {
