@@ -55,6 +55,31 @@ static inline unsigned gh8_histogrammed(const gpuhist_plan *plan)
     return n;
 }
 
+/* The histogrammed bytes of each 32-bit word of a launch whose first byte is on channel phase0,
+ * in byte order: C = 1, 2 or 4 divides 16, so byte p of every word of the launch is on channel
+ * (phase0 + p) % C. For each: the PRMT selector taking byte p out of a word, zero-extended, and
+ * its key offset. Host code, passed to the kernels (cuda-histogram256's NLW < 4 kernels,
+ * cuda-byte-pairs' layouts). */
+struct gh8_live {
+    unsigned n;      /* histogrammed bytes per word */
+    unsigned sel[4]; /* 0x4440 | p */
+    unsigned off[4]; /* key offset of byte p's channel */
+};
+
+static inline gh8_live gh8_live_bytes(const gh8_keys &k, unsigned phase0)
+{
+    gh8_live L = {};
+    for (unsigned p = 0; p < 4u; ++p) {
+        const unsigned off = (unsigned)k.off[(phase0 + p) % k.channels];
+        if (off >= k.nout) /* not histogrammed */
+            continue;
+        L.sel[L.n] = 0x4440u | p;
+        L.off[L.n] = off;
+        ++L.n;
+    }
+    return L;
+}
+
 static inline gpuhist_status gh8_keys_of(gpuhist_ctx *ctx, const gpuhist_plan *plan,
                                          gh8_keys *k)
 {

@@ -116,8 +116,7 @@ static inline size_t bp_smem(int C, uint32_t nout)
 struct bp_layout {
     uint32_t lo, hi;    /* key offsets of a pair's low and high byte */
     uint32_t pair_sel;  /* C == 4: PRMT selector moving the pair's two bytes to bits 0-15 */
-    uint32_t sel[4];    /* C == 4: PRMT selector of the i-th histogrammed byte of a word... */
-    uint32_t off[4];    /* ...and its key offset (i >= 2: the bytes outside the pair) */
+    gh8_live live;      /* C == 4: the histogrammed bytes of a word (i >= 2: outside the pair) */
     uint32_t nout;      /* active * 256 */
 };
 
@@ -171,7 +170,7 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
         if constexpr (C <= 2)
             return mine + (((b & 1u) ? hi : lo) + ((x >> (8u * b)) & 0xffu)) * 4u;
         else
-            return mine + (L.off[b] + __byte_perm(x, 0u, L.sel[b])) * 4u;
+            return mine + (L.live.off[b] + __byte_perm(x, 0u, L.live.sel[b])) * 4u;
     };
     auto count_byte = [&](uint32_t x, uint32_t b) { gh_red_shared(byte_at(x, b)); };
     auto pair_key = [&](const uint32_t (&w)[4], uint32_t e) -> uint32_t {
@@ -344,19 +343,11 @@ static bp_layout bp_layout_of(const gh8_keys &k, unsigned phase0)
 {
     bp_layout L = {};
     L.nout = k.nout;
-    unsigned n = 0;
-    for (unsigned p = 0; p < 4u; ++p) {
-        const unsigned off = (unsigned)k.off[(phase0 + p) % k.channels];
-        if (off >= k.nout) /* not histogrammed */
-            continue;
-        L.sel[n] = 0x4440u | p; /* byte p of the word, zero-extended */
-        L.off[n] = off;
-        ++n;
-    }
+    L.live = gh8_live_bytes(k, phase0);
     /* C <= 2: bytes 0 and 1 of a half-word; C == 4: the first two histogrammed bytes */
-    L.lo = L.off[0];
-    L.hi = L.off[1];
-    L.pair_sel = 0x4400u | (L.sel[1] & 0xfu) << 4 | (L.sel[0] & 0xfu);
+    L.lo = L.live.off[0];
+    L.hi = L.live.off[1];
+    L.pair_sel = 0x4400u | (L.live.sel[1] & 0xfu) << 4 | (L.live.sel[0] & 0xfu);
     return L;
 }
 

@@ -90,8 +90,8 @@
  * channel); else H256_U vectors loaded, then counted (several channels).
  * NLW < 4 (C = 2 or 4, some channel not histogrammed): only the NLW bytes of each 32-bit word
  * that belong to histogrammed channels are counted. 16 % C == 0, so byte p of every word of the
- * launch is on channel (phase0 + p) % C: the live positions are found once, each live byte is
- * taken out of its word with one PRMT, and the skipped channel costs nothing (the dummy table
+ * launch is on channel (phase0 + p) % C: the host finds the live positions (gh8_live_bytes),
+ * each live byte is taken out of its word with one PRMT, and the skipped channel costs nothing (the dummy table
  * stays empty). RGBA with 3 of 4 channels: 12 atomics per vector instead of 16, no branch.
  * H200, 1 GiB RGBA 3 of 4, uniform / hot90 / constant / bell: 0.497 / 0.883 / 0.897 / 0.542 of
  * the read ceiling counting the dummy (09:34Z matrix), 0.643 / 0.902 / 0.911 / 0.693 skipping
@@ -100,32 +100,12 @@
 template <int C, bool PF, int NLW = 4>
 __global__ void __launch_bounds__(H256_THREADS)
     h256_atomic_kernel(const uint4 *__restrict__ vec, unsigned nvec, unsigned phase0, gh8_keys k,
-                       unsigned long long *__restrict__ out)
+                       gh8_live live, unsigned long long *__restrict__ out)
 {
     static_assert(NLW == 4 || (C > 1 && GH8_VEC % C == 0), "live bytes need a fixed phase");
     extern __shared__ unsigned s_hist[]; /* H256_WARPS tables of k.nkeys counters */
     unsigned *wh = gh8_tables_zero<H256_THREADS>(s_hist, k);
 
-    /* NLW < 4: byte selector and key offset of the i-th live byte of a word (selects only, so
-     * both stay in registers) */
-    unsigned sel[NLW < 4 ? NLW : 1];
-    int off[NLW < 4 ? NLW : 1];
-    if constexpr (NLW < 4) {
-        int o[C];
-        gh8_rotate<C>(k, phase0, o);
-        unsigned seen = 0;
-#pragma unroll
-        for (int p = 0; p < 4; ++p) {
-            const bool live = o[p % C] < (int)k.nout;
-#pragma unroll
-            for (int i = 0; i < NLW; ++i)
-                if (live && seen == (unsigned)i) {
-                    sel[i] = 0x4440u | (unsigned)p; /* byte p of the word, zero-extended */
-                    off[i] = o[p % C];
-                }
-            seen += live ? 1u : 0u;
-        }
-    }
     auto count = [&](const uint4 &v, unsigned i) {
         if constexpr (NLW < 4) {
             const unsigned w[4] = {v.x, v.y, v.z, v.w};
@@ -133,7 +113,7 @@ __global__ void __launch_bounds__(H256_THREADS)
             for (int j = 0; j < 4; ++j)
 #pragma unroll
                 for (int b = 0; b < NLW; ++b)
-                    atomicAdd(wh + off[b] + __byte_perm(w[j], 0u, sel[b]), 1u);
+                    atomicAdd(wh + live.off[b] + __byte_perm(w[j], 0u, live.sel[b]), 1u);
         } else {
             int o[C];
             gh8_rotate<C>(k, gh8_phase<C>(phase0, i), o);
@@ -229,7 +209,8 @@ static gpuhist_status h256_atomic_run(gpuhist_ctx *ctx, const gpuhist_plan *plan
             return gh8_drive(
                 ctx, job, k, out, GH8_MAX_LAUNCH_VECTORS,
                 [&](const uint4 *vec, unsigned nvec, unsigned phase0) -> gpuhist_status {
-                    kernel<<<grid, H256_THREADS, smem, job->stream>>>(vec, nvec, phase0, k, out);
+                    kernel<<<grid, H256_THREADS, smem, job->stream>>>(
+                        vec, nvec, phase0, k, gh8_live_bytes(k, phase0), out);
                     GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-histogram256 kernel");
                     return GPUHIST_OK;
                 });
