@@ -315,28 +315,25 @@ static void case_big_u8(void)
     gpuhist_destroy(ctx);
 }
 
-/* 8-bit data in every layout cuda-byte-pairs counts as pairs (one channel; 2 of 2; 2, 3 and 4
- * of 4 under several masks, so the pair is not always R,G), from an aligned and an unaligned
- * start (a launch phase other than 0). Five byte values in a period of 5 bytes: ~100k samples of
- * each pair key per block, so its 16-bit counters carry. */
-static void case_byte_channels(void)
+/* An interleaved 8-bit layout: channels, channel mask, active channels (as gpuhist_samples). */
+struct byte_layout {
+    uint32_t C, mask, active;
+};
+
+/* The bytes of h in each layout, from an aligned and an unaligned device start (+3: a launch
+ * phase other than 0), through every CUDA strategy against the CPU reference. */
+static void check_byte_layouts(gpuhist_ctx *ctx, const std::vector<unsigned char> &h,
+                               const byte_layout *layouts, size_t nlayouts, const char *label)
 {
-    gpuhist_ctx *ctx = cuda_ctx();
-    const size_t bytes = 400ull << 20;
-    std::vector<unsigned char> h(bytes);
-    for (size_t i = 0; i < bytes; ++i)
-        h[i] = (unsigned char)(i % 5 * 37 + 11);
+    const size_t bytes = h.size();
     gpuhist_bin_spec b = gpuhist_bins_integer(256, 0);
-    const struct {
-        uint32_t C, mask, active;
-    } layouts[] = {{4, 0, 3},   {4, 0, 4}, {4, 0x5, 0}, {4, 0xA, 0},
-                   {4, 0xE, 0}, {2, 0, 0}, {1, 0, 0}};
     void *base[2];
     const size_t offsets[2] = {0, 3};
     void *d[2];
     for (int o = 0; o < 2; ++o)
         d[o] = to_device(h.data(), bytes, offsets[o], &base[o]);
-    for (const auto &l : layouts) {
+    for (size_t li = 0; li < nlayouts; ++li) {
+        const byte_layout &l = layouts[li];
         gpuhist_samples hs = gpuhist_samples_1d(h.data(), GPUHIST_U8, bytes / l.C);
         hs.location = GPUHIST_MEMORY_HOST;
         hs.channels = l.C;
@@ -348,18 +345,34 @@ static void case_byte_channels(void)
             ds.data = d[o];
             ds.location = GPUHIST_MEMORY_DEVICE;
             char what[96];
-            snprintf(what, sizeof what, "byte_channels C=%u mask=%x active=%u +%zu", l.C, l.mask,
+            snprintf(what, sizeof what, "%s C=%u mask=%x active=%u +%zu", label, l.C, l.mask,
                      l.active, offsets[o]);
             all_strategies(ctx, &ds, &b, e, 1, what);
         }
     }
     cudaFree(base[0]);
     cudaFree(base[1]);
+}
+
+/* 8-bit data in every layout cuda-byte-pairs counts as pairs (one channel; 2 of 2; 2, 3 and 4
+ * of 4 under several masks, so the pair is not always R,G), from an aligned and an unaligned
+ * start (a launch phase other than 0). Five byte values in a period of 5 bytes: ~100k samples of
+ * each pair key per block, so its 16-bit counters carry. */
+static void case_byte_channels(void)
+{
+    gpuhist_ctx *ctx = cuda_ctx();
+    const size_t bytes = 400ull << 20;
+    std::vector<unsigned char> h(bytes);
+    for (size_t i = 0; i < bytes; ++i)
+        h[i] = (unsigned char)(i % 5 * 37 + 11);
+    static const byte_layout layouts[] = {{4, 0, 3},   {4, 0, 4}, {4, 0x5, 0}, {4, 0xA, 0},
+                                          {4, 0xE, 0}, {2, 0, 0}, {1, 0, 0}};
+    check_byte_layouts(ctx, h, layouts, sizeof layouts / sizeof layouts[0], "byte_channels");
     gpuhist_destroy(ctx);
 }
 
 /* 8-bit data that drives cuda-byte-pairs through each of its counting modes within one call, in
- * the layouts of byte_channels: in each 1 MiB, 256 KiB of one repeated 32-bit word (four
+ * six of byte_channels' layouts: in each 1 MiB, 256 KiB of one repeated 32-bit word (four
  * different bytes, a new word per MiB: the word-run mode), 256 KiB of vectors that start and end
  * with the same pair but hold random bytes between (every lane of a warp repeats its pair key,
  * yet the words differ: bytes mode), 256 KiB of one value with a stray byte every 4099 bytes
@@ -382,34 +395,9 @@ static void case_byte_runs(void)
             x = (unsigned char)rnd();
         h[i] = x;
     }
-    gpuhist_bin_spec b = gpuhist_bins_integer(256, 0);
-    const struct {
-        uint32_t C, mask, active;
-    } layouts[] = {{4, 0, 3}, {4, 0, 4}, {4, 0x5, 0}, {4, 0xE, 0}, {2, 0, 0}, {1, 0, 0}};
-    void *base[2];
-    const size_t offsets[2] = {0, 3};
-    void *d[2];
-    for (int o = 0; o < 2; ++o)
-        d[o] = to_device(h.data(), bytes, offsets[o], &base[o]);
-    for (const auto &l : layouts) {
-        gpuhist_samples hs = gpuhist_samples_1d(h.data(), GPUHIST_U8, bytes / l.C);
-        hs.location = GPUHIST_MEMORY_HOST;
-        hs.channels = l.C;
-        hs.channel_mask = l.mask;
-        hs.active_channels = l.active;
-        expected e = reference(&hs, &b);
-        for (int o = 0; o < 2; ++o) {
-            gpuhist_samples ds = hs;
-            ds.data = d[o];
-            ds.location = GPUHIST_MEMORY_DEVICE;
-            char what[96];
-            snprintf(what, sizeof what, "byte_runs C=%u mask=%x active=%u +%zu", l.C, l.mask,
-                     l.active, offsets[o]);
-            all_strategies(ctx, &ds, &b, e, 1, what);
-        }
-    }
-    cudaFree(base[0]);
-    cudaFree(base[1]);
+    static const byte_layout layouts[] = {{4, 0, 3},   {4, 0, 4}, {4, 0x5, 0},
+                                          {4, 0xE, 0}, {2, 0, 0}, {1, 0, 0}};
+    check_byte_layouts(ctx, h, layouts, sizeof layouts / sizeof layouts[0], "byte_runs");
     gpuhist_destroy(ctx);
 }
 
