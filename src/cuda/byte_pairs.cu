@@ -57,9 +57,9 @@
  * / hot90 / constant); L1::no_allocate or __ldg loads instead of __ldcs: within 1%. So 3
  * vectors and __ldcs stay.
  * Two ways of counting the hot value in registers were built for hot90 and not kept (H200,
- * 13:0xZ-13:1xZ, warps with 16+ lanes repeating a pair (h, h), u8 hot90 / constant against bytes mode's
- * 0.856 / 0.884 in the same runs; that H200's ceiling was ~4570 GB/s and bytes mode ran lower
- * there): (1) a zero-byte test of w ^ h per word, then a loop over each lane's other bytes:
+ * 13:0xZ-13:1xZ, warps with 16+ lanes repeating a pair (h, h), u8 hot90 / constant against
+ * bytes mode's 0.856 / 0.884 in the same runs; that H200's ceiling was ~4570 GB/s and bytes
+ * mode ran lower there): (1) a zero-byte test of w ^ h per word, then a loop over each lane's other bytes:
  * 0.517 / 0.912 (the divergent loop: 151 warp instructions per warp-vector, more than the 128
  * issue slots a vector's 32 clocks at the read ceiling hold); (2) the words holding another
  * byte compacted into a per-warp shared queue (ballot + popc) and counted by the whole warp:
