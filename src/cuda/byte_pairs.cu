@@ -57,15 +57,15 @@
  * / hot90 / constant); L1::no_allocate or __ldg loads instead of __ldcs: within 1%. So 3
  * vectors and __ldcs stay.
  * Two ways of counting the hot value in registers were built for hot90 and not kept (H200,
- * 13:0xZ-13:1xZ, warps with 16+ lanes repeating a pair (h, h), u8 hot90 / constant against
- * bytes mode's 0.856 / 0.884 in the same runs; that H200's ceiling was ~4570 GB/s and bytes
- * mode ran lower there): (1) a zero-byte test of w ^ h per word, then a loop over each lane's other bytes:
+ * 13:0xZ-13:1xZ, warps with 16+ lanes repeating a pair (h, h), u8 hot90 / constant against bytes
+ * mode's 0.856 / 0.884 in the same runs; that H200's ceiling was ~4570 GB/s and bytes mode ran
+ * lower there): (1) a zero-byte test of w ^ h per word, then a loop over each lane's other bytes:
  * 0.517 / 0.912 (the divergent loop: 151 warp instructions per warp-vector, more than the 128
- * issue slots a vector's 32 clocks at the read ceiling hold); (2) the words holding another
- * byte compacted into a per-warp shared queue (ballot + popc) and counted by the whole warp:
- * 0.834 / 0.901 (38% fewer shared wavefronts but 30% more instructions, and the time did not
- * follow the wavefronts). A hit count added with a register operand (red.shared.add r) from
- * 32 lanes on one address is not merged like an add of 1 (ATOMS.POPC.INC): ~40 wavefronts.
+ * issue slots a vector's 32 clocks at the read ceiling hold); (2) the words holding another byte
+ * compacted into a per-warp shared queue (ballot + popc) and counted by the whole warp: 0.834 /
+ * 0.901 (38% fewer shared wavefronts but 30% more instructions, and the time did not follow the
+ * wavefronts). A hit count added with a register operand (red.shared.add r) from 32 lanes on one
+ * address is not merged like an add of 1 (ATOMS.POPC.INC): ~40 wavefronts.
  * Interleaved channels (RGBA and the like). A pair needs its two bytes' histograms to be told
  * apart, so the low byte of a key counts in one histogram and the high byte in another: P's rows
  * sum to the first, its columns to the second, and a carry goes to each byte's own histogram.
@@ -283,12 +283,12 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
         count_bytes(__ldcs(vec + i));
     __syncthreads();
 
-    /* Fold: thread t sums value v = t % 256 over its quarter q = t / 256 of the pairs, as the
-     * low byte (pairs v | b << 8: lanes on consecutive v read 16 consecutive words) and as the
-     * high byte (pairs a | v << 8, a walked from a lane-dependent start: lanes 2 apart in a,
-     * so the warp's 32 reads are in 32 banks). One channel: plus the warp tables of its quarter
-     * of the warps. (The high-byte sums were one warp reduction and one shared atomic per v
-     * before: ~8 us of a 1 GiB call, H200.) */
+    /* Fold: thread t sums value v = t % 256 over its quarter q = t / 256 of the pairs, as the low
+     * byte (pairs v | b << 8: lanes on consecutive v read 16 consecutive words) and as the high
+     * byte (pairs a | v << 8, a walked from a lane-dependent start: lanes 2 apart in a, so the
+     * warp's 32 reads are in 32 banks). One channel: plus the warp tables of its quarter of the
+     * warps; several: each of the nout keys sums its counters over the tables. (The high-byte sums
+     * were one warp reduction and one shared atomic per v before: ~8 us of a 1 GiB call, H200.) */
     const uint32_t v = tid & 0xffu, q = tid >> 8;
     auto half = [&](uint32_t k) { return (bp_w[k >> 1] >> (16u * (k & 1u))) & 0xffffu; };
     uint32_t s_lo = 0u, s_hi = 0u;
@@ -304,8 +304,6 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
     } else {
         atomicAdd(sums + lo + v, s_lo);
         atomicAdd(sums + hi + v, s_hi);
-    }
-    if constexpr (C > 1)
         for (uint32_t key = tid; key < nout; key += BP_THREADS) {
             uint32_t t = 0u;
             for (uint32_t ti = 0; ti < NT; ++ti)
@@ -313,6 +311,7 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
             if (t)
                 atomicAdd(sums + key, t);
         }
+    }
     __syncthreads();
     for (uint32_t key = tid; key < nout; key += BP_THREADS)
         if (sums[key])

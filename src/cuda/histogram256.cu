@@ -92,7 +92,8 @@
  * that belong to histogrammed channels are counted. 16 % C == 0, so byte p of every word of the
  * launch is on channel (phase0 + p) % C: the host finds the live positions (gh8_live_bytes),
  * each live byte is taken out of its word with one PRMT, and the skipped channel costs nothing
- * (the dummy table stays empty). RGBA with 3 of 4 channels: 12 atomics per vector instead of 16, no branch.
+ * (the dummy table stays empty). RGBA with 3 of 4 channels: 12 atomics per vector instead of
+ * 16, no branch.
  * H200, 1 GiB RGBA 3 of 4, uniform / hot90 / constant / bell: 0.497 / 0.883 / 0.897 / 0.542 of
  * the read ceiling counting the dummy (09:34Z matrix), 0.643 / 0.902 / 0.911 / 0.693 skipping
  * it (CUB 0.533 / 0.281 / 0.336 / 0.540 in that run); a branch per byte instead of the PRMT
