@@ -12,23 +12,30 @@
  * Pass 1 (tp_partition, 512 threads, tiles of 4096 samples, grid-stride over tiles). Each thread
  * loads 8 samples (16 for 8-bit types) with 16-byte loads (__ldcs; the next tile's are loaded
  * while this one is ranked) and maps them to slots: binmap.h per sample (common.cuh's gh_slot),
- * or for f32 EVEN bins the certified grid of f32_grid.cuh (3 float operations, binmap.h's exact
- * path only for samples failing the certificate). The tile is ranked by bucket with
- * cub::BlockRadixRank (digits: bucket, then the three outlier slots, then "not a sample" for the
- * ragged last tile), written to shared memory in bucket order, and copied out as contiguous runs
- * of 16-bit keys (2 bytes per sample written) into pages of 8192 keys. Each block owns a pool of
- * pages (sized from its tile count: no global allocator, no atomic whose answer a tile waits
- * for) and keeps one open page per bucket; a run that does not fit takes the open page's rest
- * and one fresh page (a tile's run is never longer than a page), whose bucket it records in a
- * page table. Outliers (underflow, overflow, NaN) are only counted: the rank's digit counts give
- * them per tile, a register accumulates them, one atomic per block adds them to out. When the
- * block ends, the rest of each open page is filled with key 0 and that many are subtracted from
- * the bucket's key 0 in out (64-bit counters modulo 2^64: exact), so every used page is full.
- * Samples equal to a reference key (thread 0's first key of the block's previous tile: the hot
- * value of skewed data) become "not a sample" for the rank and are only counted (a warp sum per
- * tile into shared memory, one atomic per run of one reference): hot90 data writes and re-reads
- * only its other 10%. A tile made only of the reference (constant data) skips the rank: the
- * barrier that ends the tile before is a __syncthreads_and of "all my keys equal it".
+ * or for f32 EVEN bins the certified grid of f32_grid.cuh (3 float operations per sample;
+ * binmap.h's exact path for a thread's whole vector only when one of its samples fails the
+ * certificate, so the common case has no branch per sample). A key's digit is its bucket, or
+ * one of the three outlier slots, or "not a sample" (past the ragged end, or a reference-key
+ * hit, below). Its rank within its digit is the answer of a shared atomic on the tile's digit
+ * counter, issued as soon as the key is known ("not a sample" counts on the lane's own sink
+ * word: no serialised same-address atomics on skewed data). One barrier completes the counts;
+ * every warp then scans the 32 counters itself (no barrier waits for one warp's scan), warp 0
+ * takes the pages, every thread stages its bin keys in bucket order in shared memory, and after
+ * a second barrier the tile is copied out as contiguous runs of 16-bit keys (2 bytes per sample
+ * written) into pages of 8192 keys: two barriers per tile, the counters double-buffered by
+ * tile parity. Each block owns a pool of pages (sized from its tile count: no global allocator,
+ * no atomic whose answer a tile waits for) and keeps one open page per bucket; a run that does
+ * not fit takes the open page's rest and one fresh page (a tile's run is never longer than a
+ * page), whose bucket it records in a page table. Outliers (underflow, overflow, NaN) are only
+ * counted: their digit counts per tile, a register accumulates them, one atomic per block adds
+ * them to out. When the block ends, the rest of each open page is filled with key 0 and that
+ * many are subtracted from the bucket's key 0 in out (64-bit counters modulo 2^64: exact), so
+ * every used page is full. Samples equal to a reference key (thread 0's first key of the
+ * block's previous tile: the hot value of skewed data) become "not a sample" and are only
+ * counted (a warp sum per tile into shared memory, one atomic per run of one reference): hot90
+ * data writes and re-reads only its other 10%. A tile made only of the reference (constant
+ * data) stages and writes nothing: the barrier that completes the counts is a __syncthreads_and
+ * of "all my keys equal it".
  * Between the passes (tp_group), the used pages are listed bucket by bucket.
  * Pass 2 (tp_count, 1024 threads, one block per SM). The page lists are cut into equal ranges,
  * one per block; a block counts each bucket part of its range into packed 16-bit shared counters
@@ -38,33 +45,47 @@
  *
  * Traffic per f32 sample: 4 bytes read, 2 written, 2 read again (plus ~3% padding): the pair
  * cannot exceed half the read ceiling; the cell's target is a quarter.
- * PREDICTION (H200, f32 2^20 even, 1 GiB, uniform): pass 1 moves 1.5 GiB at ~3.5 TB/s (0.46 ms)
- * if it is not issue bound (~35 thread-instructions per sample: map 5, rank ~15, stage 2,
- * copy-out ~8, loads/loop ~3), pass 2 0.5 GiB at the u16 cell's ~3.4 TB/s (0.16 ms) plus ~9.7M
- * flush atomics (~45 us): ~0.67 ms, i.e. ~1600 GB/s (0.36 of the ceiling, ~27x CUB).
- * MEASURED (H200, 1 GiB; bench/results/latest.json): 756 / 909 / 2514 / 690 GB/s uniform /
- * hot90 / constant / bell (0.17 / 0.20 / 0.55 / 0.15 of the ceiling; 12.8x / 11.4x CUB on
- * uniform / bell; cuda-fast-global 398 / 851 / 1106 / 398). ncu (uniform): pass 1 1.06 ms at 85
- * thread-instructions per sample (716M warp instructions, 65% issue utilisation, 50% occupancy:
- * 64 registers x 512 threads), pass 2 0.24 ms at 12.7, the group kernel 4 us. The prediction
- * missed on pass 1's instruction count: the rank's counter scan (17 packed lanes per thread per
- * tile), the copy-out's per-key destination lookup and the 64-bit addressing cost ~2.4x the
- * estimate. Tried: cub::BlockRadixRankMatch (ballot matching) 3% slower; 16 samples per thread
- * spill at 64 registers; without the prefetch 4% slower; the reference-key exclusion costs 3-4%
- * on uniform and bell and gains 16% on hot90; pass 2 writing partial rows for a reduce kernel
- * instead of its ~9.7M flush atomics measured no faster (759 vs 756 uniform), so the flush is
- * not the limit. Next: fewer rank digits (outliers off the rank), 16-bit stage entries.
- * Limits: one channel; ceil(bins / 65536) <= 28 buckets (1.8M bins: with the 4 extra digits
- * the rank uses 5 radix bits; 6 would need 68 KiB of rank counters per 512 threads);
+ * FIRST VERSION (pass 1 ranked by cub::BlockRadixRank, four barriers per tile; H200, 1 GiB):
+ * 756 / 909 / 2514 / 690 GB/s uniform / hot90 / constant / bell. ncu (uniform): pass 1 1.06 ms
+ * at 85 thread-instructions per sample (716M warp instructions, 65% issue utilisation, 50%
+ * occupancy: 64 registers x 512 threads), pass 2 0.24 ms at 12.7. The rank's counter scan (17
+ * packed lanes per thread per tile) was most of the excess over a ~35-instruction estimate.
+ * Tried then: cub::BlockRadixRankMatch (ballot matching) 3% slower; 16 samples per thread spill
+ * at 64 registers; without the prefetch 4% slower; the reference-key exclusion costs 3-4% on
+ * uniform and bell and gains 16% on hot90; pass 2 writing partial rows for a reduce kernel
+ * instead of its ~9.7M flush atomics no faster (759 vs 756 uniform).
+ * PREDICTION for shared-atomic ranks: the rank falls from ~30 to ~5 instructions per sample,
+ * and on Hopper's ~8 shared lane-updates per clock per SM 1 GiB of f32 costs ~120 us of atomic
+ * throughput, hidden under the rest: pass 1 ~25% faster.
+ * MEASURED (H200 2026-11-21, 1 GiB, bench f32_1M, same runs as CUB and the read ceiling):
+ * - atomic ranks, four barriers: 951 / 1147 / 2542 / 791 GB/s against the CUB rank's 754 / 908
+ *   / 2511 / 693 in the same session (ncu uniform: 570M vs 771M warp instructions, pass 1 1.15
+ *   vs 1.55 ms under the profiler); then the branch-free certified map: 1021 / 1284 / 3371 / 853
+ *   (ceiling 4565), 471M warp instructions.
+ * - two barriers per tile (per-warp scans, counts before the tile barrier; this code): 1092 /
+ *   1356 / 2831 / 925 GB/s, ceiling ~4460: 0.244 / 0.304 / 0.636 / 0.207, 18.7x / 6.4x / 6.2x /
+ *   15.4x CUB. ncu (uniform): pass 1 0.95 ms under the profiler, 495M warp instructions (59 per
+ *   sample), 67% issue utilisation; warps stalled per issue: barrier 1.43 (2.63 with four
+ *   barriers), short scoreboard 1.53, not selected 2.42, math pipe 1.33. Bell's deficit splits
+ *   between the passes (ncu, a variant with the same pass 2): pass 1 1.15 vs 1.04 ms (more
+ *   same-address rank atomics on the middle buckets), pass 2 0.42 vs 0.30 ms (mio throttle 5.2
+ *   vs 4.1 warps per issue on the packed counters).
+ * - Constant data pays 8 sink atomics per thread per tile here (0.64 of the ceiling against 0.74
+ *   with no ranks on one-key tiles). Ranking after a warp vote only after a one-key tile won
+ *   back constant (2623 vs 2357) but its second inlined copy of the mapping loop spilled and
+ *   cost uniform ~7% (1013 either way, ceiling ~4555): not kept.
+ * Next: pass 2 on bell (mio throttle on the packed counters); the copy-out's per-key
+ * destination lookup (~12 instructions per key).
+ * Limits: one channel; ceil(bins / 65536) <= 28 buckets (1.8M bins: with the 4 extra digits,
+ * 32 digit counters: one warp's scan);
  * scratch of ~2.1 bytes per sample of a segment plus 16 KiB per block and bucket (segments of at
  * most 2^28 samples, halved while the scratch cannot be allocated, down to 2^20).
  * Seed: none of the seeds (their sort-based route, cuda-sort-rle, sorts whole keys); this is a
- * one-digit radix partition (CUB's BlockRadixRank) feeding 002's privatised shared histograms.
+ * one-digit radix partition (ranks by shared atomics) feeding 002's privatised shared
+ * histograms.
  */
 #include "f32_grid.cuh"
 #include "packed16.cuh"
-
-#include <cub/block/block_radix_rank.cuh>
 
 #include <stdlib.h>
 #include <string.h>
@@ -95,12 +116,6 @@ struct tp_params {
  * written nor counted by the rank's consumer. */
 #define TP_NOT_A_SAMPLE(nb) (((nb) + 3u) << 16)
 
-/* The radix digit of a pass-1 key: the bucket, or buckets + {0, 1, 2} for the outlier slots, or
- * buckets + 3 for "not a sample". */
-struct tp_digit {
-    __device__ __forceinline__ uint32_t Digit(uint32_t key) const { return key >> 16; }
-};
-
 template <typename T, int MAP>
 __device__ __forceinline__ uint32_t tp_slot(const tp_params &p, T x)
 {
@@ -128,7 +143,7 @@ __device__ __forceinline__ uint32_t tp_slot_of_key(const tp_params &p, uint32_t 
 }
 
 /* Samples per thread per tile: 8 (16 for 8-bit types: one vector). With 16 f32 samples the
- * rank's per-item state (CUB keeps a 64-bit counter pointer per item) spilled at 64 registers. */
+ * keys, their ranks and the prefetch spill at 64 registers (120 bytes of stack, ptxas). */
 template <typename T> __host__ __device__ constexpr uint32_t tp_items()
 {
     return sizeof(T) == 1 ? 16u : 8u;
@@ -145,10 +160,7 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
     tp_partition(const __grid_constant__ tp_params p, const uint64_t vbegin, const uint64_t nvec,
                  unsigned long long *__restrict__ out)
 {
-    constexpr int BITS = 5; /* digits: <= 28 buckets, 3 outlier slots, "not a sample" */
-    /* cub::BlockRadixRankMatch (warp match by ballots) measured 3% slower here; without the
-     * memoised outer scan (4th argument) the kernel fits 64 registers with the prefetch. */
-    typedef cub::BlockRadixRank<TP_THREADS, BITS, false, false> Rank;
+    constexpr uint32_t DIGITS = 32; /* <= 28 buckets, 3 outlier slots, "not a sample" */
     constexpr uint32_t ITEMS = tp_items<T>();
     constexpr uint32_t TILE = TP_THREADS * ITEMS;
     static_assert(TILE <= TP_PAGE, "a tile's run of one bucket needs at most one fresh page");
@@ -156,11 +168,10 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
     constexpr uint32_t NV = ITEMS / VE;           /* vectors per thread per tile */
     constexpr uint32_t TV = TP_THREADS * NV;         /* vectors per tile */
     static_assert(NV * VE == ITEMS, "whole vectors per thread");
-    __shared__ union {
-        typename Rank::TempStorage rank;
-        uint32_t stage[TILE]; /* the tile's keys in bucket order */
-    } sm;
-    __shared__ uint32_t s_pref[(1u << BITS) + 1u]; /* first rank of each digit */
+    /* The tile's bin keys in bucket order, then a word per thread where its other keys go. */
+    __shared__ uint32_t s_stage[TILE + TP_THREADS];
+    __shared__ uint32_t s_cnt[2][DIGITS]; /* the tile's samples per digit (by parity) */
+    __shared__ uint32_t s_sink[32];       /* "not a sample" atomics: a word per lane, never read */
     __shared__ tp_dest s_dst[TP_MAX_BUCKETS];
     __shared__ uint32_t s_next_page, s_run_key, s_run_n;
     __shared__ uint32_t s_ref[2];  /* thread 0's first key of the last two tiles (by parity) */
@@ -200,12 +211,15 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
     if (blockIdx.x < ntiles)
         load_tile(blockIdx.x);
     /* Keys of tile t with the samples equal to `ref` (thread 0's first key of the block's tile
-     * before) taken out: they become "not a sample" for the rank and are only counted (warp
-     * sums into s_hits[par]), so hot90 data writes and re-reads only its other 10%. Returns
-     * whether the whole tile is `ref` (constant data, from the second tile on): the barrier that
-     * ends the tile before is a __syncthreads_and, so the test needs no barrier of its own, and
-     * such a tile skips the rank altogether. */
-    uint32_t keys[ITEMS];
+     * before) taken out: they become "not a sample" and are only counted (warp sums into
+     * s_hits[par]), so hot90 data writes and re-reads only its other 10%. Each key's rank
+     * within its digit is a shared atomic's answer (s_cnt[par]); "not a sample" counts on the
+     * lane's own sink word, so hot90's excluded majority costs no serialised same-address
+     * atomics. Returns whether the whole tile is `ref` (constant data, from the second tile
+     * on): the barrier that ends the tile before is a __syncthreads_and, so the test needs no
+     * barrier of its own, and such a tile skips the rest (its counts stay zero). */
+    uint32_t keys[ITEMS], rank[ITEMS];
+    const uint32_t lane = tid & 31u;
     auto keys_of = [&](uint32_t t, uint32_t ref, uint32_t par) -> bool {
         const bool full = (uint64_t)(t + 1u) * TV <= nvec;
         uint4 cur[NV];
@@ -223,15 +237,41 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
                 T e[VE];
             } w;
             w.v = cur[u];
+            uint32_t key[VE];
+            if constexpr (MAP != TP_MAP_GENERIC) {
+                /* Every lane maps its whole vector (past the end: zeros, then dropped) with the
+                 * certified grid (its keys are bins: their own pass-1 keys), and takes binmap.h's
+                 * path for the vector only when a sample fails the certificate. */
+                bool ok = true;
+#pragma unroll
+                for (uint32_t e = 0; e < VE; ++e) {
+                    bool good;
+                    key[e] = fgrid_key<MAP == TP_MAP_F32_CUT>(w.e[e], p.lower_f, p.scale_f, p.bins,
+                                                              p.t_lo, p.t_hi, good);
+                    ok = ok && good;
+                }
+                if (!ok) {
+#pragma unroll
+                    for (uint32_t e = 0; e < VE; ++e)
+                        key[e] = tp_key(p, tp_slot<T, MAP>(p, w.e[e]));
+                }
+            }
 #pragma unroll
             for (uint32_t e = 0; e < VE; ++e) {
-                const uint32_t k =
-                    valid ? tp_key(p, tp_slot<T, MAP>(p, w.e[e])) : TP_NOT_A_SAMPLE(nb);
+                uint32_t k = TP_NOT_A_SAMPLE(nb);
+                if constexpr (MAP != TP_MAP_GENERIC)
+                    k = valid ? key[e] : k;
+                else if (valid)
+                    k = tp_key(p, tp_slot<T, MAP>(p, w.e[e]));
                 if (u == 0u && e == 0u && tid == 0u) /* the next tile's reference */
                     s_ref[par ^ 1u] = k == TP_NOT_A_SAMPLE(nb) ? TP_NO_BUCKET : k;
                 diff |= k ^ ref;
                 hits += k == ref ? 1u : 0u;
-                keys[u * VE + e] = k == ref ? TP_NOT_A_SAMPLE(nb) : k;
+                const uint32_t kr = k == ref ? TP_NOT_A_SAMPLE(nb) : k;
+                keys[u * VE + e] = kr;
+                uint32_t *const counter =
+                    kr != TP_NOT_A_SAMPLE(nb) ? &s_cnt[par][kr >> 16] : &s_sink[lane];
+                rank[u * VE + e] = atomicAdd(counter, 1u);
             }
         }
         hits = __reduce_add_sync(0xffffffffu, hits);
@@ -239,59 +279,70 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
             atomicAdd(&s_hits[par], hits);
         return full && diff == 0u;
     };
-    /* Rank a tile by bucket, stage it in bucket order, take pages and copy the bin keys out.
-     * Ends with the stage still being read: the caller's barrier ends the tile. */
-    auto rank_and_write = [&]() {
-        int ranks[ITEMS];
-        int prefix[Rank::BINS_TRACKED_PER_THREAD];
-        Rank(sm.rank).RankKeys(keys, ranks, tp_digit(), prefix);
-        if (tid < (1u << BITS))
-            s_pref[tid] = (uint32_t)prefix[0];
-        if (tid == 0u)
-            s_pref[1u << BITS] = TILE;
-        __syncthreads(); /* the rank's storage is dead: the stage may overwrite it */
-
-#pragma unroll
-        for (uint32_t i = 0; i < ITEMS; ++i)
-            sm.stage[ranks[i]] = keys[i];
-        if (tid < nb + 3u) {
-            const uint32_t first = s_pref[tid], c = s_pref[tid + 1u] - first;
-            if (tid >= nb) {
-                outliers += c;
+    /* Thread d < nb takes the pages of bucket d's run in the tile (ranks [first, first + c)):
+     * the open page's rest, then a fresh page. Threads nb .. nb + 2 count the outliers. */
+    auto take_pages = [&](uint32_t first, uint32_t c) {
+        if (tid >= nb) {
+            outliers += c;
+        } else {
+            const uint32_t head = c < room ? c : room;
+            tp_dest dst;
+            dst.a0 = off - first;
+            dst.lim = first + head;
+            dst.a1 = 0u;
+            dst.unused = 0u;
+            if (c > room) {
+                /* The rest goes to a fresh page of the block's pool (c <= TILE <= TP_PAGE).
+                 * The pool cannot run out: the block takes at most ceil(its samples of the
+                 * bucket / TP_PAGE) pages per bucket (see tp_pool). */
+                const uint32_t rest = c - room;
+                const uint32_t pg = atomicAdd(&s_next_page, 1u);
+                p.page_bucket[pg] = tid;
+                dst.a1 = pg * TP_PAGE - (first + head);
+                off = pg * TP_PAGE + rest;
+                room = TP_PAGE - rest;
             } else {
-                const uint32_t head = c < room ? c : room;
-                tp_dest dst;
-                dst.a0 = off - first;
-                dst.lim = first + head;
-                dst.a1 = 0u;
-                dst.unused = 0u;
-                if (c > room) {
-                    /* The rest goes to a fresh page of the block's pool (c <= TILE <= TP_PAGE).
-                     * The pool cannot run out: the block takes at most ceil(its samples of the
-                     * bucket / TP_PAGE) pages per bucket (see tp_pool). */
-                    const uint32_t rest = c - room;
-                    const uint32_t pg = atomicAdd(&s_next_page, 1u);
-                    p.page_bucket[pg] = tid;
-                    dst.a1 = pg * TP_PAGE - (first + head);
-                    off = pg * TP_PAGE + rest;
-                    room = TP_PAGE - rest;
-                } else {
-                    off += c;
-                    room -= c;
-                }
-                s_dst[tid] = dst;
+                off += c;
+                room -= c;
             }
+            s_dst[tid] = dst;
         }
-        __syncthreads();
-
-        /* Copy-out: the tile's bin keys (ranks [0, s_pref[nb])) in order, as contiguous runs. */
-        const uint32_t nin = s_pref[nb];
+    };
+    /* After the barrier that completes the tile's counts: every warp scans them itself (so
+     * no barrier waits for one warp's scan), warp 0 also takes the pages, and every thread
+     * stages its bin keys in bucket order. Returns how many keys the tile has of bins. */
+    auto stage_tile = [&](uint32_t par) -> uint32_t {
+        const uint32_t c = s_cnt[par][lane];
+        uint32_t incl = c;
+#pragma unroll
+        for (uint32_t o = 1; o < 32u; o <<= 1) {
+            const uint32_t v = __shfl_up_sync(0xffffffffu, incl, o);
+            incl += lane >= o ? v : 0u;
+        }
+        const uint32_t first = incl - c;
+        if (tid < nb + 3u)
+            take_pages(first, c);
+#pragma unroll
+        for (uint32_t i = 0; i < ITEMS; ++i) {
+            const uint32_t at = __shfl_sync(0xffffffffu, first, keys[i] >> 16) + rank[i];
+            s_stage[keys[i] < p.bins ? at : TILE + tid] = keys[i];
+        }
+        return __shfl_sync(0xffffffffu, first, nb);
+    };
+    /* After the barrier that completes the stage: warp 0 clears the tile's counts (read by
+     * every warp before that barrier; used again by the tile after next) and every thread
+     * copies the bin keys out in order, as contiguous runs of the pages. */
+    auto copy_out = [&](uint32_t par, uint32_t nin) {
+        if (tid < 32u)
+            s_cnt[par][tid] = 0u;
         for (uint32_t j = tid; j < nin; j += TP_THREADS) {
-            const uint32_t key = sm.stage[j];
+            const uint32_t key = s_stage[j];
             const tp_dest dst = s_dst[key >> 16];
             p.arena[(j < dst.lim ? dst.a0 : dst.a1) + j] = (uint16_t)key;
         }
     };
+    if (tid < 2u * DIGITS)
+        s_cnt[tid / DIGITS][tid % DIGITS] = 0u;
     if (tid == 0u) {
         s_ref[0] = TP_NO_BUCKET; /* (keys are < 2^21: no key equals it) */
         s_hits[0] = s_hits[1] = 0u;
@@ -301,7 +352,8 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
     for (uint32_t t = blockIdx.x; t < ntiles; t += gridDim.x, par ^= 1u) {
         const uint32_t ref = s_ref[par];
         const bool same = keys_of(t, ref, par);
-        /* Ends the tile before (this rank overwrites its stage) and decides this one. */
+        /* Ends the tile before (this one overwrites its stage and s_dst), completes this one's
+         * counts and decides whether it is all `ref`. */
         const bool one = __syncthreads_and(same) != 0;
         if (tid == 0u) {
             /* The tile's samples equal to ref: a run of one key, one atomic per run. */
@@ -316,8 +368,11 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
                 s_run_n += n;
             }
         }
-        if (!one)
-            rank_and_write();
+        if (!one) {
+            const uint32_t nin = stage_tile(par);
+            __syncthreads();
+            copy_out(par, nin);
+        }
     }
     __syncthreads(); /* the last copy-out has read the stage and s_dst */
     if (tid == 0u && s_run_n != 0u)
@@ -566,7 +621,7 @@ static gpuhist_status tp_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
 extern "C" const gpuhist_strategy gpuhist_strategy_cuda_two_pass = {
     "cuda-two-pass",
     GPUHIST_BACKEND_CUDA,
-    "none (new): a one-digit radix partition (CUB BlockRadixRank) feeding 002's privatised "
+    "none (new): a one-digit radix partition (shared-atomic ranks) feeding 002's privatised "
     "shared histograms",
     "every dtype and bin spec with at most 28 x 65536 bins; one channel",
     "pass 1 partitions the samples' slots by their high bits into pages of 16-bit keys, pass 2 "
