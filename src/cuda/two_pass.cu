@@ -64,7 +64,8 @@
  *   (ceiling 4565), 471M warp instructions.
  * - two barriers per tile (per-warp scans, counts before the tile barrier; this code): 1092 /
  *   1356 / 2831 / 925 GB/s, ceiling ~4460: 0.244 / 0.304 / 0.636 / 0.207, 18.7x / 6.4x / 6.2x /
- *   15.4x CUB. ncu (uniform): pass 1 0.95 ms under the profiler, 495M warp instructions (59 per
+ *   15.4x CUB; the 14:34Z matrix (bench/results/latest.json, ceiling ~4555): 1084 / 1358 /
+ *   2826 / 940. ncu (uniform): pass 1 0.95 ms under the profiler, 495M warp instructions (59 per
  *   sample), 67% issue utilisation; warps stalled per issue: barrier 1.43 (2.63 with four
  *   barriers), short scoreboard 1.53, not selected 2.42, math pipe 1.33. Bell's deficit splits
  *   between the passes (ncu, a variant with the same pass 2): pass 1 1.15 vs 1.04 ms (more
