@@ -194,7 +194,7 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
 
     /* Thread d < nb owns bucket d's open page: the arena index of its next free key and how
      * many keys are left in it. Thread nb + o counts outlier slot bins + o. Thread 0 keeps the
-     * run (s_run_key, s_run_n) of whole tiles of one key (constant data: no rank, nothing
+     * run (s_run_key, s_run_n) of the reference-key hits (constant data: nothing staged or
      * written; in shared memory, as registers are scarce). */
     uint32_t off = 0, room = 0, outliers = 0;
     const uint4 *vec = (const uint4 *)(data + vbegin);
