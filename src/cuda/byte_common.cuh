@@ -46,15 +46,6 @@ struct gh8_keys {
     unsigned nkeys;                /* nout, + 256 when a channel is not histogrammed */
 };
 
-/* How many of the plan's interleaved channels are histogrammed (channel_slot >= 0). */
-static inline unsigned gh8_histogrammed(const gpuhist_plan *plan)
-{
-    unsigned n = 0;
-    for (unsigned c = 0; c < plan->channels && c < GPUHIST_MAX_CHANNELS; ++c)
-        n += plan->channel_slot[c] >= 0 ? 1u : 0u;
-    return n;
-}
-
 /* The histogrammed bytes of each 32-bit word of a launch whose first byte is on channel phase0,
  * in byte order: C = 1, 2 or 4 divides 16, so byte p of every word of the launch is on channel
  * (phase0 + p) % C. For each: the PRMT selector taking byte p out of a word, zero-extended, and

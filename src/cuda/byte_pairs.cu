@@ -324,7 +324,7 @@ static int bp_histogrammed(const gpuhist_plan *plan)
 {
     if (plan->channels == 1)
         return 1;
-    const int n = (int)gh8_histogrammed(plan);
+    const int n = (int)plan->active;
     if (plan->channels == 2)
         return n == 2 ? 2 : 0;
     return plan->channels == 4 && n >= 2 ? n : 0;

@@ -194,7 +194,7 @@ static gpuhist_status h256_atomic_run(gpuhist_ctx *ctx, const gpuhist_plan *plan
             constexpr int C = decltype(cc)::value;
             if constexpr (C == 2 || C == 4) {
                 /* live bytes per word: 4 / C times the histogrammed channels */
-                const unsigned nlw = gh8_histogrammed(plan) * 4u / (unsigned)C;
+                const unsigned nlw = plan->active * 4u / (unsigned)C;
                 if (nlw == 2u)
                     return h256_atomic_kernel<C, false, 2>;
                 if constexpr (C == 4) {
