@@ -9,8 +9,8 @@
  * subset and a channel mask, a strided ROI, an unaligned device pointer, the clamp policy and the
  * inclusive last edge. The data are raw random bits (NaN, inf, -0.0, denormals, extreme
  * integers) with every 7th sample pulled into [0, 1000) so in-range bins get hits; the `-runs`
- * cases set the first half of the buffer to one byte value (cuda-byte-pairs' run mode). Sizes: 1, 17 and 50021
- * pixels (--quick: 4099 only, for racecheck, which is slow; --sizes a,b,c to choose).
+ * cases set the first half of the buffer to one byte value (cuda-byte-pairs' run mode). Sizes: 1,
+ * 17 and 50021 pixels (--quick: 4099 only, for racecheck, which is slow; --sizes a,b,c to choose).
  * Exit status: 0 all equal; 1 a mismatch or an error; 77 no CUDA device.
  */
 #include "bench_common.cuh"

@@ -66,8 +66,8 @@
  * first edge) and cells with amb >= 2 are flagged (bit 31). While the shared-memory budget
  * lasts (11 at 256 bins with 1041 cells), a crowded cell's entry points at a sub-table of 16
  * sub-cells (the next 4 bits of q) in the same encoding with sh - 4 position bits, decided by a
- * second load; the rest, and flagged sub-cells, count NaN, then four compares on T (amb <= 4) or a binary search
- * of [base, base + amb] (T has NaN entries up to bins + 4).
+ * second load; the rest, and flagged sub-cells, count NaN, then four compares on T (amb <= 4) or
+ * a binary search of [base, base + amb] (T has NaN entries up to bins + 4).
  *   The cell tables are lane-replicated (entry i of lane l at [i * 32 + l]): every probe hits the
  * lane's own bank, one wavefront, whatever the data; T (only the divergent path reads it) is
  * kept once. 1025-1041 cells x 128 B + 8 counter copies + sub-tables of 2 KiB: at most 163 KiB
@@ -780,6 +780,13 @@ static float fx_ru(double e)
     return f;
 }
 
+static uint32_t fx_bits(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return b;
+}
+
 /* Host copy of fx_q (the choice of map below only estimates: the kernel builds its tables with
  * its own fx_q, so a rounding difference here costs speed at most, never exactness). */
 static uint32_t fx_q_host(float x, float cs, float ck, float cq)
@@ -790,9 +797,7 @@ static uint32_t fx_q_host(float x, float cs, float ck, float cq)
     float f = (float)d;
     if ((double)f > d) /* round toward zero */
         f = nextafterf(f, 0.0f);
-    uint32_t b;
-    memcpy(&b, &f, 4);
-    return b;
+    return fx_bits(f);
 }
 
 static float fx_from_bits(uint32_t b)
@@ -806,11 +811,8 @@ static float fx_from_bits(uint32_t b)
  * (1 + cq is exact). */
 static uint32_t fx_cells(int k, int b)
 {
-    const float cq = ldexpf(1.0f, -k), top = 1.0f + cq;
-    uint32_t lo, hi;
-    memcpy(&lo, &cq, 4);
-    memcpy(&hi, &top, 4);
-    return (hi >> (23 - b)) - (lo >> (23 - b)) + 1u;
+    const float cq = ldexpf(1.0f, -k);
+    return (fx_bits(1.0f + cq) >> (23 - b)) - (fx_bits(cq) >> (23 - b)) + 1u;
 }
 
 /* One candidate cell map: u = (x - t0) * cs + lo_u over [t0, hi] -> [lo_u, 1], q = bits(u + cq),
@@ -829,9 +831,7 @@ static double fx_map(const float *T, uint32_t n, double t0, double span, int k, 
     const float ck = (float)(lo_u - t0 * (double)cs);
     if (!isfinite(ck))
         return -1.0;
-    uint32_t cqb;
-    memcpy(&cqb, &cq, 4);
-    const uint32_t first = cqb >> sh;
+    const uint32_t first = fx_bits(cq) >> sh;
     q->cs = cs;
     q->ck = ck;
     q->cq = cq;
