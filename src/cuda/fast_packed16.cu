@@ -36,8 +36,9 @@
  *   plain: one atomic per sample, nothing else; after the iteration probe() counts the lanes
  *     whose last key equals their previous iteration's last key and turns the warp hot at >= 4
  *     (uniform u16: ~32/65536 of lanes per iteration, hot90: ~26 lanes);
- *   hot: each thread keeps one hot key hk; the atomic stays unconditional (ptxas turns predicated
- *     atomics into branches) but a sample equal to hk goes, with the same inc, to the thread's own
+ *   hot (f32 slots): each thread keeps one hot key hk; the atomic stays unconditional (ptxas
+ *     wraps a predicated atomic in a branch) but a sample equal to hk goes, with the same inc, to
+ *     the thread's own
  *     dummy word after the counters (thread t's is in bank t % 32, so hot lanes never meet on one
  *     address; the dummy counts the hits, at most 32 per half: no carry, no false carry flag).
  *     After the iteration the dummy is read and cleared and the hits flushed: one REDUX and one
@@ -46,6 +47,13 @@
  *     to plain after an iteration with fewer than 64 hits. When the whole warp's vectors of a
  *     step are all hk (constant data), the step issues no atomic: a register counts the hits,
  *     flushed with the dummy (H200 u16/65536 constant 0.67 -> 0.79 of the read ceiling).
+ *   hot (u16 values, packed16.cuh's count_hot_halves): one hot key per warp; a word-level test
+ *     makes a mask of each lane's misses, the hits only add to a register, and the misses are
+ *     counted in rounds, one atomic per lane and round (lanes without a miss add 0 to their
+ *     dummy), from the lane's vectors staged in its own shared-memory row: ~6 rounds per 24
+ *     samples on 90%-one-value data instead of 24 atomics. Hot warps flush every 8 iterations.
+ *     H200 u16/65536 hot90: 0.609 of the read ceiling (per-sample hot mode) -> 0.75-0.76;
+ *     uniform, bell and constant unchanged (0.77-0.80, 0.81-0.82).
  * Weak spot: data with a few (2-20) equally frequent values, where the misses of hot mode
  * still meet on a few addresses.
  *
@@ -67,7 +75,7 @@
  * Loads: 16-byte vectors, 3 per thread per iteration, the next iteration's loaded before this
  * one is counted (P16_U: measured against 2 and 4), unaligned head/tail by block 0. Single
  * channel only (the backend deinterleaves). 1024 threads, one block per SM (128 KiB + 4 KiB of
- * dummies), 64 registers, no spills.
+ * dummies, + 48 KiB of staging rows for u16), 64 registers, no spills.
  * PREDICTION (H200, from the SASS; thread-instructions per sample incl. loads, loop and flush;
  * was 27.7 for u16 and 116 for f32): u16 plain ~9 (key, address 2, inc 2, ATOMS, carry test 2
  * + ~1 per vector and iteration), hot ~11 (+ compare, select); f32 DIRECT plain ~15 (+ FADD,
@@ -191,7 +199,13 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
     };
     const uint4 *vec = (const uint4 *)(data + vbegin);
     const uint64_t per_block = (uint64_t)P16_THREADS * U;
-    eng.run<U, VE, true>((uint64_t)blockIdx.x * per_block, (uint64_t)gridDim.x * per_block, nvec,
+    /* The engine's hot mode (packed16.cuh): u16 keys are the halves of the vectors, counted by
+     * count_hot_halves (hits in registers, misses in rounds; lean vote and flush). f32 keeps the
+     * per-sample hot mode with a vote per vector and a flush per iteration: with the lean one its
+     * kernels spill (16-22 bytes at 64 registers) and measured 0.77-0.82 of the read ceiling on
+     * f32/65536 against 0.82-0.87 (H200, same run). */
+    constexpr bool U16 = MODE == P16_U16;
+    eng.run<U, VE, true, U16, U16>((uint64_t)blockIdx.x * per_block, (uint64_t)gridDim.x * per_block, nvec,
                          tid, [&](uint64_t i) { return __ldcs(vec + i); }, keys);
     __syncthreads();
 
@@ -251,18 +265,18 @@ static int p16_supports_f32(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
 
 static int p16_supports_u16(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
 {
-    return plan->channels == 1 && p16_smem(65536u) <= gpuhist_cuda_smem_optin(ctx);
+    return plan->channels == 1 && p16_smem_halves(65536u, P16_U) <= gpuhist_cuda_smem_optin(ctx);
 }
 
 template <int MODE>
 static gpuhist_status p16_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, p16_params p,
                                  void *out)
 {
-    const size_t smem = p16_smem(p.nkeys);
+    auto kernel = p16_kernel<MODE>;
+    const size_t smem = MODE == P16_U16 ? p16_smem_halves(p.nkeys, P16_U) : p16_smem(p.nkeys);
     if (smem > job->smem_per_block_optin)
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                             "cuda-fast-packed16: %zu bytes of shared memory needed", smem);
-    auto kernel = p16_kernel<MODE>;
     cudaError_t err;
     const int grid = gh_grid(job, kernel, P16_THREADS, smem, job->elements / 8u, &err);
     if (grid == 0)

@@ -8,11 +8,14 @@
  *    shared atomicAdd and never subtracts; the old value tells it exactly whether its add carried
  *    out of the low half or out of the word, and p16_wrap() then moves 2^16 into the 64-bit
  *    global counters. Carries flip bit 15 or 31, so a vector of adds is checked with one test.
- *  - hot mode: each thread keeps one hot key hk; a sample equal to hk goes to the thread's own
- *    dummy word (its own bank), flushed after each iteration (one atomic per warp when the lanes
- *    agree); a vector step in which every lane's keys all equal its hk issues no atomic at all
- *    (a register counts the hits). Warps switch between plain and hot mode warp-uniformly
- *    (probe() / flush()).
+ *  - hot mode, per sample (count()): each thread keeps one hot key hk; a sample equal to hk goes
+ *    to the thread's own dummy word (its own bank), flushed with the hits of skipped vectors (a
+ *    vector step in which every lane's keys all equal its hk issues no atomic at all); LEAN
+ *    flushes every P16_FLUSH_EVERY iterations and votes less.
+ *  - hot mode, halves (count_hot_halves, u16 values): one hot key per warp; a word-level mask
+ *    finds the misses, hits only add to a register, the misses are counted in rounds of one
+ *    atomic per lane. Warps switch between plain and hot mode warp-uniformly (probe() /
+ *    flush()).
  *
  * The engine does not know where vectors come from or what their keys are: a kernel passes a
  * load and a key function to run() (the iteration structure) and owns the epilogue.
@@ -23,8 +26,13 @@
 #include "common.cuh"
 
 #define P16_THREADS 1024
-#define P16_HOT_KEEP 8u       /* hk survives an iteration with at least this many hits */
-#define P16_HOT_STAY 64u      /* a warp stays hot after an iteration with this many hits */
+#define P16_HOT_KEEP 8u       /* hk survives a flush period with at least this many hits per iteration */
+#define P16_HOT_STAY 64u      /* a warp stays hot after a flush period with this many hits per iteration */
+/* Hot iterations per flush (the lean hot mode). Per half, a dummy then holds at most
+ * P16_FLUSH_EVERY * U * VE hits (8 * 4 * 8 = 256 in cuda-two-pass' pass 2), `hits` as many, and
+ * a warp's flush at most 32 * 512: within the 2^15 limit of add_one. H200, u16/65536 hot90 (same
+ * runs): every 4 iterations 0.746 / 0.741 of the read ceiling, every 8 0.751 / 0.758. */
+#define P16_FLUSH_EVERY 8u
 #define P16_NOKEY 0xFFFFFFFFu /* no key equals it: keys are < nkeys <= 2^17 */
 #define P16_CARRY_BITS 0x80008000u
 
@@ -39,6 +47,20 @@ __host__ __device__ __forceinline__ uint32_t p16_dummy(uint32_t nkeys)
 static inline size_t p16_smem(uint32_t nkeys)
 {
     return ((size_t)p16_dummy(nkeys) + P16_THREADS) * 4u;
+}
+
+/* Halves hot mode (count_hot_halves): each thread's row of staged vectors, 4 U words padded to
+ * an odd multiple of 4 words, so that a warp's 16-byte stores of one vector index meet no bank
+ * twice (8 lanes x 4 words cover the 32 banks). */
+__host__ __device__ constexpr uint32_t p16_row_words(uint32_t U)
+{
+    return (U & 1u) ? 4u * U : 4u * U + 4u;
+}
+
+/* Shared memory of one block with the halves hot mode: + one row per thread after the dummies. */
+static inline size_t p16_smem_halves(uint32_t nkeys, uint32_t U)
+{
+    return p16_smem(nkeys) + (size_t)P16_THREADS * p16_row_words(U) * 4u;
 }
 
 /* The carry accounting for one add of inc to key's word that returned old (rare path). */
@@ -65,7 +87,7 @@ struct p16_engine {
     uint32_t dummy;            /* this thread's dummy word */
     uint32_t lane;
     uint32_t hk;               /* hot key (P16_NOKEY: none) */
-    uint32_t hits;             /* hot mode: hits of whole vectors on hk, not yet flushed */
+    uint32_t hits;             /* hot mode: hits on hk counted in a register, not yet flushed */
 
     __device__ __forceinline__ void init(uint32_t *words, unsigned long long *o, uint32_t n,
                                          uint32_t tid)
@@ -95,12 +117,15 @@ struct p16_engine {
             p16_wrap(out, nkeys, key, old, inc);
     }
 
-    /* Count the VE keys of one vector: VE atomics back to back, one carry test. */
-    /* SKIP (hot mode, converged warp only): the whole-warp skip below. */
+    /* Count the VE keys of one vector: VE atomics back to back, one carry test (the per-sample
+     * modes: plain, and hot with hits to the thread's dummy). */
+    /* SKIP (hot mode, converged warp only): the whole-warp skip below, tried while try_skip
+     * (warp-uniform) holds; a failed try clears it. */
     template <bool HOT, uint32_t VE, bool SKIP = false>
-    __device__ __forceinline__ void count(const uint32_t (&key)[VE], uint32_t &lastk)
+    __device__ __forceinline__ void count(const uint32_t (&key)[VE], uint32_t &lastk,
+                                          bool &try_skip)
     {
-        if (HOT && SKIP) {
+        if (HOT && SKIP && try_skip) {
             /* When every lane's vector is all hk, the warp issues no atomic at all: the VE hits
              * are kept in a register (constant data never touches shared memory). Warp-uniform
              * on purpose: letting single lanes skip (hot90 u16: ~43% of vectors) measured 2612
@@ -114,6 +139,7 @@ struct p16_engine {
                 lastk = hk;
                 return;
             }
+            try_skip = false;
         }
         uint32_t old[VE];
         uint32_t acc = 0;
@@ -146,11 +172,98 @@ struct p16_engine {
         }
     }
 
-    /* After a hot iteration: flush the hits counted in the dummy (at most 32 per iteration in
-     * either half; private to the thread) and in `hits` (at most 32 per iteration), maybe move
-     * hk; stay hot while the warp had at least P16_HOT_STAY hits. The warp must be converged
-     * here. */
-    __device__ __forceinline__ bool flush(const uint32_t lastk)
+    /* Hot mode for keys that are the 16-bit halves of the vectors in memory order (u16 values,
+     * cuda-two-pass' pass-2 keys), one full iteration of U vectors per thread; the warp must be
+     * converged. The per-sample hot mode of count() pays a whole atomic slot for every sample,
+     * hit or not (~14.5 thread-instructions per sample on u16 hot90, bound by the integer pipe;
+     * ncu, H200). Here a word-level test builds a mask of the misses (~5 instructions per word),
+     * the hits only add to `hits`, and the misses go to the counters in rounds: each round every
+     * lane takes one of its misses (its key re-read from the thread's own shared row, where the
+     * vectors were staged), lanes without one add 0 to their dummy, and the warp loops while any
+     * lane has misses: ~6 rounds per 24 keys on 90%-one-value data instead of 24 atomics. When
+     * no lane misses (constant data) nothing is staged; after such an iteration the next one
+     * first tries the cheaper all-words-equal vote. hk must be a key (< 65536): it is in hot
+     * mode, where probe() and flush() set it from keys.
+     * Measured (H200, 1 GiB u16/65536 hot90, GB/s / read ceiling): per-sample hot mode 0.609
+     * (flush and vote every iteration) and 0.68 (lean); this mode 0.745 with one hot key per warp
+     * (ncu at 256 MiB: 52.4M warp instructions against 61.0M, 1.2M shared atomics against 4.2M),
+     * 0.75-0.76 flushing every 8 iterations. Not kept: the rounds software-pipelined (the next
+     * key read before this atomic, carries tested a round late), 0.73: 61.2M instructions.
+     * Limits now: short-scoreboard stalls (each round waits for its key and its atomic) and
+     * the integer pipe (~56% busy); the miss atomics still meet ~3.5-way bank conflicts.
+     * cuda-two-pass' pass 2 keeps count()'s mode: its data rarely goes hot, and the rows' 64 KiB
+     * of shared memory cost f32 2^20 uniform / bell ~5% (0.229 / 0.194 against 0.241 / 0.205). */
+    template <uint32_t U>
+    __device__ __forceinline__ void count_hot_halves(const uint4 (&v)[U], uint32_t &lastk,
+                                                     uint32_t *row, bool &all_hit)
+    {
+        constexpr uint32_t NW = 4u * U;
+        static_assert(NW <= 16u, "a lane's misses fit one 32-bit mask");
+        const uint32_t h2 = hk * 0x10001u;
+        lastk = v[U - 1u].w >> 16;
+        if (all_hit) { /* the iteration before was all hk: try the vote first */
+            bool all = true;
+#pragma unroll
+            for (uint32_t u = 0; u < U; ++u)
+                all = all && v[u].x == h2 && v[u].y == h2 && v[u].z == h2 && v[u].w == h2;
+            if (__all_sync(0xffffffffu, all)) {
+                hits += 2u * NW;
+                return;
+            }
+        }
+        /* Misses: bit i for the low half of word i, bit 16 + i for its high half. t has bit 15
+         * (31) set when the low (high) half differs from hk: adding 0x7fff to the low 15 bits
+         * carries into bit 15 unless they are zero, and never across halves. */
+        uint32_t m = 0u;
+#pragma unroll
+        for (uint32_t i = 0; i < NW; ++i) {
+            const uint32_t x = (i & 3u) == 0u   ? v[i / 4u].x
+                               : (i & 3u) == 1u ? v[i / 4u].y
+                               : (i & 3u) == 2u ? v[i / 4u].z
+                                                : v[i / 4u].w;
+            const uint32_t y = x ^ h2;
+            const uint32_t t = (((y & 0x7fff7fffu) + 0x7fff7fffu) | y) & 0x80008000u;
+            m += i == 15u ? t : __umulhi(t, 1u << (17u + i)); /* bits 15, 31 -> i, 16 + i */
+        }
+        hits += 2u * NW - (uint32_t)__popc(m);
+        all_hit = !__any_sync(0xffffffffu, m != 0u);
+        if (all_hit)
+            return;
+#pragma unroll
+        for (uint32_t u = 0; u < U; ++u)
+            reinterpret_cast<uint4 *>(row)[u] = v[u];
+        const uint16_t *keys = reinterpret_cast<const uint16_t *>(row);
+        do {
+            const bool has = m != 0u;
+            const uint32_t b = has ? 31u - (uint32_t)__clz(m) : 0u;
+            m &= ~(1u << b);
+            const uint32_t key = keys[2u * (b & 15u) + (b >> 4)];
+            const uint32_t inc = has ? (key & 1u) * 0xffffu + 1u : 0u;
+            const uint32_t old = atomicAdd(w + (has ? key >> 1 : dummy), inc);
+            if ((old ^ (old + inc)) & P16_CARRY_BITS) /* rare; an add of 0 never carries */
+                p16_wrap(out, nkeys, key, old, inc);
+        } while (__any_sync(0xffffffffu, m != 0u));
+    }
+
+    /* The candidate most lanes of the warp hold (ties: the lowest such lane's); converged warp. */
+    __device__ __forceinline__ uint32_t warp_mode(const uint32_t c) const
+    {
+        const uint32_t peers = __match_any_sync(0xffffffffu, c);
+        const uint32_t best = __reduce_max_sync(0xffffffffu, (uint32_t)__popc(peers) << 5 | (31u - lane));
+        return __shfl_sync(0xffffffffu, c, 31u - (best & 31u));
+    }
+
+    /* After `iters` hot iterations: flush the hits counted in the dummy (private to the thread)
+     * and in `hits` (at most P16_FLUSH_EVERY * U * VE each, see there), maybe move hk (fewer
+     * than P16_HOT_KEEP hits per iteration); stay hot while the warp had at least P16_HOT_STAY
+     * hits per iteration. The warp must be converged here.
+     * UNIFORM (the halves hot mode): one hot key for the whole warp, the candidate most lanes
+     * hold. With a key per lane, the ~10% of lanes whose last key was a miss on 90%-one-value
+     * data count every sample as a miss until the next flush, and the warp runs as many rounds
+     * as its worst lane: u16/65536 hot90 0.69-0.70 of the read ceiling, 0.745 with one key per
+     * warp (H200). */
+    template <bool UNIFORM = false>
+    __device__ __forceinline__ bool flush(const uint32_t lastk, const uint32_t iters = 1u)
     {
         const uint32_t d = w[dummy];
         w[dummy] = 0u;
@@ -164,17 +277,19 @@ struct p16_engine {
         } else if (hc != 0u) {
             add_one(hk, hc);
         }
-        if (hc < P16_HOT_KEEP)
-            hk = lastk;
-        return s >= P16_HOT_STAY;
+        const uint32_t cand = hc < P16_HOT_KEEP * iters ? lastk : hk;
+        hk = UNIFORM ? warp_mode(cand) : cand;
+        return s >= P16_HOT_STAY * iters;
     }
 
     /* After a plain iteration: go hot when at least 4 lanes saw their previous iteration's last
      * key again (uniform u16: ~32 / 65536 per iteration; hot90: ~26 lanes). */
+    /* UNIFORM: going hot, the warp takes the last key most lanes hold (see flush). */
+    template <bool UNIFORM = false>
     __device__ __forceinline__ bool probe(const uint32_t lastk)
     {
         const uint32_t same = __popc(__ballot_sync(0xffffffffu, lastk == hk));
-        hk = lastk;
+        hk = UNIFORM && same >= 4u ? warp_mode(lastk) : lastk;
         return same >= 4u;
     }
 
@@ -186,25 +301,34 @@ struct p16_engine {
      * Warp-uniform mode: plain (no hot-key test) until probe() sees skew, hot until flush() sees
      * too few hits. The trip count is block-uniform, so warps are converged at flush() and
      * probe(). PF: the next iteration's U vectors are loaded before this one is counted (2U
-     * vectors of registers). */
-    template <uint32_t U, uint32_t VE, bool PF = false, class Load, class Keys>
+     * vectors of registers). LEAN: hot warps flush every P16_FLUSH_EVERY iterations and try the
+     * whole-warp skip only while it succeeds (else: both every iteration, every vector). HALVES:
+     * the keys are the vectors' 16-bit halves in memory order, and hot iterations go to
+     * count_hot_halves (the block's shared memory needs p16_smem_halves). */
+    template <uint32_t U, uint32_t VE, bool PF = false, bool LEAN = true, bool HALVES = false,
+              class Load, class Keys>
     __device__ __forceinline__ void run(uint64_t first, const uint64_t step, const uint64_t nvec,
                                         const uint32_t tid, Load &&load, Keys &&keys)
     {
         /* hot: hot mode; skip: the warp is converged (full iterations), so count() may vote */
-        auto do_vector = [&](const uint4 vv, uint32_t &lastk, auto hot, auto skip) {
+        auto do_vector = [&](const uint4 vv, uint32_t &lastk, bool &try_skip, auto hot,
+                             auto skip) {
             uint32_t key[VE];
             keys(vv, key);
-            count<decltype(hot)::value, VE, decltype(skip)::value>(key, lastk);
+            count<decltype(hot)::value, VE, decltype(skip)::value>(key, lastk, try_skip);
         };
         uint64_t base = first;
         bool hot = false;
+        uint32_t since = 0; /* hot iterations not flushed yet */
         auto full = [&](uint64_t b) { return b + P16_THREADS * U <= nvec; };
         auto load_set = [&](uint4(&v)[U], uint64_t b) {
 #pragma unroll
             for (uint32_t u = 0; u < U; ++u)
                 v[u] = load(b + u * P16_THREADS + tid);
         };
+        /* HALVES: this thread's staging row (after the dummies) and the all-hit state */
+        uint32_t *const row = w + p16_dummy(nkeys) + P16_THREADS + tid * p16_row_words(U);
+        bool all_hit = false;
         uint4 nx[U]; /* PF: the next iteration's vectors */
         if (PF && full(base))
             load_set(nx, base);
@@ -221,26 +345,44 @@ struct p16_engine {
             }
             uint32_t lastk = hk;
             if (hot) {
+                /* LEAN: the whole-warp skip is tried on the iteration's first vector and on the
+                 * next ones only while it succeeds (90%-one-value data never skips; constant data
+                 * always does), and the hits are flushed every P16_FLUSH_EVERY iterations. */
+                if constexpr (HALVES) {
+                    count_hot_halves<U>(v, lastk, row, all_hit);
+                } else {
+                    bool try_skip = true;
 #pragma unroll
-                for (uint32_t u = 0; u < U; ++u)
-                    do_vector(v[u], lastk, std::true_type(), std::true_type());
-                hot = flush(lastk);
+                    for (uint32_t u = 0; u < U; ++u) {
+                        if (!LEAN)
+                            try_skip = true;
+                        do_vector(v[u], lastk, try_skip, std::true_type(), std::true_type());
+                    }
+                }
+                if (++since == (LEAN ? P16_FLUSH_EVERY : 1u)) {
+                    hot = flush<HALVES>(lastk, since);
+                    since = 0;
+                }
             } else {
+                bool no_skip = false;
 #pragma unroll
                 for (uint32_t u = 0; u < U; ++u)
-                    do_vector(v[u], lastk, std::false_type(), std::false_type());
-                hot = probe(lastk);
+                    do_vector(v[u], lastk, no_skip, std::false_type(), std::false_type());
+                hot = probe<HALVES>(lastk);
             }
         }
         if (base < nvec) { /* at most one partial iteration per block: one vector at a time */
             const uint32_t rem = (uint32_t)(nvec - base);
             uint32_t lastk = hk;
+            bool no_skip = false;
 #pragma unroll 1
             for (uint32_t u = 0; u < U; ++u)
                 if (u * P16_THREADS + tid < rem)
-                    do_vector(load(base + u * P16_THREADS + tid), lastk, std::true_type(),
-                              std::false_type());
-            (void)flush(lastk);
+                    do_vector(load(base + u * P16_THREADS + tid), lastk, no_skip,
+                              std::true_type(), std::false_type());
+            (void)flush(lastk); /* also the hot iterations not flushed yet */
+        } else if (since != 0u) {
+            (void)flush(hk); /* nothing may stay in the dummies or in `hits` */
         }
     }
 

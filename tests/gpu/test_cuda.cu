@@ -942,6 +942,69 @@ static void case_edge_cells(void)
     gpuhist_destroy(ctx);
 }
 
+/* Skewed 16-bit data through cuda-fast-packed16's hot mode (and auto): 4 Mi-sample stretches of
+ * 90% one value, one value, two values of 45% each (the miss path carries out of 16-bit halves),
+ * uniform values, runs of 1024 equal values, and 97% of a value that moves every 64 Ki samples,
+ * so warps switch between plain and hot mode, move their hot key, skip whole iterations and
+ * count misses in rounds. 22 iterations of every block of a 132-SM grid (the H100 and the H200)
+ * leave a block's last hot iteration unflushed at the loop's end; the other size ends on a
+ * partial iteration. Then cuda-two-pass with two hot f32 values, so that its pass 2 (the same
+ * engine) counts the one its reference-key exclusion lets through in hot mode. */
+static void case_u16_skew(void)
+{
+    gpuhist_ctx *ctx = cuda_ctx();
+    const size_t it = 132ull * 24576ull;
+    for (size_t n : {22 * it, 22 * it - 777}) {
+        std::vector<uint16_t> h(n);
+        for (size_t i = 0; i < n; ++i) {
+            const uint32_t r = (uint32_t)rnd(), pct = (r >> 16) % 100;
+            uint16_t x = (uint16_t)r;
+            switch ((i >> 22) % 6) {
+            case 0: x = pct < 90 ? 40000 : x; break;
+            case 1: x = 123; break;
+            case 2: x = pct < 45 ? 7 : pct < 90 ? 65535 : x; break;
+            case 3: break;
+            case 4: x = (uint16_t)(i >> 10); break;
+            default: x = pct < 97 ? (uint16_t)(2 * (i >> 16) + 1) : x; break;
+            }
+            h[i] = x;
+        }
+        void *base = NULL;
+        gpuhist_samples hs = gpuhist_samples_1d(h.data(), GPUHIST_U16, n);
+        gpuhist_samples ds = hs;
+        ds.data = to_device(h.data(), n * 2, 0, &base);
+        ds.location = GPUHIST_MEMORY_DEVICE;
+        const gpuhist_bin_spec specs[] = {gpuhist_bins_integer(65536, 0),
+                                          gpuhist_bins_even(1000, 0.0, 65536.0)};
+        for (const gpuhist_bin_spec &b : specs) {
+            const expected e = reference(&hs, &b);
+            for (const char *name : {"auto", "cuda-fast-packed16"}) {
+                check_context("u16_skew n=%zu, %u bins, %s", n, b.bins, name);
+                one_strategy(ctx, name, &ds, &b, e);
+            }
+        }
+        cudaFree(base);
+    }
+    const size_t n = 6000011;
+    std::vector<float> f(n);
+    for (size_t i = 0; i < n; ++i) {
+        const uint32_t r = (uint32_t)rnd(), pct = (r >> 24) % 100;
+        f[i] = pct < 45 ? 0.3f : pct < 90 ? 0.7f : (float)(r & 0xffffff) * (1.0f / 16777216.0f);
+    }
+    const gpuhist_bin_spec b = gpuhist_bins_even(1u << 20, 0.0, 1.0);
+    gpuhist_samples hs = gpuhist_samples_1d(f.data(), GPUHIST_F32, n);
+    void *base = NULL;
+    gpuhist_samples ds = hs;
+    ds.data = to_device(f.data(), n * 4, 0, &base);
+    ds.location = GPUHIST_MEMORY_DEVICE;
+    check_context("u16_skew: f32 2^20 bins, two values of 45%%, %s", "cuda-two-pass");
+    one_strategy(ctx, "cuda-two-pass", &ds, &b, reference(&hs, &b));
+    gpuhist_set_strategy(ctx, "auto");
+    check_context("%s", "");
+    cudaFree(base);
+    gpuhist_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -953,7 +1016,7 @@ int main(int argc, char **argv)
         {"unaligned", case_unaligned},   {"host_chunks", case_host_chunks},
         {"many_bins", case_many_bins},   {"reuse", case_reuse},
         {"edge_cells", case_edge_cells}, {"byte_channels", case_byte_channels},
-        {"byte_runs", case_byte_runs},
+        {"byte_runs", case_byte_runs},   {"u16_skew", case_u16_skew},
     };
     for (const auto &c : cases)
         if (argc == 2 && !strcmp(argv[1], c.name)) {
