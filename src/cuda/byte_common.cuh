@@ -260,6 +260,9 @@ static gpuhist_status gh8_grid(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, K 
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                             "%s: no block of %d threads with %zu bytes of shared memory fits an SM",
                             name, threads, smem);
+    /* GPUHIST_CUDA_BLOCKS_PER_SM (a tuning knob) caps the resident blocks when it is set */
+    if (job->blocks_per_sm_cap > 0 && per_sm > job->blocks_per_sm_cap)
+        per_sm = job->blocks_per_sm_cap;
     uint64_t full = (uint64_t)(job->sm_count > 0 ? job->sm_count : 1) * (uint64_t)per_sm;
     uint64_t need = (nvec + per_block - 1) / per_block;
     uint64_t g = need < full ? need : full;

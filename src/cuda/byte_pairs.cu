@@ -18,7 +18,9 @@
  * how cuda-histogram256 reaches 0.96 on hot90), and counts each iteration of 3 vectors per
  * thread in one of three warp-uniform modes:
  *   pairs: 8 keys per 16-byte vector, 8 atomics with return and one carry test per vector;
- *   bytes: 16 red.shared per vector into the warp's table;
+ *   bytes: 16 red.shared per vector into the warp's table (one channel: two tables per warp,
+ *   even and odd bytes, so a warp's back-to-back reds alternate between two addresses of a hot
+ *   value; each byte's address is one PRMT and one IMAD);
  *   run: all the warp's 384 words of the iteration are one word w0 (constant data, one repeated
  *   pixel): each histogrammed byte of w0 gets 384 with one red.shared.add, no atomic per byte.
  * Before counting an iteration the warp counts the lanes whose first and last pair keys (of
@@ -79,7 +81,16 @@
  *   The byte tables hold nout = active * 256 counters and are shared by two warps, so that
  *   four channels still fit (32 x 4 KiB would not). 3 channels (no fixed phase in a vector) and
  *   one histogrammed channel of 2 or 4 (nothing to pair) are declined.
- * Limits: 161 KiB of shared memory for one channel, 162-196 KiB for several (one block of 1024
+ * Two byte tables per warp and the PRMT addresses (H200, 2026-11-24, 1 GiB u8/256, same runs):
+ * uniform / hot90 / constant / bell 0.819 / 0.908 / 0.957 / 0.821 of the read ceiling with one
+ * table, 0.847 / 0.941 / 0.962 / 0.844 with two (ncu hot90 at 256 MiB: 42.97M warp
+ * instructions against 44.16M, bank conflicts of the reds 4.0M against 4.4M), 0.770 / 0.879 / 0.922 /
+ * 0.771 with three (225 KiB of shared memory); the PRMT addresses 0.930-0.936 against 0.926-0.928
+ * on hot90, the rest within 1%. An L2 prefetch of the iteration after next (prefetch.global.L2,
+ * no registers) measured 0.825 / 0.847 on hot90 / constant: not kept. The rest of the gap to
+ * histogram256's 0.95-0.96 on hot90 is about its occupancy: histogram256 held to byte-pairs'
+ * 32 warps per SM (GPUHIST_CUDA_BLOCKS_PER_SM=4) measured 0.925 against 0.955 (same run).
+ * Limits: 193 KiB of shared memory for one channel, 162-196 KiB for several (one block of 1024
  * threads per SM), at most 2^26 vectors per block per launch (the 32-bit per-block sums).
  * Loads: 16-byte vectors of the aligned body, the next iteration's loaded before this one is
  * counted; the unaligned head and tail (< 16 bytes each) by byte_common.cuh's gh8_loose_kernel.
@@ -105,10 +116,23 @@ __host__ __device__ constexpr uint32_t bp_warps_per_table(int C)
     return C == 1 ? 1u : 2u;
 }
 
+/* Byte tables per warp: one channel, two (byte j of a vector goes to table j % 2), so that the
+ * back-to-back reds of bytes mode alternate between two addresses of the hot value. H200, 1 GiB
+ * u8/256, GB/s / read ceiling, uniform / hot90 / constant / bell, same runs: one table 0.819 /
+ * 0.908 / 0.957 / 0.821, two 0.847 / 0.941 / 0.962 / 0.844 (0.825 / 0.928 / 0.957 / 0.813 in an
+ * earlier run), three (225 KiB of shared memory) 0.770 / 0.879 / 0.922 / 0.771. Several
+ * channels: one table per two warps (see bp_warps_per_table). */
+__host__ __device__ constexpr uint32_t bp_tables_per_warp(int C)
+{
+    return C == 1 ? 2u : 1u;
+}
+
 /* Shared memory: pair words, the byte tables (nout counters each), the block's nout sums. */
 static inline size_t bp_smem(int C, uint32_t nout)
 {
-    return ((size_t)BP_PAIR_WORDS + (BP_WARPS / bp_warps_per_table(C) + 1u) * nout) * 4u;
+    return ((size_t)BP_PAIR_WORDS +
+            (BP_WARPS / bp_warps_per_table(C) * bp_tables_per_warp(C) + 1u) * nout) *
+           4u;
 }
 
 /* Where a launch's keys come from (C > 1; one channel needs none of it). Output key = histogram
@@ -153,26 +177,30 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
     static_assert(C == 1 || C == 2 || C == 4, "16-byte vectors need a fixed channel phase");
     static_assert(C == 4 ? NLW >= 2 && NLW <= 4 : NLW == 4, "a pair needs two bytes");
     constexpr uint32_t TW = bp_warps_per_table(C), NT = BP_WARPS / TW;
+    constexpr uint32_t TPW = bp_tables_per_warp(C);
     constexpr uint32_t NK = C <= 2 ? 8u : 4u; /* pair keys per vector */
     const uint32_t nout = C == 1 ? GH8_VALUES : L.nout;
     const uint32_t lo = C == 1 ? 0u : L.lo, hi = C == 1 ? 0u : L.hi;
     extern __shared__ __align__(16) uint32_t bp_w[];
     uint32_t *tables = bp_w + BP_PAIR_WORDS;
-    uint32_t *sums = tables + NT * nout;
+    uint32_t *sums = tables + NT * TPW * nout;
     const uint32_t tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
-    for (uint32_t i = tid; i < BP_PAIR_WORDS + (NT + 1u) * nout; i += BP_THREADS)
+    for (uint32_t i = tid; i < BP_PAIR_WORDS + (NT * TPW + 1u) * nout; i += BP_THREADS)
         bp_w[i] = 0u;
     __syncthreads();
-    const uint32_t mine = (uint32_t)__cvta_generic_to_shared(tables + warp / TW * nout);
+    const uint32_t mine = (uint32_t)__cvta_generic_to_shared(tables + warp / TW * TPW * nout);
 
-    /* the warp-table address of histogrammed byte b of word x */
-    auto byte_at = [&](uint32_t x, uint32_t b) -> uint32_t {
-        if constexpr (C <= 2)
-            return mine + (((b & 1u) ? hi : lo) + ((x >> (8u * b)) & 0xffu)) * 4u;
+    /* the warp-table address of histogrammed byte b of word x (table t of the warp's TPW) */
+    auto byte_at = [&](uint32_t x, uint32_t b, uint32_t t = 0u) -> uint32_t {
+        if constexpr (C <= 2) /* PRMT + IMAD: one integer-pipe instruction a byte, not 3 */
+            return mine + ((b & 1u) ? hi : lo) * 4u + __byte_perm(x, 0u, 0x4440u | b) * 4u +
+                   t * GH8_VALUES * 4u;
         else
             return mine + (L.live.off[b] + __byte_perm(x, 0u, L.live.sel[b])) * 4u;
     };
-    auto count_byte = [&](uint32_t x, uint32_t b) { gh_red_shared(byte_at(x, b)); };
+    auto count_byte = [&](uint32_t x, uint32_t b, uint32_t t = 0u) {
+        gh_red_shared(byte_at(x, b, t));
+    };
     auto pair_key = [&](const uint32_t (&w)[4], uint32_t e) -> uint32_t {
         if constexpr (C <= 2)
             return (w[e >> 1] >> (16u * (e & 1u))) & 0xffffu;
@@ -186,7 +214,7 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
         for (uint32_t i = 0; i < 4u; ++i)
 #pragma unroll
             for (uint32_t b = 0; b < (uint32_t)NLW; ++b)
-                count_byte(w[i], b);
+                count_byte(w[i], b, (4u * i + b) % TPW);
     };
     /* pairs mode: NK keys, NK atomics back to back, one carry test (packed16.cuh's count); the
      * bytes outside the pairs (C == 4, NLW > 2) into the warp's table */
@@ -230,6 +258,7 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
         for (uint32_t u = 0; u < BP_U; ++u)
             v[u] = __ldcs(vec + at + u * BP_THREADS + tid);
     };
+
     auto count = [&](const uint4(&v)[BP_U]) {
         /* the warp's mode for these vectors (see the banner) */
         const uint32_t wf[4] = {v[0].x, v[0].y, v[0].z, v[0].w};
@@ -299,7 +328,8 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
     }
     if constexpr (C == 1) {
         for (uint32_t wi = q * (BP_WARPS / 4u); wi < (q + 1u) * (BP_WARPS / 4u); ++wi)
-            s_lo += tables[wi * GH8_VALUES + v];
+            for (uint32_t t = 0; t < TPW; ++t)
+                s_lo += tables[(wi * TPW + t) * GH8_VALUES + v];
         atomicAdd(sums + v, s_lo + s_hi);
     } else {
         atomicAdd(sums + lo + v, s_lo);

@@ -603,7 +603,11 @@ const gh_rule gh_policy[] = {
      * cells (13:28Z, bench --cells x_): 4 of 4 2673 / 3842 / 4104 / 2802 against histogram256
      * 2272 / 3959 / 4026 / 2476 (0.97x on hot90); 2 of 2 0.99-1.55x histogram256, 2 of 4
      * (12:38Z) 1.0-1.07x. 3 channels and one histogrammed channel of several: byte-pairs
-     * declines, histogram256. */
+     * declines, histogram256.
+     * 2026-11-24 (two byte tables per warp, PRMT byte addresses), u8/256, two H200 runs: 0.847 /
+     * 0.941 / 0.962 / 0.844 and 0.833 / 0.930 / 0.959 / 0.827 of the read ceiling against
+     * histogram256's 0.53 / 0.96 / 0.97 / 0.57: still the smaller worst case (0.97-0.98 of
+     * histogram256 on hot90, within the 5% rule). */
     {0, GPUHIST_INT8_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-byte-pairs"},
     /* 8-bit data, any bins, the layouts byte-pairs declines: raw values in per-warp
      * sub-histograms (hardware shared atomics), folded into bins. RGBA 3 of 4 (11:45Z): 2884 /
@@ -612,7 +616,8 @@ const gh_rule gh_policy[] = {
     {0, GPUHIST_INT8_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-histogram256"},
     /* 16-bit data, any bins: 65536 16-bit counters packed in 128 KiB of shared memory with an
      * exact carry hand-off. u16/65536: 3555 / 2793 / 3699 / 3571 vs CUB 188 / 259 / 560 / 193 and
-     * cuda-multipass 278-291. */
+     * cuda-multipass 278-291; with the halves hot mode (2026-11-24, H200): 3567 / 3444 / 3718 /
+     * 3561 (0.78 / 0.76 / 0.82 / 0.78 of the read ceiling). */
     {0, GPUHIST_DTYPE_BIT(GPUHIST_U16) | GPUHIST_DTYPE_BIT(GPUHIST_I16), GPUHIST_ALL_KINDS, 1,
      0xFFFFFFFFu, "cuda-fast-packed16"},
     /* Slots that fit one block's shared memory (32-bit counters): cuda-fast-smem. f32/256:
