@@ -353,8 +353,8 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16 = {
     "u16/i16, every bin spec (counts the 65536 values, the backend folds them into bins); one "
     "channel",
     "16-bit counters packed two per word in 128 KiB of shared memory, exact carry accounting "
-    "into 64-bit global counters, per-thread hot-key registers against same-address contention, "
-    "16-byte loads",
+    "into 64-bit global counters; on skewed data one hot value per warp counted in registers "
+    "and the other samples' atomics issued in rounds, 16-byte loads",
     GPUHIST_DTYPE_BIT(GPUHIST_U16) | GPUHIST_DTYPE_BIT(GPUHIST_I16),
     GPUHIST_ALL_KINDS,
     0,

@@ -39,7 +39,8 @@
  * Between the passes (tp_group), the used pages are listed bucket by bucket.
  * Pass 2 (tp_count, 1024 threads, one block per SM). The page lists are cut into equal ranges,
  * one per block; a block counts each bucket part of its range into packed 16-bit shared counters
- * (packed16.cuh: carry accounting, hot-key dummies against skewed data) and adds the non-zero
+ * (packed16.cuh: carry accounting, per-sample hot-key dummies against skewed data, flushed
+ * every 8 iterations) and adds the non-zero
  * ones to out with 64-bit atomics: at most (blocks + buckets) x 65536 atomics per pass,
  * independent of the input size.
  *
