@@ -91,7 +91,9 @@
  * histogram256's 0.95-0.96 on hot90 is about its occupancy: histogram256 held to byte-pairs'
  * 32 warps per SM (GPUHIST_CUDA_BLOCKS_PER_SM=4) measured 0.925 against 0.955 (same run).
  * Limits: 193 KiB of shared memory for one channel, 162-196 KiB for several (one block of 1024
- * threads per SM), at most 2^26 vectors per block per launch (the 32-bit per-block sums).
+ * threads per SM; a device with less opt-in shared memory, sm_80's 163 KiB, declines one channel
+ * and auto takes cuda-histogram256), at most 2^26 vectors per block per launch (the 32-bit
+ * per-block sums).
  * Loads: 16-byte vectors of the aligned body, the next iteration's loaded before this one is
  * counted; the unaligned head and tail (< 16 bytes each) by byte_common.cuh's gh8_loose_kernel.
  * Seed: 002 (privatised shared histograms), 000 (histogram256's per-warp tables); counting pairs
