@@ -83,9 +83,10 @@
  *   one histogrammed channel of 2 or 4 (nothing to pair) are declined.
  * Two byte tables per warp and the PRMT addresses (H200, 2026-11-24, 1 GiB u8/256, same runs):
  * uniform / hot90 / constant / bell 0.819 / 0.908 / 0.957 / 0.821 of the read ceiling with one
- * table, 0.847 / 0.941 / 0.962 / 0.844 with two (ncu hot90 at 256 MiB: 42.97M warp
- * instructions against 44.16M, bank conflicts of the reds 4.0M against 4.4M), 0.770 / 0.879 / 0.922 /
- * 0.771 with three (225 KiB of shared memory); the PRMT addresses 0.930-0.936 against 0.926-0.928
+ * table, 0.847 / 0.941 / 0.962 / 0.844 with two (0.825 / 0.928 / 0.957 / 0.813 in an earlier
+ * run; ncu hot90 at 256 MiB: 42.97M warp instructions against 44.16M, bank conflicts of the reds
+ * 4.0M against 4.4M), 0.770 / 0.879 / 0.922 / 0.771 with three (225 KiB of shared memory); the
+ * PRMT addresses 0.930-0.936 against 0.926-0.928
  * on hot90, the rest within 1%. An L2 prefetch of the iteration after next (prefetch.global.L2,
  * no registers) measured 0.825 / 0.847 on hot90 / constant: not kept. The rest of the gap to
  * histogram256's 0.95-0.96 on hot90 is about its occupancy: histogram256 held to byte-pairs'
@@ -119,11 +120,9 @@ __host__ __device__ constexpr uint32_t bp_warps_per_table(int C)
 }
 
 /* Byte tables per warp: one channel, two (byte j of a vector goes to table j % 2), so that the
- * back-to-back reds of bytes mode alternate between two addresses of the hot value. H200, 1 GiB
- * u8/256, GB/s / read ceiling, uniform / hot90 / constant / bell, same runs: one table 0.819 /
- * 0.908 / 0.957 / 0.821, two 0.847 / 0.941 / 0.962 / 0.844 (0.825 / 0.928 / 0.957 / 0.813 in an
- * earlier run), three (225 KiB of shared memory) 0.770 / 0.879 / 0.922 / 0.771. Several
- * channels: one table per two warps (see bp_warps_per_table). */
+ * back-to-back reds of bytes mode alternate between two addresses of the hot value (measured
+ * against one and three in the banner). Several channels: one table per two warps (see
+ * bp_warps_per_table). */
 __host__ __device__ constexpr uint32_t bp_tables_per_warp(int C)
 {
     return C == 1 ? 2u : 1u;
@@ -260,7 +259,6 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
         for (uint32_t u = 0; u < BP_U; ++u)
             v[u] = __ldcs(vec + at + u * BP_THREADS + tid);
     };
-
     auto count = [&](const uint4(&v)[BP_U]) {
         /* the warp's mode for these vectors (see the banner) */
         const uint32_t wf[4] = {v[0].x, v[0].y, v[0].z, v[0].w};

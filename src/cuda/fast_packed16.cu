@@ -38,8 +38,8 @@
  *     (uniform u16: ~32/65536 of lanes per iteration, hot90: ~26 lanes);
  *   hot (f32 slots): each thread keeps one hot key hk; the atomic stays unconditional (ptxas
  *     wraps a predicated atomic in a branch) but a sample equal to hk goes, with the same inc, to
- *     the thread's own
- *     dummy word after the counters (thread t's is in bank t % 32, so hot lanes never meet on one
+ *     the thread's own dummy word after the counters (thread t's is in bank t % 32, so hot lanes
+ *     never meet on one
  *     address; the dummy counts the hits, at most 32 per half: no carry, no false carry flag).
  *     After the iteration the dummy is read and cleared and the hits flushed: one REDUX and one
  *     atomic per warp when all 32 lanes hold the same hk (r <= 1024), else one atomic per lane
@@ -205,7 +205,8 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
      * kernels spill (16-22 bytes at 64 registers) and measured 0.77-0.82 of the read ceiling on
      * f32/65536 against 0.82-0.87 (H200, same run). */
     constexpr bool U16 = MODE == P16_U16;
-    eng.run<U, VE, true, U16, U16>((uint64_t)blockIdx.x * per_block, (uint64_t)gridDim.x * per_block, nvec,
+    eng.run<U, VE, true, U16, U16>((uint64_t)blockIdx.x * per_block,
+                                   (uint64_t)gridDim.x * per_block, nvec,
                          tid, [&](uint64_t i) { return __ldcs(vec + i); }, keys);
     __syncthreads();
 
@@ -265,7 +266,8 @@ static int p16_supports_f32(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
 
 static int p16_supports_u16(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
 {
-    return plan->channels == 1 && p16_smem_halves(65536u, P16_U) <= gpuhist_cuda_smem_optin(ctx);
+    return plan->channels == 1 &&
+           p16_smem_halves(65536u, P16_U) <= gpuhist_cuda_smem_optin(ctx);
 }
 
 template <int MODE>

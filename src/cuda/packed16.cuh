@@ -26,8 +26,8 @@
 #include "common.cuh"
 
 #define P16_THREADS 1024
-#define P16_HOT_KEEP 8u       /* hk survives a flush period with at least this many hits per iteration */
-#define P16_HOT_STAY 64u      /* a warp stays hot after a flush period with this many hits per iteration */
+#define P16_HOT_KEEP 8u  /* hk survives a flush period with at least this many hits per iteration */
+#define P16_HOT_STAY 64u /* a warp stays hot after a flush period with this many per iteration */
 /* Hot iterations per flush (the lean hot mode). Per half, a dummy then holds at most
  * P16_FLUSH_EVERY * U * VE hits (8 * 4 * 8 = 256 in cuda-two-pass' pass 2), `hits` as many, and
  * a warp's flush at most 32 * 512: within the 2^15 limit of add_one. H200, u16/65536 hot90 (same
@@ -118,9 +118,9 @@ struct p16_engine {
     }
 
     /* Count the VE keys of one vector: VE atomics back to back, one carry test (the per-sample
-     * modes: plain, and hot with hits to the thread's dummy). */
-    /* SKIP (hot mode, converged warp only): the whole-warp skip below, tried while try_skip
-     * (warp-uniform) holds; a failed try clears it. */
+     * modes: plain, and hot with hits to the thread's dummy). SKIP (hot mode, converged warp
+     * only): the whole-warp skip below, tried while try_skip (warp-uniform) holds; a failed try
+     * clears it. */
     template <bool HOT, uint32_t VE, bool SKIP = false>
     __device__ __forceinline__ void count(const uint32_t (&key)[VE], uint32_t &lastk,
                                           bool &try_skip)
@@ -172,18 +172,18 @@ struct p16_engine {
         }
     }
 
-    /* Hot mode for keys that are the 16-bit halves of the vectors in memory order (u16 values,
-     * cuda-two-pass' pass-2 keys), one full iteration of U vectors per thread; the warp must be
-     * converged. The per-sample hot mode of count() pays a whole atomic slot for every sample,
-     * hit or not (~14.5 thread-instructions per sample on u16 hot90, bound by the integer pipe;
-     * ncu, H200). Here a word-level test builds a mask of the misses (~5 instructions per word),
-     * the hits only add to `hits`, and the misses go to the counters in rounds: each round every
-     * lane takes one of its misses (its key re-read from the thread's own shared row, where the
-     * vectors were staged), lanes without one add 0 to their dummy, and the warp loops while any
-     * lane has misses: ~6 rounds per 24 keys on 90%-one-value data instead of 24 atomics. When
-     * no lane misses (constant data) nothing is staged; after such an iteration the next one
-     * first tries the cheaper all-words-equal vote. hk must be a key (< 65536): it is in hot
-     * mode, where probe() and flush() set it from keys.
+    /* Hot mode for keys that are the 16-bit halves of the vectors in memory order (u16 values), one
+     * full iteration of U vectors per thread; the warp must be converged. The per-sample hot mode
+     * of count() pays a whole atomic slot for every sample, hit or not (~14.5 thread-instructions
+     * per sample on u16 hot90, bound by the integer pipe; ncu, H200). Here a word-level test builds
+     * a mask of the misses (~5 instructions per word), the hits only add to `hits`, and the misses
+     * go to the counters in rounds: each round every lane takes one of its misses (its key re-read
+     * from the thread's own shared row after the dummies, where the vectors were staged), lanes
+     * without one add 0 to their dummy, and the warp loops while any lane has misses: ~6 rounds per
+     * 24 keys on 90%-one-value data instead of 24 atomics. When no lane misses (constant data)
+     * nothing is staged; after such an iteration the next one first tries the cheaper
+     * all-words-equal vote. hk must be a key (< 65536): it is in hot mode, where probe() and
+     * flush() set it from keys.
      * Measured (H200, 1 GiB u16/65536 hot90, GB/s / read ceiling): per-sample hot mode 0.609
      * (flush and vote every iteration) and 0.68 (lean); this mode 0.745 with one hot key per warp
      * (ncu at 256 MiB: 52.4M warp instructions against 61.0M, 1.2M shared atomics against 4.2M),
@@ -195,9 +195,11 @@ struct p16_engine {
      * of shared memory cost f32 2^20 uniform / bell ~5% (0.229 / 0.194 against 0.241 / 0.205). */
     template <uint32_t U>
     __device__ __forceinline__ void count_hot_halves(const uint4 (&v)[U], uint32_t &lastk,
-                                                     uint32_t *row, bool &all_hit)
+                                                     bool &all_hit)
     {
         constexpr uint32_t NW = 4u * U;
+        const uint32_t tid = dummy - p16_dummy(nkeys);
+        uint32_t *const row = w + p16_dummy(nkeys) + P16_THREADS + tid * p16_row_words(U);
         static_assert(NW <= 16u, "a lane's misses fit one 32-bit mask");
         const uint32_t h2 = hk * 0x10001u;
         lastk = v[U - 1u].w >> 16;
@@ -249,7 +251,8 @@ struct p16_engine {
     __device__ __forceinline__ uint32_t warp_mode(const uint32_t c) const
     {
         const uint32_t peers = __match_any_sync(0xffffffffu, c);
-        const uint32_t best = __reduce_max_sync(0xffffffffu, (uint32_t)__popc(peers) << 5 | (31u - lane));
+        const uint32_t best =
+            __reduce_max_sync(0xffffffffu, (uint32_t)__popc(peers) << 5 | (31u - lane));
         return __shfl_sync(0xffffffffu, c, 31u - (best & 31u));
     }
 
@@ -283,8 +286,8 @@ struct p16_engine {
     }
 
     /* After a plain iteration: go hot when at least 4 lanes saw their previous iteration's last
-     * key again (uniform u16: ~32 / 65536 per iteration; hot90: ~26 lanes). */
-    /* UNIFORM: going hot, the warp takes the last key most lanes hold (see flush). */
+     * key again (uniform u16: ~32 / 65536 per iteration; hot90: ~26 lanes). UNIFORM: going hot,
+     * the warp takes the last key most lanes hold (see flush). */
     template <bool UNIFORM = false>
     __device__ __forceinline__ bool probe(const uint32_t lastk)
     {
@@ -326,9 +329,7 @@ struct p16_engine {
             for (uint32_t u = 0; u < U; ++u)
                 v[u] = load(b + u * P16_THREADS + tid);
         };
-        /* HALVES: this thread's staging row (after the dummies) and the all-hit state */
-        uint32_t *const row = w + p16_dummy(nkeys) + P16_THREADS + tid * p16_row_words(U);
-        bool all_hit = false;
+        bool all_hit = false; /* HALVES: the last hot iteration had no miss in the warp */
         uint4 nx[U]; /* PF: the next iteration's vectors */
         if (PF && full(base))
             load_set(nx, base);
@@ -349,7 +350,7 @@ struct p16_engine {
                  * next ones only while it succeeds (90%-one-value data never skips; constant data
                  * always does), and the hits are flushed every P16_FLUSH_EVERY iterations. */
                 if constexpr (HALVES) {
-                    count_hot_halves<U>(v, lastk, row, all_hit);
+                    count_hot_halves<U>(v, lastk, all_hit);
                 } else {
                     bool try_skip = true;
 #pragma unroll
