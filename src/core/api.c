@@ -529,6 +529,40 @@ static void plan_binmap(gpuhist_plan *p, const gpuhist_bin_spec *b, double lower
     p->outliers = b->outliers;
 }
 
+/*
+ * NumPy refuses even bins whose edges, in the edge type, do not increase strictly ("Too many bins
+ * for data range"): subnormal ranges, or more bins than representable values in the range. So do
+ * we, for explicit and auto ranges alike. Each computed edge is within 3.1u*M + one subnormal of
+ * lower + i*step in double (M = max(|lower|, |upper|), u = 2^-53), plus u_e*M + one subnormal of
+ * the edge type after rounding to float; a step above 8 (u_e*M + its smallest subnormal) therefore
+ * proves the edges increase without looking at them. Only ranges that fail this test, all of them
+ * tiny or crowded, pay the scan of every edge.
+ */
+static gpuhist_status check_even_edges(gpuhist_ctx *ctx, const gpuhist_plan *p)
+{
+    const gpuhist_binmap *m = &p->map;
+    if (m->kind != GH_KIND_EVEN)
+        return GPUHIST_OK;
+    const double mag = fmax(fabs(m->lower), fabs(m->upper));
+    const double u = m->edge_is_f32 ? 0x1p-24 : 0x1p-53;
+    const double tiny = m->edge_is_f32 ? 0x1p-149 : 0x1p-1074;
+    if (!m->step_is_zero && m->step > 8.0 * (u * mag + tiny))
+        return GPUHIST_OK;
+    double prev = gpuhist_reported_edge(m, NULL, 0);
+    for (uint32_t i = 1; i <= m->bins; ++i) {
+        double e = gpuhist_reported_edge(m, NULL, i);
+        if (!(e > prev))
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "range: too many bins for the range: %u even bins over "
+                                "[%.17g, %.17g] give %s edges that do not increase (e[%u] = "
+                                "%.17g, e[%u] = %.17g); use fewer bins or a wider range",
+                                m->bins, m->lower, m->upper, m->edge_is_f32 ? "float32" : "f64",
+                                i - 1, prev, i, e);
+        prev = e;
+    }
+    return GPUHIST_OK;
+}
+
 gpuhist_status gpuhist_compute_edges(const gpuhist_bin_spec *spec, gpuhist_dtype dtype,
                                      double *edges)
 {
@@ -543,6 +577,8 @@ gpuhist_status gpuhist_compute_edges(const gpuhist_bin_spec *spec, gpuhist_dtype
     memset(&p, 0, sizeof p);
     p.dtype = dtype;
     plan_binmap(&p, spec, spec->lower, spec->upper, spec->last_edge_inclusive);
+    if ((st = check_even_edges(NULL, &p)) != GPUHIST_OK)
+        return st;
     for (uint32_t i = 0; i <= spec->bins; ++i)
         edges[i] = gpuhist_reported_edge(&p.map, p.edges, i);
     return GPUHIST_OK;
@@ -632,6 +668,8 @@ gpuhist_status gpuhist_histogram(gpuhist_ctx *ctx, const gpuhist_samples *sample
                                 upper);
     }
     plan_binmap(&plan, spec, lower, upper, last_inclusive);
+    if ((st = check_even_edges(ctx, &plan)) != GPUHIST_OK)
+        return st;
 
     /* The strategy. */
     const gpuhist_strategy *s = ctx->forced;

@@ -240,6 +240,11 @@ cli_inputs() {
     printf '0 255 255\n' >u8.txt
     ok "$G" -B cpu --text -t u8 -f csv u8.txt
     line 257 "255,255,256,2" out.txt
+    # A subnormal range whose edges would go down: refused, as NumPy refuses it.
+    printf '0\n' >zero.txt
+    err 1 'too many bins for the range' "$G" -B cpu --text -t f64 -b 9 \
+        -r -4.9406564584124654e-324:1.9762625833649862e-323 -f csv zero.txt
+    err 1 'too many bins for the range' "$G" -B cpu --text -t f32 -b 100 -r 1:1.0000001 zero.txt
 }
 
 cli_npy() {

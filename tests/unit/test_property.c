@@ -15,7 +15,8 @@
  * that claims "all dtypes" must run every plain case (one channel, contiguous, EVEN/EDGES,
  * <= 32 bins; any bins when it also claims "any bins").
  *
- * Environment: GPUHIST_TEST_SEED (the master seed, printed), GPUHIST_PROPERTY_ITERS (cases),
+ * Environment: GPUHIST_TEST_SEED (the master seed, printed; a fixed one by default, "random" for
+ * a new one), GPUHIST_PROPERTY_ITERS (cases),
  * GPUHIST_TEST_CASE (run only this case number: reproduces a failure quickly),
  * GPUHIST_TEST_STRATEGY (only strategies whose name contains this), GPUHIST_TEST_VERBOSE=1,
  * GPUHIST_PROPERTY_MAX_WORK (cap on pixels x histograms x (bins + 3) per case, for slow devices;
@@ -37,6 +38,7 @@
 #define TWO63 9223372036854775808.0
 #define TWO64 18446744073709551616.0
 #define DEFAULT_ITERS 2000
+#define DEFAULT_SEED 20261124u
 #define MAX_STRATEGIES 64
 #define MAX_MISMATCH_REPORTS 30
 
@@ -654,6 +656,78 @@ static int auto_range_overflows(const tcase *c)
     return lo <= hi && !isfinite(hi - lo);
 }
 
+/* The range an EVEN or auto case resolves to, by NumPy's rules, computed here independently of
+ * the library: the spec's bounds, or the data's finite min and max (64-bit integers converted
+ * rounding outwards), min == max widened by 0.5 each way. @return 0 when there is no range to
+ * check (other kinds, or auto over data without a finite value, which gives [0, 1]). */
+static int resolved_even_range(const tcase *c, double *lo, double *hi)
+{
+    if (c->kind == K_EVEN) {
+        *lo = c->spec.lower, *hi = c->spec.upper;
+        return 1;
+    }
+    if (c->kind != K_AUTO)
+        return 0;
+    long double mn = INFINITY, mx = -INFINITY;
+    const unsigned char *d = c->buf + c->offset;
+    for (uint64_t row = 0; row < c->rows; ++row)
+        for (uint64_t px = 0; px < c->row_length; ++px)
+            for (uint32_t k = 0; k < c->nh; ++k) {
+                const unsigned char *p = d + row * c->stride + (px * c->C + c->hist_channel[k]) * SZ[c->t];
+                long double x;
+                switch (c->t) {
+                case GPUHIST_U8: x = *p; break;
+                case GPUHIST_I8: x = (int8_t)*p; break;
+                case GPUHIST_U16: { uint16_t v; memcpy(&v, p, 2); x = v; break; }
+                case GPUHIST_I16: { int16_t v; memcpy(&v, p, 2); x = v; break; }
+                case GPUHIST_U32: { uint32_t v; memcpy(&v, p, 4); x = v; break; }
+                case GPUHIST_I32: { int32_t v; memcpy(&v, p, 4); x = v; break; }
+                case GPUHIST_U64: { uint64_t v; memcpy(&v, p, 8); x = v; break; }
+                case GPUHIST_I64: { int64_t v; memcpy(&v, p, 8); x = v; break; }
+                case GPUHIST_F32: { float v; memcpy(&v, p, 4); x = v; break; }
+                default: { double v; memcpy(&v, p, 8); x = v; break; }
+                }
+                if (isfinite((double)x)) {
+                    mn = x < mn ? x : mn;
+                    mx = x > mx ? x : mx;
+                }
+            }
+    if (!(mn <= mx))
+        return 0;
+    double a = (double)mn, b = (double)mx;
+    if ((long double)a > mn)
+        a = nextafter(a, -INFINITY);
+    if ((long double)b < mx)
+        b = nextafter(b, INFINITY);
+    a += 0.0, b += 0.0;
+    if (a == b)
+        a -= 0.5, b += 0.5;
+    *lo = a, *hi = b;
+    return 1;
+}
+
+/* NumPy refuses even bins whose edges (numpy.linspace in double, then rounded to float32 for
+ * float32 samples) do not increase strictly: "Too many bins for data range". */
+static int even_edges_collapse(const tcase *c)
+{
+    double lo, hi;
+    if (!resolved_even_range(c, &lo, &hi) || !isfinite(hi - lo))
+        return 0;
+    const uint32_t bins = c->spec.bins;
+    const double delta = hi - lo, step = delta / bins;
+    const int f32 = c->t == GPUHIST_F32;
+    double prev = f32 ? (double)(float)lo : lo;
+    for (uint32_t i = 1; i <= bins; ++i) {
+        double e = i == bins ? hi : step == 0.0 ? (double)i / bins * delta + lo : i * step + lo;
+        if (f32)
+            e = (double)(float)e;
+        if (!(e > prev))
+            return 1;
+        prev = e;
+    }
+    return 0;
+}
+
 static gpuhist_samples case_samples(const tcase *c)
 {
     gpuhist_samples s = gpuhist_samples_1d(c->buf + c->offset, c->t, c->pixels);
@@ -797,7 +871,12 @@ int main(int argc, char **argv)
         return 2;
     }
     int seed_given = 0, case_given = 0;
-    uint64_t seed = env_u64("GPUHIST_TEST_SEED", (uint64_t)time(NULL), &seed_given);
+    /* A fixed seed by default, so that the suite is deterministic; GPUHIST_TEST_SEED=random
+     * draws a new one on purpose (printed, to repeat a failure). */
+    const char *seed_env = getenv("GPUHIST_TEST_SEED");
+    int random_seed = seed_env && strcmp(seed_env, "random") == 0;
+    uint64_t seed = random_seed ? (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32)
+                                : env_u64("GPUHIST_TEST_SEED", DEFAULT_SEED, &seed_given);
     uint64_t iters = env_u64("GPUHIST_PROPERTY_ITERS", DEFAULT_ITERS, NULL);
     uint64_t only_case = env_u64("GPUHIST_TEST_CASE", 0, &case_given);
     const char *filter = getenv("GPUHIST_TEST_STRATEGY");
@@ -840,7 +919,9 @@ int main(int argc, char **argv)
     }
     printf("property test: backend %s (%s), %zu strategies, %llu cases, seed %llu%s\n", argv[1],
            gpuhist_device_name(ctx), ns, (unsigned long long)iters, (unsigned long long)seed,
-           seed_given ? " (GPUHIST_TEST_SEED)" : " (set GPUHIST_TEST_SEED to repeat)");
+           random_seed  ? " (random: set GPUHIST_TEST_SEED to this to repeat)"
+           : seed_given ? " (GPUHIST_TEST_SEED)"
+                        : " (the default; GPUHIST_TEST_SEED=N or =random for another)");
     if (g_max_work)
         printf("at most %llu samples x counters per case (GPUHIST_PROPERTY_MAX_WORK)\n",
                (unsigned long long)g_max_work);
@@ -898,6 +979,22 @@ int main(int argc, char **argv)
                 ++S[k].rejected;
                 if (!CHECK_MSG(s2 == GPUHIST_ERROR_INVALID_ARGUMENT,
                                "%s: auto range overflowing a double returned %s, expected "
+                               "invalid argument", S[k].name, gpuhist_status_string(s2)))
+                    ++S[k].failed;
+            }
+            goto next;
+        }
+        if (even_edges_collapse(&c)) {
+            /* NumPy refuses these edges; the gold and every strategy must refuse them too. */
+            CHECK_EQ_INT(st, GPUHIST_ERROR_INVALID_ARGUMENT);
+            CHECK_CONTAINS(gpuhist_last_error(gold), "too many bins for the range");
+            for (size_t k = 0; k < ns; ++k) {
+                if (!CHECK_EQ_INT(gpuhist_set_strategy(ctx, S[k].name), GPUHIST_OK))
+                    continue;
+                gpuhist_status s2 = run_one(ctx, &c, &o);
+                ++S[k].rejected;
+                if (!CHECK_MSG(s2 == GPUHIST_ERROR_INVALID_ARGUMENT,
+                               "%s: even edges that do not increase returned %s, expected "
                                "invalid argument", S[k].name, gpuhist_status_string(s2)))
                     ++S[k].failed;
             }

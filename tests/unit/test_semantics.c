@@ -493,7 +493,8 @@ static void test_even_numpy(void)
  * A sweep of EVEN specs: the reported edges must equal NumPy's (computed here), and samples on
  * every edge and on both neighbours of it must land where a linear search over those edges says.
  * Covers odd ranges, many bins, -0.0 as lower, denormal ranges (including NumPy's fallback when
- * the step underflows to 0), and float ranges so coarse that rounded edges collide.
+ * the step underflows to 0), and ranges whose rounded edges collide or go down, which must be
+ * refused as NumPy refuses them.
  */
 typedef struct {
     gpuhist_dtype t;
@@ -517,6 +518,8 @@ static void test_even_sweep(void)
         {GPUHIST_F64, 4, 0.0, 1e-310},     /* denormal edges */
         {GPUHIST_F64, 4, 0.0, 0x1p-1073},  /* step underflows to 0: linspace's fallback */
         {GPUHIST_F64, 3, -0x1p-1074, 0x1p-1073},
+        {GPUHIST_F64, 9, -0x1p-1074, 0x1p-1072},   /* edges go down: refused, as NumPy does */
+        {GPUHIST_F32, 100, 1.0, 1.0000001},        /* float edges collide: refused */
         {GPUHIST_F32, 3, 0.0, 1e-38},      /* float denormal edges */
         {GPUHIST_F32, 5, -0x1p-149, 0x1p-147},
         {GPUHIST_F64, 5, 1e300, 1.5e300},
@@ -543,6 +546,23 @@ static void test_even_sweep(void)
             check_context("%s: sweep %s EVEN(%u, %a, %a) incl=%d clamp=%d", g_strategy,
                           gpuhist_dtype_name(k->t), k->bins, k->lower, k->upper, incl, clamp);
             my_even_edges(k->bins, k->lower, k->upper, k->t == GPUHIST_F32, mine);
+            int increasing = 1;
+            for (uint32_t i = 0; i < k->bins; ++i)
+                increasing &= mine[i] < mine[i + 1];
+            if (!increasing) {
+                /* NumPy refuses edges that do not increase ("Too many bins for data range"):
+                 * the call and gpuhist_compute_edges must refuse them too, naming the range. */
+                double zero = 0.0;
+                gpuhist_samples s = gpuhist_samples_1d(&zero, GPUHIST_F64, 1);
+                s.dtype = k->t;
+                gpuhist_bin_spec b = gpuhist_bins_even(k->bins, k->lower, k->upper);
+                gpuhist_result r = gpuhist_result_host(counts);
+                CHECK_EQ_INT(gpuhist_histogram(g_ctx, &s, &b, &r), GPUHIST_ERROR_INVALID_ARGUMENT);
+                CHECK_CONTAINS(gpuhist_last_error(g_ctx), "too many bins for the range");
+                CHECK_EQ_INT(gpuhist_compute_edges(&b, k->t, edges),
+                             GPUHIST_ERROR_INVALID_ARGUMENT);
+                continue;
+            }
             /* Samples: each edge and its neighbours in the sample type. */
             size_t n = 0;
             for (uint32_t i = 0; i <= k->bins; ++i) {
