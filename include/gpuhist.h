@@ -25,6 +25,8 @@
  *  - NaN is never binned; underflow / overflow / nan / total are always reported.
  *
  * Thread safety: a context is used by one thread at a time; distinct contexts are independent.
+ * gpuhist_histogram() enforces it: a call on a context another thread's call holds returns
+ * GPUHIST_ERROR_BUSY. The other calls taking a context must not overlap a call on it.
  */
 #ifndef GPUHIST_H
 #define GPUHIST_H
@@ -72,7 +74,8 @@ typedef enum gpuhist_status {
     GPUHIST_ERROR_NO_DEVICE = 4,        /* backend not built in, no driver, or no device */
     GPUHIST_ERROR_BACKEND = 5,          /* a driver/runtime call or a kernel failed */
     GPUHIST_ERROR_UNKNOWN_STRATEGY = 6, /* no registered strategy has that name */
-    GPUHIST_ERROR_BUILD = 7             /* run-time kernel compilation failed (log available) */
+    GPUHIST_ERROR_BUILD = 7,            /* run-time kernel compilation failed (log available) */
+    GPUHIST_ERROR_BUSY = 8              /* the context is in use by another thread's call */
 } gpuhist_status;
 
 /** @return a short static description of a status code ("invalid argument", ...). */
@@ -252,6 +255,10 @@ GPUHIST_API gpuhist_status gpuhist_set_stream(gpuhist_ctx *ctx, void *cuda_strea
  *  counts are in device memory (synchronise the stream before reading counts). */
 GPUHIST_API gpuhist_status gpuhist_set_async(gpuhist_ctx *ctx, int async);
 
+/** @return the bytes of host memory available to this process now (MemAvailable, bounded by a
+ *  cgroup limit), 0 when that cannot be told. Calls needing more refuse with OUT_OF_MEMORY. */
+GPUHIST_API uint64_t gpuhist_host_memory_available(void);
+
 /** Write a human-readable list of the devices of a backend to `buf` (one per line, numbered as
  *  gpuhist_create_on() expects). @return OK or NO_DEVICE. */
 GPUHIST_API gpuhist_status gpuhist_list_devices(gpuhist_backend backend, char *buf, size_t size);
@@ -298,10 +305,61 @@ GPUHIST_API gpuhist_result gpuhist_result_host(uint64_t *counts);
  * @return GPUHIST_OK; INVALID_ARGUMENT (message names the field); UNSUPPORTED (a forced strategy
  *         cannot do this spec); OUT_OF_MEMORY; BACKEND (driver or kernel failure); on failure the
  *         counts buffer may have been partly written but the result fields are not meaningful.
+ *         BUSY: another thread's gpuhist_histogram() on the same context is in progress; this
+ *         call did nothing (no buffer written, gpuhist_last_error() not changed) and may be
+ *         retried. Give each thread its own context to histogram in parallel.
  */
 GPUHIST_API gpuhist_status gpuhist_histogram(gpuhist_ctx *ctx, const gpuhist_samples *samples,
                                              const gpuhist_bin_spec *spec,
                                              gpuhist_result *result);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Streaming                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A histogram of data that arrives in chunks (a file, a pipe, a producer): begin, feed chunks
+ * of whole pixels in any number and size, finish. The counts and tallies equal those of one
+ * gpuhist_histogram() call on the concatenation of the chunks, bit for bit, whatever the
+ * chunking. The range must be known at begin: auto range is refused (find the min and max
+ * first). While a stream is open its context serves only that stream (other calls on it fail
+ * with BUSY); one thread at a time.
+ *
+ * Two ways to feed: gpuhist_stream_feed() with your buffer (host or device memory; reusable as
+ * soon as the call returns), or gpuhist_stream_buffer() + gpuhist_stream_submit() to fill the
+ * stream's own staging buffers (page-locked on CUDA) and skip a copy; up to 4 may be held at
+ * once. On CUDA, chunks are copied and counted asynchronously while the caller reads the next.
+ * Any error leaves the stream failed: later calls return it; finish or abort still free it.
+ */
+typedef struct gpuhist_stream gpuhist_stream;
+
+/**
+ * Begin a streamed histogram on `ctx`. `layout` gives dtype, channels, active_channels /
+ * channel_mask and location (its data, count and ROI fields are ignored); `spec` as for
+ * gpuhist_histogram() except auto range; counts will go to `counts_location` (HOST or DEVICE).
+ * @return OK, INVALID_ARGUMENT, UNSUPPORTED, OUT_OF_MEMORY, BACKEND or BUSY.
+ */
+GPUHIST_API gpuhist_status gpuhist_stream_begin(gpuhist_ctx *ctx, const gpuhist_samples *layout,
+                                                const gpuhist_bin_spec *spec,
+                                                gpuhist_memory counts_location,
+                                                gpuhist_stream **out);
+/** Count `pixels` contiguous pixels at `data` (memory as layout->location says; AUTO detects). */
+GPUHIST_API gpuhist_status gpuhist_stream_feed(gpuhist_stream *stream, const void *data,
+                                               uint64_t pixels);
+/** Lend a staging buffer of at least `min_bytes` (host memory, page-locked on CUDA); it stays
+ *  the stream's: hand it back with gpuhist_stream_submit(). */
+GPUHIST_API gpuhist_status gpuhist_stream_buffer(gpuhist_stream *stream, size_t min_bytes,
+                                                 void **buf);
+/** Count the first `pixels` pixels of a buffer from gpuhist_stream_buffer() (0 just returns it). */
+GPUHIST_API gpuhist_status gpuhist_stream_submit(gpuhist_stream *stream, void *buf,
+                                                 uint64_t pixels);
+/** Write the counts, tallies and edges into `result` (as gpuhist_histogram() does) and free the
+ *  stream, also on failure. result->seconds is the time from begin to finish. */
+GPUHIST_API gpuhist_status gpuhist_stream_finish(gpuhist_stream *stream, gpuhist_result *result);
+/** Free the stream without a result. NULL is accepted. */
+GPUHIST_API void gpuhist_stream_abort(gpuhist_stream *stream);
+/** @return the message of the stream's failure, or of its context's last error. */
+GPUHIST_API const char *gpuhist_stream_error(const gpuhist_stream *stream);
 
 /**
  * The edges gpuhist_histogram() would use for this spec and sample type (INTEGER bin i covers

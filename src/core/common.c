@@ -150,3 +150,71 @@ double gpuhist_u64_to_double_up(uint64_t x)
         d = nextafter(d, INFINITY);
     return d;
 }
+
+/* ---- host memory ---------------------------------------------------------------------------- */
+
+/* A cgroup (v2, else v1) limit minus its usage; UINT64_MAX when there is no limit. */
+static uint64_t cgroup_headroom(void)
+{
+    static const char *const pairs[][2] = {
+        {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
+        {"/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; ++i) {
+        unsigned long long limit, used;
+        FILE *f = fopen(pairs[i][0], "r");
+        if (!f)
+            continue;
+        int ok = fscanf(f, "%llu", &limit) == 1; /* "max" (no limit) does not scan */
+        fclose(f);
+        if (!ok)
+            return UINT64_MAX;
+        f = fopen(pairs[i][1], "r");
+        if (!f)
+            return UINT64_MAX;
+        ok = fscanf(f, "%llu", &used) == 1;
+        fclose(f);
+        if (!ok || limit >= (1ull << 62))
+            return UINT64_MAX;
+        return limit > used ? limit - used : 0;
+    }
+    return UINT64_MAX;
+}
+
+uint64_t gpuhist_host_memory_available(void)
+{
+    uint64_t avail = 0;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f) {
+        char line[256];
+        unsigned long long kib;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
+                avail = (uint64_t)kib * 1024u;
+                break;
+            }
+        fclose(f);
+    }
+#ifdef _SC_AVPHYS_PAGES
+    if (avail == 0) {
+        long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && size > 0)
+            avail = (uint64_t)pages * (uint64_t)size;
+    }
+#endif
+    uint64_t cg = cgroup_headroom();
+    if (avail == 0)
+        return cg == UINT64_MAX ? 0 : cg;
+    return cg < avail ? cg : avail;
+}
+
+gpuhist_status gpuhist_need_host_memory(gpuhist_ctx *ctx, uint64_t bytes, const char *what)
+{
+    uint64_t avail = gpuhist_host_memory_available();
+    if (avail == 0 || bytes <= avail)
+        return GPUHIST_OK;
+    return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
+                        "%s needs %.1f GiB of host memory, only %.1f GiB is available: use fewer "
+                        "bins or channels",
+                        what, (double)bytes / 1073741824.0, (double)avail / 1073741824.0);
+}

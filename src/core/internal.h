@@ -2,11 +2,11 @@
  * internal.h - what the core, the backends and the strategies share (not installed).
  *
  * Flow of gpuhist_histogram():
- *   1. core/validate.c checks the samples and the spec (messages name the field);
- *   2. auto range: the backend's minmax() scans the data (finite values only);
- *   3. core/plan.c builds a gpuhist_plan: geometry, channels, the binmap (binmap.h), the edges;
- *   4. core/registry.c picks the strategy (forced, or the backend's auto policy);
- *   5. the backend's execute() runs the strategy and writes the final counts and tallies:
+ *   1. core/plan.c checks the samples and the spec (messages name the field), builds a
+ *      gpuhist_plan (geometry, channels, the binmap of binmap.h, the edges), resolves the auto
+ *      range with the backend's minmax() (finite values only) and picks the strategy (forced, or
+ *      the backend's auto policy; core/registry.c holds the list);
+ *   2. the backend's execute() runs the strategy and writes the final counts and tallies:
  *      strategies count *slots* (bins + 3 per channel, see binmap.h) or, for the value-counting
  *      strategies of 8/16-bit data, raw values (256 / 65536 per channel), which the backend folds
  *      into slots; then the outlier policy is applied (gpuhist_finish_slots, below).
@@ -122,6 +122,25 @@ typedef struct gpuhist_backend_ops {
                               const gpuhist_strategy *s, gpuhist_result *result);
     /* Is `data` device memory of this backend? (only CUDA answers yes) */
     int (*is_device_pointer)(gpuhist_ctx *ctx, const void *data);
+
+    /* Streaming (stream.c), optional: without stream_begin the core runs execute() on each
+     * chunk and adds the results up on the host. begin: zero the counters of `plan` (pixels 0).
+     * count: add a chunk, described by a copy of the plan whose data/pixels/rows/row_stride/
+     * data_on_device are the chunk's; host data may be reused by the caller on return.
+     * buffer/submit (optional): staging buffer `slot` (0..GPUHIST_STREAM_SLOTS-1) made at least
+     * `bytes` and free of pending work, which the caller fills; then submit counts it (zero-copy
+     * feeding; without them the core uses malloc'd buffers and count()).
+     * finish: counts and tallies into `result` as execute() does. abort: drop the counters. */
+    gpuhist_status (*stream_begin)(gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                                   const gpuhist_strategy *s);
+    gpuhist_status (*stream_count)(gpuhist_ctx *ctx, const gpuhist_plan *chunk,
+                                   const gpuhist_strategy *s);
+    gpuhist_status (*stream_buffer)(gpuhist_ctx *ctx, int slot, size_t bytes, void **buf);
+    gpuhist_status (*stream_submit)(gpuhist_ctx *ctx, const gpuhist_plan *chunk,
+                                    const gpuhist_strategy *s, int slot);
+    gpuhist_status (*stream_finish)(gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                                    const gpuhist_strategy *s, gpuhist_result *result);
+    void (*stream_abort)(gpuhist_ctx *ctx);
 } gpuhist_backend_ops;
 
 extern const gpuhist_backend_ops gpuhist_cpu_backend;
@@ -155,7 +174,25 @@ struct gpuhist_ctx {
     char note[640];                      /* why AUTO chose this backend */
     char error[512];                     /* last error message */
     char *build_log;                     /* OpenCL build log (malloc'd) or NULL */
+    /* Nonzero while a gpuhist_histogram() call holds the context; set and cleared only with
+     * __atomic_test_and_set / __atomic_clear (C and C++ both include this header). */
+    unsigned char busy;
+    int stream_open;                     /* a gpuhist_stream holds the backend's counters */
 };
+
+/* Staging buffers a stream may lend at once (gpuhist_stream_buffer). */
+#define GPUHIST_STREAM_SLOTS 4
+
+/* Validate a request and build its plan and strategy (plan.c). `stream` nonzero: for a streamed
+ * histogram (no data yet: samples->data and count are ignored; auto range is refused). */
+gpuhist_status gpuhist_prepare(gpuhist_ctx *ctx, const gpuhist_samples *samples,
+                               const gpuhist_bin_spec *spec, gpuhist_memory counts_location,
+                               int stream, gpuhist_plan *plan, const gpuhist_strategy **strategy);
+/* The result fields known from the plan (bins, channels, range, backend, strategy; tallies 0),
+ * and the edges when result->edges is set (histogram.c). */
+void gpuhist_result_describe(const gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                             const gpuhist_strategy *s, gpuhist_result *result);
+void gpuhist_result_edges(const gpuhist_plan *plan, gpuhist_result *result);
 
 /* Record a formatted error on ctx and return `status` (so callers can `return gpuhist_fail(...)`). */
 gpuhist_status gpuhist_fail(gpuhist_ctx *ctx, gpuhist_status status, const char *fmt, ...)
@@ -206,6 +243,12 @@ double gpuhist_i64_to_double_down(int64_t x);
 double gpuhist_i64_to_double_up(int64_t x);
 double gpuhist_u64_to_double_down(uint64_t x);
 double gpuhist_u64_to_double_up(uint64_t x);
+
+/* OK when `bytes` of host memory fit in what is available now (always OK when that cannot be
+ * told); else OUT_OF_MEMORY with a message "<what> needs X GiB of host memory, only Y ...". Called
+ * before large allocations, which the kernel would otherwise grant lazily and then kill the
+ * process for. */
+gpuhist_status gpuhist_need_host_memory(gpuhist_ctx *ctx, uint64_t bytes, const char *what);
 
 /* Monotonic wall clock in seconds. */
 double gpuhist_now(void);

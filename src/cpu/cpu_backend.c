@@ -1,6 +1,7 @@
 /*
- * cpu_backend.c - the CPU backend: host memory only; runs a strategy once over the whole plan,
- * folds raw-value counts when the strategy counts values, applies the outlier policy.
+ * cpu_backend.c - the CPU backend: host memory only; runs a strategy over the plan (or over each
+ * chunk of a stream, adding into the same counters), folds raw-value counts when the strategy
+ * counts values, applies the outlier policy.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -46,9 +47,11 @@ static gpuhist_status cpu_open(gpuhist_ctx *ctx, int device)
     return GPUHIST_OK;
 }
 
+static void cpu_stream_abort(gpuhist_ctx *ctx);
+
 static void cpu_close(gpuhist_ctx *ctx)
 {
-    (void)ctx;
+    cpu_stream_abort(ctx);
 }
 
 static gpuhist_status cpu_minmax(gpuhist_ctx *ctx, const gpuhist_plan *plan, double *lo,
@@ -117,33 +120,81 @@ static const gpuhist_strategy *cpu_choose(gpuhist_ctx *ctx, const gpuhist_plan *
     return gpuhist_registry_find("cpu-reference");
 }
 
+/* Counters of a histogram in progress (one per context: a context runs one at a time). */
+typedef struct cpu_counters {
+    uint64_t *slots;  /* active * slots */
+    uint64_t *values; /* active * 256 / 65536 when the strategy counts raw values, else NULL */
+} cpu_counters;
+
+static void cpu_stream_abort(gpuhist_ctx *ctx)
+{
+    cpu_counters *c = ctx->backend_state;
+    if (!c)
+        return;
+    free(c->slots);
+    free(c->values);
+    free(c);
+    ctx->backend_state = NULL;
+}
+
+static gpuhist_status cpu_stream_begin(gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                                       const gpuhist_strategy *s)
+{
+    cpu_stream_abort(ctx);
+    size_t nslots = (size_t)plan->active * plan->slots;
+    size_t nvalues = (s->caps & GPUHIST_CAP_VALUES)
+                         ? (size_t)plan->active * gpuhist_small_value_count(plan->dtype)
+                         : 0u;
+    char what[160];
+    snprintf(what, sizeof what, "cpu: %u bins x %u channel(s)", plan->bins, plan->active);
+    gpuhist_status st = gpuhist_need_host_memory(ctx, (uint64_t)(nslots + nvalues) * 8u, what);
+    if (st != GPUHIST_OK)
+        return st;
+    cpu_counters *c = calloc(1, sizeof *c);
+    if (c)
+        c->slots = calloc(nslots, sizeof *c->slots);
+    if (c && c->slots && nvalues)
+        c->values = calloc(nvalues, sizeof *c->values);
+    ctx->backend_state = c;
+    if (!c || !c->slots || (nvalues && !c->values)) {
+        cpu_stream_abort(ctx);
+        return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
+                            "cpu: cannot allocate %zu bin counters", nslots + nvalues);
+    }
+    return GPUHIST_OK;
+}
+
+static gpuhist_status cpu_stream_count(gpuhist_ctx *ctx, const gpuhist_plan *chunk,
+                                       const gpuhist_strategy *s)
+{
+    cpu_counters *c = ctx->backend_state;
+    if (chunk->pixels == 0)
+        return GPUHIST_OK;
+    return s->run(ctx, chunk, chunk, c->values ? c->values : c->slots);
+}
+
+static gpuhist_status cpu_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                                        const gpuhist_strategy *s, gpuhist_result *result)
+{
+    (void)s;
+    cpu_counters *c = ctx->backend_state;
+    if (c->values)
+        gpuhist_fold_values(plan, c->values, c->slots);
+    gpuhist_finish_slots(plan, c->slots, result->counts, result);
+    cpu_stream_abort(ctx);
+    return GPUHIST_OK;
+}
+
+/* The one-shot call is a stream of one chunk. */
 static gpuhist_status cpu_execute(gpuhist_ctx *ctx, const gpuhist_plan *plan,
                                   const gpuhist_strategy *s, gpuhist_result *result)
 {
-    size_t nslots = (size_t)plan->active * plan->slots;
-    uint64_t *slots = calloc(nslots, sizeof *slots);
-    if (!slots)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
-                            "cpu: cannot allocate %zu bin counters", nslots);
-    gpuhist_status st;
-    if (s->caps & GPUHIST_CAP_VALUES) {
-        size_t nvalues = (size_t)plan->active * gpuhist_small_value_count(plan->dtype);
-        uint64_t *values = calloc(nvalues, sizeof *values);
-        if (!values) {
-            free(slots);
-            return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
-                                "cpu: cannot allocate %zu value counters", nvalues);
-        }
-        st = s->run(ctx, plan, plan, values);
-        if (st == GPUHIST_OK)
-            gpuhist_fold_values(plan, values, slots);
-        free(values);
-    } else {
-        st = s->run(ctx, plan, plan, slots);
-    }
+    gpuhist_status st = cpu_stream_begin(ctx, plan, s);
     if (st == GPUHIST_OK)
-        gpuhist_finish_slots(plan, slots, result->counts, result);
-    free(slots);
+        st = cpu_stream_count(ctx, plan, s);
+    if (st == GPUHIST_OK)
+        return cpu_stream_finish(ctx, plan, s, result);
+    cpu_stream_abort(ctx);
     return st;
 }
 
@@ -162,4 +213,8 @@ const gpuhist_backend_ops gpuhist_cpu_backend = {
     .choose = cpu_choose,
     .execute = cpu_execute,
     .is_device_pointer = cpu_is_device_pointer,
+    .stream_begin = cpu_stream_begin,
+    .stream_count = cpu_stream_count,
+    .stream_finish = cpu_stream_finish,
+    .stream_abort = cpu_stream_abort,
 };

@@ -24,6 +24,9 @@ int gpuhist_cpu_counts_values(const gpuhist_plan *plan);
 /* @return the number of uint64 counters of `out` for this plan (active * values or slots). */
 size_t gpuhist_cpu_out_entries(const gpuhist_plan *plan);
 
+/* @return the bytes of scratch gpuhist_cpu_count_pixels() allocates for this plan (at most). */
+size_t gpuhist_cpu_count_scratch(const gpuhist_plan *plan);
+
 /*
  * Add the counts of pixels [begin, end) of `plan` (host data, any alignment, any row stride,
  * interleaved channels) to `out` (gpuhist_cpu_out_entries() uint64 counters).

@@ -558,6 +558,15 @@ static gpuhist_status count_slots(const gpuhist_plan *plan, uint64_t begin, uint
     return GPUHIST_OK;
 }
 
+size_t gpuhist_cpu_count_scratch(const gpuhist_plan *plan)
+{
+    uint32_t values = gpuhist_small_value_count(plan->dtype);
+    if (values)
+        return (size_t)8u * values * sizeof(uint32_t); /* at most 8 lanes of 32-bit counters */
+    size_t edge_table = plan->map.kind == GH_KIND_EVEN ? ((size_t)plan->bins + 1u) * 8u : 0u;
+    return edge_table + (size_t)plan->active * plan->slots * sizeof(uint32_t);
+}
+
 gpuhist_status gpuhist_cpu_count_pixels(const gpuhist_plan *plan, uint64_t begin, uint64_t end,
                                         uint64_t *out)
 {
@@ -580,6 +589,11 @@ static gpuhist_status serial_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, con
 {
     (void)job; /* the CPU backend's job is the plan */
     uint64_t *slots = out;
+    size_t values_bytes = gpuhist_cpu_counts_values(plan) ? gpuhist_cpu_out_entries(plan) * 8u : 0u;
+    gpuhist_status need = gpuhist_need_host_memory(
+        ctx, values_bytes + gpuhist_cpu_count_scratch(plan), "cpu-serial: its sub-counters");
+    if (need != GPUHIST_OK)
+        return need;
     if (!gpuhist_cpu_counts_values(plan)) {
         gpuhist_status st = gpuhist_cpu_count_pixels(plan, 0, plan->pixels, slots);
         if (st != GPUHIST_OK)

@@ -75,10 +75,9 @@ static void fork_join(share *shares, int n, void *(*fn)(void *), pthread_t *tids
     }
 }
 
-static gpuhist_status threads_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *job,
-                                  void *out)
+/* Threads for this plan: the context's, fewer for small inputs. */
+static int threads_for(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
 {
-    (void)job; /* the CPU backend's job is the plan */
     uint64_t pixels = plan->pixels;
     uint64_t samples = pixels * plan->active;
     int nthreads = gpuhist_cpu_threads(ctx);
@@ -87,6 +86,28 @@ static gpuhist_status threads_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, co
         nthreads = useful > 1 ? (int)useful : 1;
     if ((uint64_t)nthreads > pixels)
         nthreads = (int)(pixels ? pixels : 1);
+    return nthreads;
+}
+
+/* T - 1 private histograms, a value histogram when values are counted, T counting scratches. */
+static size_t threads_host_bytes(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
+{
+    size_t t = (size_t)threads_for(ctx, plan);
+    size_t entries = gpuhist_cpu_out_entries(plan) * 8u;
+    size_t values = gpuhist_cpu_counts_values(plan) ? entries : 0u;
+    return (t - 1u) * entries + values + t * gpuhist_cpu_count_scratch(plan);
+}
+
+static gpuhist_status threads_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *job,
+                                  void *out)
+{
+    (void)job; /* the CPU backend's job is the plan */
+    uint64_t pixels = plan->pixels;
+    int nthreads = threads_for(ctx, plan);
+    gpuhist_status need = gpuhist_need_host_memory(ctx, threads_host_bytes(ctx, plan),
+                                                   "cpu-threads: its private histograms");
+    if (need != GPUHIST_OK)
+        return need;
 
     int values = gpuhist_cpu_counts_values(plan);
     size_t entries = gpuhist_cpu_out_entries(plan);

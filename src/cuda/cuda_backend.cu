@@ -31,6 +31,16 @@
 
 namespace {
 
+/* What begin() decided for the histogram in progress, for count() and finish(). */
+struct cuda_run {
+    int open;
+    int values;       /* the strategy counts raw 8/16-bit values */
+    uint32_t V;       /* 256 / 65536 values, or 0 */
+    int small, use_slots;
+    void *out;        /* the counters the strategy adds into */
+    size_t slots_zero_after, values_zero_after;
+};
+
 struct cuda_state {
     int device;
     int cc_major, cc_minor;
@@ -64,6 +74,15 @@ struct cuda_state {
     unsigned long long *h_stats; /* pinned */
     unsigned long long *d_minmax; /* 2 ordered keys */
     unsigned long long *h_minmax; /* pinned */
+    cuda_run run;                 /* the histogram in progress */
+    /* zero-copy staging lent to a stream: page-locked host buffer, its device twin, and an
+     * event marking the end of the copy that last read it */
+    unsigned char *ring_host[GPUHIST_STREAM_SLOTS];
+    size_t ring_host_size[GPUHIST_STREAM_SLOTS];
+    unsigned char *ring_dev[GPUHIST_STREAM_SLOTS];
+    size_t ring_dev_size[GPUHIST_STREAM_SLOTS];
+    cudaEvent_t ring_copied[GPUHIST_STREAM_SLOTS];
+    int ring_pending[GPUHIST_STREAM_SLOTS];
 };
 
 inline cuda_state *state_of(const gpuhist_ctx *ctx)
@@ -209,6 +228,12 @@ void free_state(cuda_state *st)
         cudaFree(st->stage[b]);
         if (st->copied[b])
             cudaEventDestroy(st->copied[b]);
+    }
+    for (int b = 0; b < GPUHIST_STREAM_SLOTS; ++b) {
+        cudaFreeHost(st->ring_host[b]);
+        cudaFree(st->ring_dev[b]);
+        if (st->ring_copied[b])
+            cudaEventDestroy(st->ring_copied[b]);
     }
     cudaFree(st->d_edges);
     cudaFree(st->d_slots);
@@ -830,8 +855,11 @@ const gpuhist_strategy *cuda_choose(gpuhist_ctx *ctx, const gpuhist_plan *plan)
     return NULL;
 }
 
-gpuhist_status cuda_execute(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gpuhist_strategy *s,
-                            gpuhist_result *result)
+/* ---- a histogram in progress: begin, count chunks, finish (execute = all three) ----------------- */
+
+/* Start: edges to the device, zeroed counters. The counters stay the context's until finish. */
+gpuhist_status cuda_stream_begin(gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                                 const gpuhist_strategy *s)
 {
     cuda_state *st = state_of(ctx);
     cudaStream_t strm = stream_of(ctx);
@@ -843,13 +871,14 @@ gpuhist_status cuda_execute(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gp
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                             "cuda: %u bins x %u channels is more than 2^32 counters", plan->bins,
                             plan->active);
-    const int values = (s->caps & GPUHIST_CAP_VALUES) != 0;
-    const uint32_t V = values ? gpuhist_small_value_count(plan->dtype) : 0;
-    if (values && V == 0)
+    cuda_run &run = st->run;
+    run.values = (s->caps & GPUHIST_CAP_VALUES) != 0;
+    run.V = run.values ? gpuhist_small_value_count(plan->dtype) : 0;
+    if (run.values && run.V == 0)
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                             "%s counts raw values of 8/16-bit types only", s->name);
 
-    /* edges: once per call */
+    /* edges: once per histogram */
     if (plan->map.kind == GH_KIND_EDGES) {
         const size_t eb = ((size_t)plan->bins + 1u) * sizeof(double);
         if ((rc = grow_t(ctx, &st->d_edges, &st->edges_size, eb, 0, "edges")) != GPUHIST_OK)
@@ -872,31 +901,100 @@ gpuhist_status cuda_execute(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gp
     st->last_stream = strm;
     st->called = 1;
     const size_t slot_bytes = (size_t)counters * sizeof(unsigned long long);
-    const size_t vb = values ? (size_t)plan->active * V * sizeof(unsigned long long) : 0;
-    const int small = counters <= GH_SMALL_SLOTS && (!values || plan->active * V <= GH_SMALL_SLOTS);
-    const int use_slots = !(small && values); /* the small fold never touches d_slots */
-    if (use_slots && (rc = zeroed_counters(ctx, &st->d_slots, &st->slots_size, &st->slots_zero,
-                                           slot_bytes, strm, "slot counters")) != GPUHIST_OK)
+    const size_t vb = run.values ? (size_t)plan->active * run.V * sizeof(unsigned long long) : 0;
+    run.small = counters <= GH_SMALL_SLOTS &&
+                (!run.values || plan->active * run.V <= GH_SMALL_SLOTS);
+    run.use_slots = !(run.small && run.values); /* the small fold never touches d_slots */
+    if (run.use_slots &&
+        (rc = zeroed_counters(ctx, &st->d_slots, &st->slots_size, &st->slots_zero, slot_bytes,
+                              strm, "slot counters")) != GPUHIST_OK)
         return rc;
-    void *out = st->d_slots;
-    if (values) {
+    run.out = st->d_slots;
+    if (run.values) {
         if ((rc = zeroed_counters(ctx, &st->d_values, &st->values_size, &st->values_zero, vb,
                                   strm, "value counters")) != GPUHIST_OK)
             return rc;
-        out = st->d_values;
+        run.out = st->d_values;
     }
-    /* until the finish below is enqueued, the counters this call uses are not zero */
-    const size_t slots_zero_after = st->slots_zero, values_zero_after = st->values_zero;
-    if (use_slots)
+    /* until the finish is enqueued, the counters this histogram uses are not zero */
+    run.slots_zero_after = st->slots_zero;
+    run.values_zero_after = st->values_zero;
+    if (run.use_slots)
         st->slots_zero = 0;
-    if (values)
+    if (run.values)
         st->values_zero = 0;
+    run.open = 1;
+    return GPUHIST_OK;
+}
 
-    rc = for_each_job(ctx, plan, [&](const gpuhist_cuda_job &job) {
-        return s->run(ctx, plan, &job, out);
+/* Add a chunk (host or device memory, any layout) to the counters. */
+gpuhist_status cuda_stream_count(gpuhist_ctx *ctx, const gpuhist_plan *chunk,
+                                 const gpuhist_strategy *s)
+{
+    cuda_state *st = state_of(ctx);
+    void *out = st->run.out;
+    return for_each_job(ctx, chunk, [&](const gpuhist_cuda_job &job) {
+        return s->run(ctx, chunk, &job, out);
     });
-    if (rc != GPUHIST_OK)
+}
+
+/* Staging buffer `slot` for zero-copy feeding: page-locked, and no longer read by an earlier
+ * copy. Its device twin is sized with it. */
+gpuhist_status cuda_stream_buffer(gpuhist_ctx *ctx, int slot, size_t bytes, void **buf)
+{
+    cuda_state *st = state_of(ctx);
+    gpuhist_status rc;
+    if (st->ring_pending[slot]) {
+        GPUHIST_CUDA_TRY(ctx, cudaEventSynchronize(st->ring_copied[slot]), "wait for staging");
+        st->ring_pending[slot] = 0;
+    }
+    if ((rc = grow_t(ctx, &st->ring_host[slot], &st->ring_host_size[slot], bytes, 1,
+                     "host staging")) != GPUHIST_OK ||
+        (rc = grow_t(ctx, &st->ring_dev[slot], &st->ring_dev_size[slot], bytes, 0,
+                     "device staging")) != GPUHIST_OK)
         return rc;
+    *buf = st->ring_host[slot];
+    return GPUHIST_OK;
+}
+
+/* Copy staging buffer `slot` to its device twin and count it there, both queued on the stream:
+ * the call returns at once, and the buffer may be lent again once its copy is done. */
+gpuhist_status cuda_stream_submit(gpuhist_ctx *ctx, const gpuhist_plan *chunk,
+                                  const gpuhist_strategy *s, int slot)
+{
+    cuda_state *st = state_of(ctx);
+    cudaStream_t strm = stream_of(ctx);
+    const size_t bytes = (size_t)(chunk->pixels * chunk->channels * chunk->sample_size);
+    if (!st->ring_copied[slot]) {
+        cudaError_t e = cudaEventCreateWithFlags(&st->ring_copied[slot], cudaEventDisableTiming);
+        if (e != cudaSuccess) {
+            st->ring_copied[slot] = NULL;
+            return gpuhist_cuda_check(ctx, e, "cudaEventCreate");
+        }
+    }
+    GPUHIST_CUDA_TRY(ctx,
+                     cudaMemcpyAsync(st->ring_dev[slot], st->ring_host[slot], bytes,
+                                     cudaMemcpyHostToDevice, strm),
+                     "copy input chunk to device");
+    GPUHIST_CUDA_TRY(ctx, cudaEventRecord(st->ring_copied[slot], strm), "record copy");
+    st->ring_pending[slot] = 1;
+    gpuhist_plan dev = *chunk;
+    dev.data = st->ring_dev[slot];
+    dev.data_on_device = 1;
+    return cuda_stream_count(ctx, &dev, s);
+}
+
+/* Fold, outlier policy, counts and tallies where the caller wants them. */
+gpuhist_status cuda_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                                  const gpuhist_strategy *s, gpuhist_result *result)
+{
+    (void)s;
+    cuda_state *st = state_of(ctx);
+    cudaStream_t strm = stream_of(ctx);
+    gpuhist_status rc;
+    cuda_run &run = st->run;
+    const int values = run.values;
+    const uint32_t V = run.V;
 
     const double *d_edges = plan->map.kind == GH_KIND_EDGES ? st->d_edges : NULL;
     const int device_counts = result->counts_location == GPUHIST_MEMORY_DEVICE;
@@ -918,11 +1016,11 @@ gpuhist_status cuda_execute(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gp
     fo.bins = plan->bins;
     fo.active = plan->active;
     fo.clamp = plan->outliers == GPUHIST_OUTLIERS_CLAMP;
-    if (small) {
+    if (run.small) {
         k_finish_small<<<1, GH_SMALL_THREADS, 0, strm>>>(
             st->d_slots, values ? st->d_values : NULL, V, plan->map, d_edges, fo);
         GPUHIST_CUDA_LAUNCH_CHECK(ctx, "finish counts");
-        st->slots_zero = slots_zero_after; /* read and zeroed (or not touched) */
+        st->slots_zero = run.slots_zero_after; /* read and zeroed (or not touched) */
     } else {
         if (values) {
             uint64_t n = (uint64_t)plan->active * V;
@@ -936,10 +1034,11 @@ gpuhist_status cuda_execute(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gp
         int grid = (int)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
         k_finish<<<grid, GH_BLOCK, 0, strm>>>(st->d_slots, fo);
         GPUHIST_CUDA_LAUNCH_CHECK(ctx, "finish counts");
-        /* the slot counters stay as they are: the next call zeroes them */
+        /* the slot counters stay as they are: the next histogram zeroes them */
     }
     if (values)
-        st->values_zero = values_zero_after; /* every value counter was read and zeroed */
+        st->values_zero = run.values_zero_after; /* every value counter was read and zeroed */
+    run.open = 0;
 
     result->bins = plan->bins;
     result->channels = plan->active;
@@ -967,6 +1066,31 @@ gpuhist_status cuda_execute(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gp
         result->total[k] = st->h_stats[4 * k + 3];
     }
     return GPUHIST_OK;
+}
+
+/* A histogram given up (an error, or gpuhist_stream_abort): its counters are not zero. */
+void cuda_stream_abort(gpuhist_ctx *ctx)
+{
+    cuda_state *st = state_of(ctx);
+    if (!st || !st->run.open)
+        return;
+    cudaStreamSynchronize(stream_of(ctx)); /* nothing may still read the caller's memory */
+    (void)cudaGetLastError();
+    st->slots_zero = st->values_zero = 0;
+    st->run.open = 0;
+}
+
+gpuhist_status cuda_execute(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gpuhist_strategy *s,
+                            gpuhist_result *result)
+{
+    gpuhist_status rc = cuda_stream_begin(ctx, plan, s);
+    if (rc == GPUHIST_OK)
+        rc = cuda_stream_count(ctx, plan, s);
+    if (rc == GPUHIST_OK)
+        rc = cuda_stream_finish(ctx, plan, s, result);
+    if (rc != GPUHIST_OK)
+        cuda_stream_abort(ctx);
+    return rc;
 }
 
 } /* namespace */
@@ -1037,4 +1161,6 @@ extern "C" const gpuhist_backend_ops gpuhist_cuda_backend = {
     GPUHIST_BACKEND_CUDA, cuda_open,    cuda_close,
     cuda_minmax,          cuda_choose,  cuda_execute,
     cuda_is_device_pointer,
+    cuda_stream_begin,    cuda_stream_count, cuda_stream_buffer,
+    cuda_stream_submit,   cuda_stream_finish, cuda_stream_abort,
 };

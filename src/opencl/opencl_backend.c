@@ -848,8 +848,13 @@ static int gh_ocl_is_device_pointer(gpuhist_ctx *ctx, const void *data)
     return 0; /* OpenCL buffers are not addresses: samples are always host memory */
 }
 
+/* No stream ops: a stream runs execute() per chunk and the core adds the results. */
 const gpuhist_backend_ops gpuhist_opencl_backend = {
-    GPUHIST_BACKEND_OPENCL, gh_ocl_open,    gh_ocl_close,
-    gh_ocl_minmax,          gh_ocl_choose,  gh_ocl_execute,
-    gh_ocl_is_device_pointer,
+    .id = GPUHIST_BACKEND_OPENCL,
+    .open = gh_ocl_open,
+    .close = gh_ocl_close,
+    .minmax = gh_ocl_minmax,
+    .choose = gh_ocl_choose,
+    .execute = gh_ocl_execute,
+    .is_device_pointer = gh_ocl_is_device_pointer,
 };

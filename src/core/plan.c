@@ -1,6 +1,7 @@
 /*
- * api.c - the public entry points: names and versions, contexts, validation of a request, the
- * plan (geometry, channels, bin map), strategy choice, and the call into the backend.
+ * plan.c - validation of a request and its plan: sample geometry and channels, the bin spec,
+ * the bin map (binmap.h) and its edges, where data and counts live, the auto range, and the
+ * strategy. Every message names the field at fault.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "internal.h"
@@ -9,330 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- names and versions ------------------------------------------------------------------------ */
-
-const char *gpuhist_version(void) { return GPUHIST_VERSION_STRING; }
-unsigned gpuhist_version_number(void) { return GPUHIST_VERSION_NUMBER; }
-
-const char *gpuhist_status_string(gpuhist_status status)
-{
-    switch (status) {
-    case GPUHIST_OK: return "ok";
-    case GPUHIST_ERROR_INVALID_ARGUMENT: return "invalid argument";
-    case GPUHIST_ERROR_UNSUPPORTED: return "unsupported by the chosen strategy or backend";
-    case GPUHIST_ERROR_OUT_OF_MEMORY: return "out of memory";
-    case GPUHIST_ERROR_NO_DEVICE: return "no device for this backend";
-    case GPUHIST_ERROR_BACKEND: return "backend failure";
-    case GPUHIST_ERROR_UNKNOWN_STRATEGY: return "unknown strategy";
-    case GPUHIST_ERROR_BUILD: return "kernel build failed";
-    }
-    return "unknown status";
-}
-
-static const struct {
-    const char *name, *alias;
-    size_t size;
-} dtype_table[GPUHIST_DTYPE_COUNT] = {
-    {"u8", "uint8", 1},   {"i8", "int8", 1},    {"u16", "uint16", 2}, {"i16", "int16", 2},
-    {"u32", "uint32", 4}, {"i32", "int32", 4},  {"u64", "uint64", 8}, {"i64", "int64", 8},
-    {"f32", "float32", 4}, {"f64", "float64", 8},
-};
-
-const char *gpuhist_dtype_name(gpuhist_dtype d)
-{
-    return (unsigned)d < GPUHIST_DTYPE_COUNT ? dtype_table[d].name : "?";
-}
-
-size_t gpuhist_dtype_size(gpuhist_dtype d)
-{
-    return (unsigned)d < GPUHIST_DTYPE_COUNT ? dtype_table[d].size : 0;
-}
-
-int gpuhist_dtype_parse(const char *name, gpuhist_dtype *out)
-{
-    if (!name)
-        return 0;
-    for (int d = 0; d < GPUHIST_DTYPE_COUNT; ++d) {
-        if (strcmp(name, dtype_table[d].name) == 0 || strcmp(name, dtype_table[d].alias) == 0) {
-            if (out)
-                *out = (gpuhist_dtype)d;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static const char *const backend_names[] = {"auto", "cpu", "cuda", "opencl"};
-
-const char *gpuhist_backend_name(gpuhist_backend b)
-{
-    return (unsigned)b < 4 ? backend_names[b] : "?";
-}
-
-int gpuhist_backend_parse(const char *name, gpuhist_backend *out)
-{
-    for (int b = 0; name && b < 4; ++b) {
-        if (strcmp(name, backend_names[b]) == 0) {
-            if (out)
-                *out = (gpuhist_backend)b;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-int gpuhist_backend_compiled(gpuhist_backend b)
-{
-    switch (b) {
-    case GPUHIST_BACKEND_AUTO:
-    case GPUHIST_BACKEND_CPU: return 1;
-    case GPUHIST_BACKEND_CUDA: return GPUHIST_HAVE_CUDA;
-    case GPUHIST_BACKEND_OPENCL: return GPUHIST_HAVE_OPENCL;
-    }
-    return 0;
-}
-
-static const gpuhist_backend_ops *backend_ops(gpuhist_backend b)
-{
-    switch (b) {
-    case GPUHIST_BACKEND_CPU: return &gpuhist_cpu_backend;
-#if GPUHIST_HAVE_CUDA
-    case GPUHIST_BACKEND_CUDA: return &gpuhist_cuda_backend;
-#endif
-#if GPUHIST_HAVE_OPENCL
-    case GPUHIST_BACKEND_OPENCL: return &gpuhist_opencl_backend;
-#endif
-    default: return NULL;
-    }
-}
-
-/* ---- convenience constructors -------------------------------------------------------------------- */
-
-gpuhist_bin_spec gpuhist_bins_even(uint32_t bins, double lower, double upper)
-{
-    gpuhist_bin_spec s;
-    memset(&s, 0, sizeof s);
-    s.kind = GPUHIST_BINS_EVEN;
-    s.bins = bins;
-    s.lower = lower;
-    s.upper = upper;
-    return s;
-}
-
-gpuhist_bin_spec gpuhist_bins_auto(uint32_t bins)
-{
-    gpuhist_bin_spec s = gpuhist_bins_even(bins, 0.0, 0.0);
-    s.auto_range = 1;
-    s.last_edge_inclusive = 1;
-    return s;
-}
-
-gpuhist_bin_spec gpuhist_bins_edges(uint32_t bins, const double *edges)
-{
-    gpuhist_bin_spec s = gpuhist_bins_even(bins, 0.0, 0.0);
-    s.kind = GPUHIST_BINS_EDGES;
-    s.edges = edges;
-    return s;
-}
-
-gpuhist_bin_spec gpuhist_bins_integer(uint32_t bins, int64_t lower)
-{
-    gpuhist_bin_spec s = gpuhist_bins_even(bins, 0.0, 0.0);
-    s.kind = GPUHIST_BINS_INTEGER;
-    s.integer_lower = lower;
-    return s;
-}
-
-gpuhist_samples gpuhist_samples_1d(const void *data, gpuhist_dtype dtype, uint64_t count)
-{
-    gpuhist_samples s;
-    memset(&s, 0, sizeof s);
-    s.data = data;
-    s.dtype = dtype;
-    s.count = count;
-    s.channels = 1;
-    return s;
-}
-
-gpuhist_result gpuhist_result_host(uint64_t *counts)
-{
-    gpuhist_result r;
-    memset(&r, 0, sizeof r);
-    r.counts = counts;
-    r.counts_location = GPUHIST_MEMORY_HOST;
-    return r;
-}
-
-/* ---- contexts ------------------------------------------------------------------------------------- */
-
-/* Errors of gpuhist_create(), which has no context to hold them: gpuhist_last_error(NULL). */
-static _Thread_local char create_error[512];
-
-static gpuhist_status open_backend(gpuhist_ctx *ctx, gpuhist_backend b, int device)
-{
-    const gpuhist_backend_ops *ops = backend_ops(b);
-    if (!ops)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_NO_DEVICE,
-                            "%s: backend not compiled into this build of gpuhist",
-                            gpuhist_backend_name(b));
-    gpuhist_status st = ops->open(ctx, device);
-    if (st == GPUHIST_OK) {
-        ctx->backend = b;
-        ctx->ops = ops;
-    }
-    return st;
-}
-
-gpuhist_status gpuhist_create_on(gpuhist_ctx **out, gpuhist_backend backend, int device)
-{
-    if (!out) {
-        snprintf(create_error, sizeof create_error, "gpuhist_create: out is NULL");
-        return GPUHIST_ERROR_INVALID_ARGUMENT;
-    }
-    *out = NULL;
-    if ((unsigned)backend > GPUHIST_BACKEND_OPENCL) {
-        snprintf(create_error, sizeof create_error, "backend: unknown value %d", (int)backend);
-        return GPUHIST_ERROR_INVALID_ARGUMENT;
-    }
-    if (device < 0) {
-        snprintf(create_error, sizeof create_error, "device: %d is negative", device);
-        return GPUHIST_ERROR_INVALID_ARGUMENT;
-    }
-    gpuhist_ctx *ctx = calloc(1, sizeof *ctx);
-    if (!ctx) {
-        snprintf(create_error, sizeof create_error, "cannot allocate a context");
-        return GPUHIST_ERROR_OUT_OF_MEMORY;
-    }
-    ctx->device = device;
-    gpuhist_status st;
-    if (backend == GPUHIST_BACKEND_AUTO) {
-        /* A GPU when one is usable; otherwise the CPU, saying why. */
-        st = open_backend(ctx, GPUHIST_BACKEND_CUDA, device);
-        if (st != GPUHIST_OK) {
-            snprintf(ctx->note, sizeof ctx->note, "%s; using the CPU", ctx->error);
-            ctx->error[0] = '\0';
-            st = open_backend(ctx, GPUHIST_BACKEND_CPU, 0);
-        }
-    } else {
-        st = open_backend(ctx, backend, device);
-    }
-    if (st != GPUHIST_OK) {
-        snprintf(create_error, sizeof create_error, "%s", ctx->error);
-        free(ctx->build_log);
-        free(ctx);
-        return st;
-    }
-    *out = ctx;
-    return GPUHIST_OK;
-}
-
-gpuhist_status gpuhist_create(gpuhist_ctx **out, gpuhist_backend backend)
-{
-    return gpuhist_create_on(out, backend, 0);
-}
-
-void gpuhist_destroy(gpuhist_ctx *ctx)
-{
-    if (!ctx)
-        return;
-    if (ctx->ops && ctx->ops->close)
-        ctx->ops->close(ctx);
-    free(ctx->build_log);
-    free(ctx);
-}
-
-gpuhist_backend gpuhist_context_backend(const gpuhist_ctx *ctx)
-{
-    return ctx ? ctx->backend : GPUHIST_BACKEND_AUTO;
-}
-
-const char *gpuhist_device_name(const gpuhist_ctx *ctx) { return ctx ? ctx->device_name : ""; }
-const char *gpuhist_backend_note(const gpuhist_ctx *ctx) { return ctx ? ctx->note : ""; }
-const char *gpuhist_last_error(const gpuhist_ctx *ctx) { return ctx ? ctx->error : create_error; }
-
-const char *gpuhist_build_log(const gpuhist_ctx *ctx)
-{
-    return ctx && ctx->build_log ? ctx->build_log : "";
-}
-
-gpuhist_status gpuhist_set_strategy(gpuhist_ctx *ctx, const char *name)
-{
-    if (!ctx)
-        return GPUHIST_ERROR_INVALID_ARGUMENT;
-    if (!name || strcmp(name, "auto") == 0) {
-        ctx->forced = NULL;
-        return GPUHIST_OK;
-    }
-    const gpuhist_strategy *s = gpuhist_registry_find(name);
-    if (!s)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_UNKNOWN_STRATEGY,
-                            "strategy: no strategy named '%s' (see --list-strategies)", name);
-    if (s->backend != ctx->backend)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                            "strategy: '%s' belongs to the %s backend, this context runs on %s",
-                            name, gpuhist_backend_name(s->backend),
-                            gpuhist_backend_name(ctx->backend));
-    ctx->forced = s;
-    return GPUHIST_OK;
-}
-
-gpuhist_status gpuhist_set_threads(gpuhist_ctx *ctx, int threads)
-{
-    if (!ctx)
-        return GPUHIST_ERROR_INVALID_ARGUMENT;
-    if (threads < 0 || threads > 4096)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                            "threads: %d is not in 0..4096", threads);
-    ctx->threads = threads;
-    return GPUHIST_OK;
-}
-
-gpuhist_status gpuhist_set_stream(gpuhist_ctx *ctx, void *cuda_stream)
-{
-    if (!ctx)
-        return GPUHIST_ERROR_INVALID_ARGUMENT;
-    if (cuda_stream && ctx->backend != GPUHIST_BACKEND_CUDA)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                            "stream: a CUDA stream needs the CUDA backend (context is %s)",
-                            gpuhist_backend_name(ctx->backend));
-    ctx->stream = cuda_stream;
-    return GPUHIST_OK;
-}
-
-gpuhist_status gpuhist_set_async(gpuhist_ctx *ctx, int async)
-{
-    if (!ctx)
-        return GPUHIST_ERROR_INVALID_ARGUMENT;
-    ctx->async = async != 0;
-    return GPUHIST_OK;
-}
-
-gpuhist_status gpuhist_list_devices(gpuhist_backend backend, char *buf, size_t size)
-{
-    if (!buf || size == 0)
-        return GPUHIST_ERROR_INVALID_ARGUMENT;
-    buf[0] = '\0';
-    switch (backend) {
-    case GPUHIST_BACKEND_CPU: {
-        gpuhist_ctx tmp;
-        memset(&tmp, 0, sizeof tmp);
-        gpuhist_cpu_backend.open(&tmp, 0);
-        snprintf(buf, size, "0: %s\n", tmp.device_name);
-        return GPUHIST_OK;
-    }
-#if GPUHIST_HAVE_CUDA
-    case GPUHIST_BACKEND_CUDA: return gpuhist_cuda_list_devices(buf, size);
-#endif
-#if GPUHIST_HAVE_OPENCL
-    case GPUHIST_BACKEND_OPENCL: return gpuhist_opencl_list_devices(buf, size);
-#endif
-    default:
-        snprintf(buf, size, "%s: backend not compiled into this build of gpuhist\n",
-                 gpuhist_backend_name(backend));
-        return GPUHIST_ERROR_NO_DEVICE;
-    }
-}
 
 /* ---- validation and the plan ---------------------------------------------------------------------- */
 
@@ -584,56 +261,44 @@ gpuhist_status gpuhist_compute_edges(const gpuhist_bin_spec *spec, gpuhist_dtype
     return GPUHIST_OK;
 }
 
-/* ---- the call -------------------------------------------------------------------------------------- */
 
-gpuhist_status gpuhist_histogram(gpuhist_ctx *ctx, const gpuhist_samples *samples,
-                                 const gpuhist_bin_spec *spec, gpuhist_result *result)
+/* ---- the whole plan -------------------------------------------------------------------------------- */
+
+gpuhist_status gpuhist_prepare(gpuhist_ctx *ctx, const gpuhist_samples *samples,
+                               const gpuhist_bin_spec *spec, gpuhist_memory counts_location,
+                               int stream, gpuhist_plan *plan, const gpuhist_strategy **strategy)
 {
-    if (!ctx)
-        return GPUHIST_ERROR_INVALID_ARGUMENT;
-    ctx->error[0] = '\0';
-    if (!samples)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "samples: NULL");
-    if (!spec)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "bins: NULL specification");
-    if (!result)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "result: NULL");
-    if (!result->counts)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "result.counts: NULL");
-    double t0 = gpuhist_now();
-
-    gpuhist_plan plan;
-    memset(&plan, 0, sizeof plan);
-    gpuhist_status st = plan_samples(ctx, samples, &plan);
+    memset(plan, 0, sizeof *plan);
+    gpuhist_status st = plan_samples(ctx, samples, plan);
     if (st != GPUHIST_OK)
         return st;
-    st = check_spec(ctx, spec, plan.dtype);
+    st = check_spec(ctx, spec, plan->dtype);
     if (st != GPUHIST_OK)
         return st;
 
     /* Where the data and the counts live. */
     switch (samples->location) {
     case GPUHIST_MEMORY_AUTO:
-        plan.data_on_device =
-            plan.pixels > 0 && ctx->ops->is_device_pointer(ctx, samples->data);
+        plan->data_on_device =
+            plan->pixels > 0 && ctx->ops->is_device_pointer(ctx, samples->data);
         break;
-    case GPUHIST_MEMORY_HOST: plan.data_on_device = 0; break;
-    case GPUHIST_MEMORY_DEVICE: plan.data_on_device = 1; break;
+    case GPUHIST_MEMORY_HOST: plan->data_on_device = 0; break;
+    case GPUHIST_MEMORY_DEVICE: plan->data_on_device = 1; break;
     default:
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                             "samples.location: unknown memory location %d",
                             (int)samples->location);
     }
-    if (plan.data_on_device && ctx->backend != GPUHIST_BACKEND_CUDA)
+    if (plan->data_on_device && ctx->backend != GPUHIST_BACKEND_CUDA)
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                             "samples.location: device memory needs the CUDA backend (context "
                             "is %s)",
                             gpuhist_backend_name(ctx->backend));
-    if ((unsigned)result->counts_location > GPUHIST_MEMORY_DEVICE)
+    if ((unsigned)counts_location > GPUHIST_MEMORY_DEVICE)
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                             "result.counts_location: unknown memory location %d",
-                            (int)result->counts_location);
-    if (result->counts_location == GPUHIST_MEMORY_DEVICE &&
+                            (int)counts_location);
+    if (counts_location == GPUHIST_MEMORY_DEVICE &&
         ctx->backend != GPUHIST_BACKEND_CUDA)
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                             "result.counts_location: device memory needs the CUDA backend "
@@ -643,12 +308,17 @@ gpuhist_status gpuhist_histogram(gpuhist_ctx *ctx, const gpuhist_samples *sample
     /* Resolve the range. */
     double lower = spec->lower, upper = spec->upper;
     int last_inclusive = spec->last_edge_inclusive != 0;
+    if (spec->kind == GPUHIST_BINS_EVEN && spec->auto_range && stream)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "range: a streamed histogram needs its range before the first "
+                            "chunk: auto range is not possible (find the data's min and max "
+                            "first, e.g. with a pass over the data, then give the range)");
     if (spec->kind == GPUHIST_BINS_EVEN && spec->auto_range) {
         /* NumPy's rules: finite min/max, last edge inclusive, empty -> [0, 1],
          * min == max -> [min - 0.5, max + 0.5]. */
-        plan_binmap(&plan, spec, 0.0, 1.0, 1); /* provisional, for minmax() */
+        plan_binmap(plan, spec, 0.0, 1.0, 1); /* provisional, for minmax() */
         int found = 0;
-        st = ctx->ops->minmax(ctx, &plan, &lower, &upper, &found);
+        st = ctx->ops->minmax(ctx, plan, &lower, &upper, &found);
         if (st != GPUHIST_OK)
             return st;
         /* Backends may see -0.0 and 0.0 in either order; report +0.0 either way. */
@@ -667,49 +337,35 @@ gpuhist_status gpuhist_histogram(gpuhist_ctx *ctx, const gpuhist_samples *sample
                                 "range: the data's range [%g, %g] overflows a double", lower,
                                 upper);
     }
-    plan_binmap(&plan, spec, lower, upper, last_inclusive);
-    if ((st = check_even_edges(ctx, &plan)) != GPUHIST_OK)
+    plan_binmap(plan, spec, lower, upper, last_inclusive);
+    if ((st = check_even_edges(ctx, plan)) != GPUHIST_OK)
         return st;
 
     /* The strategy. */
     const gpuhist_strategy *s = ctx->forced;
     if (s) {
-        if (!gpuhist_strategy_accepts(ctx, s, &plan))
+        if (!gpuhist_strategy_accepts(ctx, s, plan))
             return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                                 "strategy: %s cannot histogram %s samples into %u %s bins with "
                                 "%u channel(s) (it supports: %s)",
-                                s->name, gpuhist_dtype_name(plan.dtype), plan.bins,
+                                s->name, gpuhist_dtype_name(plan->dtype), plan->bins,
                                 spec->kind == GPUHIST_BINS_EVEN    ? "even"
                                 : spec->kind == GPUHIST_BINS_EDGES ? "explicit-edge"
                                                                    : "integer",
-                                plan.channels, s->supports);
+                                plan->channels, s->supports);
     } else {
-        s = ctx->ops->choose(ctx, &plan);
+        /* A stream's size is unknown: choose as for a large input (chunks are large). */
+        uint64_t pixels = plan->pixels;
+        if (stream)
+            plan->pixels = (uint64_t)1 << 28;
+        s = ctx->ops->choose(ctx, plan);
+        plan->pixels = pixels;
         if (!s)
             return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                                 "%s: no strategy can histogram %s samples into %u bins",
                                 gpuhist_backend_name(ctx->backend),
-                                gpuhist_dtype_name(plan.dtype), plan.bins);
+                                gpuhist_dtype_name(plan->dtype), plan->bins);
     }
-
-    result->bins = plan.bins;
-    result->channels = plan.active;
-    for (uint32_t k = 0; k < GPUHIST_MAX_CHANNELS; ++k) {
-        result->channel_index[k] = k < plan.active ? plan.channel_index[k] : 0;
-        result->underflow[k] = result->overflow[k] = result->nan[k] = result->total[k] = 0;
-    }
-    result->lower = gpuhist_reported_edge(&plan.map, plan.edges, 0);
-    result->upper = gpuhist_reported_edge(&plan.map, plan.edges, plan.bins);
-    result->last_edge_inclusive = plan.map.last_inclusive;
-    result->backend = ctx->backend;
-    result->strategy = s->name;
-
-    st = ctx->ops->execute(ctx, &plan, s, result);
-    if (st != GPUHIST_OK)
-        return st;
-    if (result->edges)
-        for (uint32_t i = 0; i <= plan.bins; ++i)
-            result->edges[i] = gpuhist_reported_edge(&plan.map, plan.edges, i);
-    result->seconds = gpuhist_now() - t0;
+    *strategy = s;
     return GPUHIST_OK;
 }
