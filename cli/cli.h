@@ -32,6 +32,7 @@ void cli_note(const char *fmt, ...)
     ;
 
 double cli_now(void);                 /* monotonic seconds */
+double cli_peak_memory_mib(void);     /* peak resident memory of this process, 0 if unknown */
 int cli_isatty(FILE *f);
 int cli_terminal_columns(void);       /* of stdout, 80 when unknown */
 int cli_utf8(void);                   /* the locale environment asks for UTF-8 */
@@ -46,6 +47,13 @@ void cli_format_bytes(char *buf, size_t size, double bytes);
 int cli_parse_u64(const char *s, uint64_t *out);
 int cli_parse_i64(const char *s, int64_t *out);
 int cli_parse_double(const char *s, double *out); /* finite only */
+/* Like cli_parse_double; @return NULL on success, else what is wrong with `s`, to follow it in
+ * a message: "is not a number", "is beyond the range of a double", "is not finite". */
+const char *cli_double_problem(const char *s, double *out);
+
+/* Flush standard output. @return CLI_EXIT_OK, or CLI_EXIT_FAIL after printing "standard
+ * output: write error: ..." when anything written to it was lost (a full disk, a closed pipe). */
+int cli_flush_stdout(void);
 
 /* Command-line options: "--name VALUE", "--name=VALUE", "-x VALUE", "-xVALUE"; "--" ends
  * options; "-" is a positional argument (standard input). */
@@ -82,6 +90,20 @@ typedef struct cli_progress {
 void cli_progress_start(cli_progress *p, int enabled, const char *label, double total);
 void cli_progress_update(cli_progress *p, double done);
 void cli_progress_end(cli_progress *p);
+
+/* ---- shortest.c ------------------------------------------------------------------------------ */
+
+/* The shortest decimal that reads back (strtod) as exactly `v`, nearest to v among those, laid
+ * out as cli_format_double documents (Ryu; see shortest.c). buf >= 32 bytes; NUL-terminated.
+ * @return its length. */
+size_t cli_shortest_double(char *buf, double v);
+/* The same for a float32 (strtof), laid out as printf's %.{digits}g: "1e+06", "0.1", "3.4e+38".
+ * buf >= 32 bytes. @return its length. */
+size_t cli_shortest_float_g(char *buf, float v);
+/* The number of decimal digits of v (1 for 0). */
+int cli_u64_digits(uint64_t v);
+/* v in decimal at `out` (no NUL). @return the end. */
+char *cli_put_u64(char *out, uint64_t v);
 
 /* ---- readers.c ------------------------------------------------------------------------------- */
 
@@ -124,9 +146,66 @@ int cli_slurp(const char *path, const char *what, int progress, char **buf, size
 int cli_parse_text(const char *name, const char *text, size_t len, gpuhist_dtype dtype,
                    int progress, int fail_status, void **out, uint64_t *count);
 
+/* A .npy header (format versions 1, 2, 3), as cli_npy_parse_header() reads it. */
+typedef struct cli_npy_info {
+    gpuhist_dtype dtype;    /* the samples' type (bool reads as u8) */
+    int swap;               /* the data's byte order is not the host's: reverse each sample */
+    uint64_t count;         /* values in the array: the product of the shape */
+    int count_overflow;     /* that product does not fit in 64 bits (count is meaningless) */
+    size_t data_offset;     /* where the data starts: magic, version, length and header */
+    int fortran;            /* fortran_order is True */
+    int ndim;               /* dimensions of the shape (0 for a scalar) */
+    unsigned version;       /* the format's major version */
+    char descr[64];         /* the dtype string as written, e.g. "<f4" */
+} cli_npy_info;
+
+/* The size of the .npy preamble plus header (= the data offset) from the first bytes of a file
+ * (10 for version 1, 12 for versions 2 and 3 are enough). Prints nothing. @return 0 when `buf`
+ * is too short to tell, lacks the magic, or has an unknown version. */
+size_t cli_npy_header_size(const unsigned char *buf, size_t len);
+
+/* Parse the .npy header at the start of `buf`, which holds the first `len` bytes of a file:
+ * the whole file, or at least the header (cli_npy_header_size() bytes); the data itself is not
+ * looked at, so checking that the file holds count * size bytes is the caller's job. `name`
+ * prefixes the messages. @return CLI_EXIT_* (message printed); *out is filled on success. */
+int cli_npy_parse_header(const char *name, const unsigned char *buf, size_t len,
+                         cli_npy_info *out);
+
+/* ---- source.c -------------------------------------------------------------------------------- */
+
+/* Binary input (raw or .npy) to be streamed through the library in chunks. */
+typedef struct cli_stream_input {
+    int fd;
+    int owns_fd;
+    int is_regular;          /* a regular file (else a pipe, terminal, device: read in order) */
+    cli_input_format format; /* RAW or NPY for a regular file; AUTO for a pipe (not looked at) */
+    gpuhist_dtype dtype;
+    size_t sample_size, pixel_bytes;
+    int swap;                /* reverse the bytes of each sample (big-endian .npy) */
+    uint64_t data_offset;    /* where the samples start in the file */
+    uint64_t data_bytes;     /* bytes of samples (a pipe: known after the run) */
+    unsigned char *head;     /* pipe bytes already read (none today) */
+    size_t head_len;
+    double seconds;          /* time spent reading and counting */
+    char name[512];
+} cli_stream_input;
+
+/* Open the input and, for a regular file, read its format, type and size (messages as
+ * cli_read_input gives them). Text and pipes are only opened. @return CLI_EXIT_*. */
+int cli_stream_input_open(const cli_read_options *opt, cli_stream_input *in);
+/* Read the whole input into the open stream `st` (see source.c). @return CLI_EXIT_*. */
+int cli_stream_input_run(cli_stream_input *in, gpuhist_stream *st, int cpu_backend, int progress);
+void cli_stream_input_close(cli_stream_input *in);
+
 /* ---- writers.c ------------------------------------------------------------------------------- */
 
-typedef enum cli_format { CLI_FMT_DEFAULT = 0, CLI_FMT_TABLE, CLI_FMT_CSV, CLI_FMT_JSON } cli_format;
+typedef enum cli_format {
+    CLI_FMT_DEFAULT = 0,
+    CLI_FMT_TABLE,
+    CLI_FMT_CSV,
+    CLI_FMT_JSON,
+    CLI_FMT_NPY /* the counts as a .npy array (uint64 '<u8'); the edges by cli_write_npy_edges */
+} cli_format;
 
 typedef struct cli_histogram {
     const gpuhist_result *result; /* bins, channels, tallies, backend, strategy, seconds */
@@ -141,14 +220,43 @@ typedef struct cli_histogram {
 void cli_write_histogram(FILE *f, cli_format format, const cli_histogram *h, int bars,
                          int columns);
 
-/* Output file: written to a temporary file beside `path` and renamed over it on success, so a
- * failed run never leaves a half-written output. path NULL or "-" = stdout. */
+/* -f npy. The edges (bins + 1 doubles) as a .npy '<f8' array. */
+void cli_write_npy_edges(FILE *f, const cli_histogram *h);
+/* The edges file beside counts file `path`: "X.npy" -> "X.edges.npy", another name gets
+ * ".edges.npy" appended. @return malloc'd; NULL when out of memory. */
+char *cli_npy_edges_path(const char *path);
+/* After cli_output_open(counts, ...): refuse a terminal (CLI_EXIT_USAGE); when the counts go to
+ * a regular file, open the edges file beside it, else leave edges->f NULL (counts only).
+ * @return CLI_EXIT_* (message printed). */
+struct cli_output;
+int cli_npy_open_edges(const struct cli_output *counts, struct cli_output *edges);
+/* Write the edges, then commit both outputs only once both are written in full; on failure
+ * both are aborted. @return CLI_EXIT_* (message printed). */
+int cli_npy_commit(struct cli_output *counts, struct cli_output *edges, const cli_histogram *h);
+/* The tallies (underflow, overflow, nan, total; per channel) on stderr, for -v with -f npy. */
+void cli_note_tallies(const cli_histogram *h);
+
+/* ---- output.c -------------------------------------------------------------------------------- */
+
+/* Output (-o PATH). A regular file, or a path that does not exist yet, is written to a temporary
+ * file beside it (beside the final target of a symbolic link) and renamed over it only when
+ * complete, so a failed or interrupted run never leaves a half-written file; a device, FIFO or
+ * socket is written straight to. PATH NULL or "-" (or a name of standard output itself, such as
+ * /dev/stdout) = standard output. Refused: a directory, and the input file (see
+ * cli_output_set_input). Up to 4 outputs may be open at once; SIGINT, SIGTERM, SIGHUP and
+ * SIGPIPE remove their temporary files before the signal ends the process. */
 typedef struct cli_output {
     FILE *f;
-    char *path;
-    char *tmp;
+    char *path;      /* as given, for messages */
+    char *target;    /* the file the temporary is renamed over (links followed) */
+    const char *tmp; /* the temporary file; NULL when written straight to */
+    int slot;        /* tmp's entry in the table the signal handler cleans up */
 } cli_output;
-int cli_output_open(cli_output *o, const char *path);
+/* The file the input is read from (NULL or "-" = standard input), which no output may replace:
+ * cli_output_open refuses it (same device and inode, so also through links) with
+ * CLI_EXIT_USAGE. Call before cli_output_open. */
+void cli_output_set_input(const char *input_path);
+int cli_output_open(cli_output *o, const char *path); /* @return CLI_EXIT_* (message printed) */
 int cli_output_commit(cli_output *o);  /* flush, close, rename; @return CLI_EXIT_* */
 void cli_output_abort(cli_output *o);  /* close and remove the temporary file */
 

@@ -3,9 +3,10 @@
  *
  * It generates a synthetic 8-bit "image" (default 64 MiB, bell-shaped values: the mean of four
  * uniform bytes) and a float32 signal (two overlapping peaks), histograms them with the chosen
- * backend (auto by default: CUDA when a GPU is usable, else the CPU), prints the tables with bars
- * and what ran, and checks every count against the cpu-reference strategy. The data come from a
- * fixed-seed generator, so every run and every machine sees the same numbers.
+ * backend (auto by default: CUDA when a GPU is usable, else the CPU), prints the tables (with bars
+ * when standard output is a terminal, like the command's tables) and what ran, and checks every
+ * count against the cpu-reference strategy. The data come from a fixed-seed generator, so every
+ * run and every machine sees the same numbers.
  */
 #include "cli.h"
 
@@ -61,6 +62,7 @@ typedef struct demo_job {
     uint64_t *keep;  /* receives a copy of the counts (bins entries), or NULL */
 } demo_job;
 
+/* `columns` > 0: draw bars that wide (standard output is a terminal); 0: no bars. */
 static int run_job(gpuhist_ctx *ctx, gpuhist_ctx *ref, const demo_job *job, int columns)
 {
     uint32_t bins = job->spec.bins;
@@ -98,7 +100,7 @@ static int run_job(gpuhist_ctx *ctx, gpuhist_ctx *ref, const demo_job *job, int 
     printf("\n== %s\n", job->title);
     if (job->show_table) {
         cli_histogram h = {&r, counts, edges, job->samples.dtype, job->spec.kind, 0};
-        cli_write_histogram(stdout, CLI_FMT_TABLE, &h, 1, columns);
+        cli_write_histogram(stdout, CLI_FMT_TABLE, &h, columns > 0, columns > 0 ? columns : 80);
     }
     printf("ran on %s (%s), strategy %s: %.3f ms, %.2f GB/s\n", gpuhist_backend_name(r.backend),
            gpuhist_device_name(ctx), r.strategy ? r.strategy : "?", r.seconds * 1e3,
@@ -177,10 +179,25 @@ int cli_demo(int argc, char **argv)
     gpuhist_ctx *ctx = NULL, *ref = NULL;
     gpuhist_status st = device >= 0 ? gpuhist_create_on(&ctx, backend, device)
                                     : gpuhist_create(&ctx, backend);
+    if (st == GPUHIST_ERROR_NO_DEVICE && device >= 0 && gpuhist_backend_compiled(backend))
+        return cli_error(CLI_EXIT_FAIL, "demo: backend %s: no device %d (see gpuhist "
+                         "--list-devices)", gpuhist_backend_name(backend), device);
     if (st != GPUHIST_OK)
         return cli_error(CLI_EXIT_FAIL, "demo: backend %s: %s%s", gpuhist_backend_name(backend),
                          gpuhist_status_string(st),
                          gpuhist_backend_compiled(backend) ? "" : " (not compiled into this build)");
+    /* AUTO falls back to the CPU when CUDA cannot open the device, and the CPU is device 0 only:
+     * a device that does not exist must not pass unnoticed. */
+    if (device > 0 && backend == GPUHIST_BACKEND_AUTO &&
+        gpuhist_context_backend(ctx) == GPUHIST_BACKEND_CPU) {
+        const char *note = gpuhist_backend_note(ctx);
+        int rc = cli_error(CLI_EXIT_FAIL,
+                           "demo: --device %d: no such device (%s, which has only device 0; see "
+                           "gpuhist --list-devices)",
+                           device, note && *note ? note : "auto uses the CPU");
+        gpuhist_destroy(ctx);
+        return rc;
+    }
     if (threads)
         gpuhist_set_threads(ctx, threads);
     if (strategy && gpuhist_set_strategy(ctx, strategy) != GPUHIST_OK) {
@@ -247,7 +264,7 @@ int cli_demo(int argc, char **argv)
             printf("devices:\n%s", list);
     }
 
-    int columns = cli_isatty(stdout) ? cli_terminal_columns() : 100;
+    int columns = cli_isatty(stdout) ? cli_terminal_columns() : 0;
     demo_job jobs[3];
     memset(jobs, 0, sizeof jobs);
     char t0s[160], t1s[160], t2s[160];

@@ -3,7 +3,7 @@
  *
  * Order of work, chosen so that mistakes cost nothing: every option is checked first (exit 2),
  * then the context is created and a forced strategy checked, and only then is a possibly huge
- * input read. The output file is written under a temporary name and renamed when complete.
+ * input read. The output goes through output.c: a file only appears once it is complete.
  */
 #include "cli.h"
 
@@ -71,7 +71,9 @@ static const char usage_text[] =
     "  -s, --strategy S        force a strategy; --list-strategies shows them all\n"
     "  -j, --threads N         CPU threads (default: all cores)\n"
     "Output\n"
-    "  -f, --format F          table (default; bars when stdout is a terminal) | csv | json\n"
+    "  -f, --format F          table (default; bars when stdout is a terminal) | csv | json |\n"
+    "                          npy (counts as uint64 .npy; with -o X.npy the edges go to\n"
+    "                          X.edges.npy; tallies on stderr with -v)\n"
     "  -o, --output FILE       write there (only once complete) instead of standard output\n"
     "  -v, --verbose           backend, device, strategy, time, throughput on stderr\n"
     "      --no-progress       no progress bar on stderr (drawn only on a terminal after ~1 s)\n"
@@ -112,14 +114,19 @@ typedef struct options {
     int version, help, list_strategies, list_devices;
 } options;
 
-/* Display width of a UTF-8 string (one column per code point). */
-static int utf8_width(const char *s)
+/* Display width of the first `n` bytes of a UTF-8 string (one column per code point). */
+static int utf8_width_n(const char *s, size_t n)
 {
     int w = 0;
-    for (; *s; ++s)
-        if (((unsigned char)*s & 0xc0) != 0x80)
+    for (size_t i = 0; i < n && s[i]; ++i)
+        if (((unsigned char)s[i] & 0xc0) != 0x80)
             ++w;
     return w;
+}
+
+static int utf8_width(const char *s)
+{
+    return utf8_width_n(s, strlen(s));
 }
 
 static void put_padded(FILE *f, const char *s, int width)
@@ -127,6 +134,39 @@ static void put_padded(FILE *f, const char *s, int width)
     fputs(s, f);
     for (int w = utf8_width(s); w < width; ++w)
         fputc(' ', f);
+}
+
+/* `label` then `text`, word-wrapped into `width` columns starting where the cursor is; further
+ * lines start after `indent` spaces, 2 more when there is a label (a hanging indent). A word
+ * longer than a line gets a line of its own. Ends with a newline. */
+static void put_wrapped(FILE *f, const char *label, const char *text, int indent, int width)
+{
+    int hang = label[0] ? 2 : 0;
+    fputs(label, f);
+    int col = utf8_width(label);
+    int fresh = 1; /* no word on this line yet */
+    for (const char *p = text;;) {
+        while (*p == ' ')
+            ++p;
+        if (!*p)
+            break;
+        size_t n = strcspn(p, " ");
+        int w = utf8_width_n(p, n);
+        if (!fresh && col + 1 + w > width) {
+            fprintf(f, "\n%*s", indent + hang, "");
+            col = hang;
+            fresh = 1;
+        }
+        if (!fresh) {
+            fputc(' ', f);
+            ++col;
+        }
+        fwrite(p, 1, n, f);
+        col += w;
+        fresh = 0;
+        p += n;
+    }
+    fputc('\n', f);
 }
 
 static void json_string(FILE *f, const char *s)
@@ -165,7 +205,12 @@ static int list_strategies(cli_format format)
         fputs("]\n", stdout);
         return CLI_EXIT_OK;
     }
-    int wn = 8, wb = 7, ws = 4, wsup = 8;
+    /* A table as wide as the terminal (80 columns when not writing to one): name and backend,
+     * then the mechanism, what it supports and its seed, word-wrapped in the third column.
+     * Each strategy's first line starts with its name and backend, so scripts can take the
+     * first two columns of the lines that do not start with a space; -f json has it all. */
+    int columns = cli_isatty(stdout) ? cli_terminal_columns() : 80;
+    int wn = utf8_width("strategy"), wb = utf8_width("backend");
     for (size_t i = 0; i < n; ++i) {
         if (gpuhist_strategy_info(i, &d) != GPUHIST_OK)
             continue;
@@ -173,26 +218,34 @@ static int list_strategies(cli_format format)
             wn = utf8_width(d.name);
         if (utf8_width(gpuhist_backend_name(d.backend)) > wb)
             wb = utf8_width(gpuhist_backend_name(d.backend));
-        if (d.seed && utf8_width(d.seed) > ws)
-            ws = utf8_width(d.seed);
-        if (d.supports && utf8_width(d.supports) > wsup)
-            wsup = utf8_width(d.supports);
     }
-    /* One strategy per line, name first, so scripts can take the first column. */
+    int indent = wn + 2 + wb + 2;
+    int width = columns - indent;
+    /* Too narrow for a third column: the description goes under the name, indented by 2. */
+    int below = width < 30;
+    if (below) {
+        indent = 2;
+        width = columns - indent < 30 ? 30 : columns - indent;
+    }
     put_padded(stdout, "strategy", wn + 2);
-    put_padded(stdout, "backend", wb + 2);
-    put_padded(stdout, "seed", ws + 2);
-    put_padded(stdout, "supports", wsup + 2);
-    fputs("mechanism\n", stdout);
+    if (below)
+        fputs("backend", stdout);
+    else
+        put_padded(stdout, "backend", wb + 2);
+    fputs(below ? "\n  mechanism, supports, seed\n" : "mechanism, supports, seed\n", stdout);
     for (size_t i = 0; i < n; ++i) {
         if (gpuhist_strategy_info(i, &d) != GPUHIST_OK)
             continue;
         put_padded(stdout, d.name, wn + 2);
-        put_padded(stdout, gpuhist_backend_name(d.backend), wb + 2);
-        put_padded(stdout, d.seed ? d.seed : "", ws + 2);
-        put_padded(stdout, d.supports ? d.supports : "", wsup + 2);
-        fputs(d.summary ? d.summary : "", stdout);
-        fputc('\n', stdout);
+        if (below)
+            fprintf(stdout, "%s\n%*s", gpuhist_backend_name(d.backend), indent, "");
+        else
+            put_padded(stdout, gpuhist_backend_name(d.backend), wb + 2);
+        put_wrapped(stdout, "", d.summary ? d.summary : "", indent, width);
+        fprintf(stdout, "%*s", indent, "");
+        put_wrapped(stdout, "supports: ", d.supports ? d.supports : "", indent, width);
+        fprintf(stdout, "%*s", indent, "");
+        put_wrapped(stdout, "seed: ", d.seed ? d.seed : "", indent, width);
     }
     return CLI_EXIT_OK;
 }
@@ -251,45 +304,101 @@ static int list_devices(const options *o)
 
 /* ---- option values ----------------------------------------------------------------------------- */
 
-static int parse_range(const char *s, double *lo, double *hi)
+/* -r LO:HI; `shown` is the option as written. @return CLI_EXIT_* (message printed). */
+static int parse_range(const char *shown, const char *s, double *lo, double *hi)
 {
     /* "LO:HI"; the colon after the first number (numbers never contain ':'). */
     const char *colon = strchr(s, ':');
-    if (!colon || strchr(colon + 1, ':'))
-        return 0;
     char a[128];
-    size_t n = (size_t)(colon - s);
-    if (n >= sizeof a)
-        return 0;
+    size_t n = colon ? (size_t)(colon - s) : 0;
+    if (!colon || strchr(colon + 1, ':') || n == 0 || n >= sizeof a || !colon[1])
+        return cli_error(CLI_EXIT_USAGE, "%s: expected LO:HI with finite numbers, got '%s'", shown,
+                         s);
     memcpy(a, s, n);
     a[n] = 0;
-    return cli_parse_double(a, lo) && cli_parse_double(colon + 1, hi);
+    const char *bad = a;
+    const char *why = cli_double_problem(a, lo);
+    if (!why) {
+        bad = colon + 1;
+        why = cli_double_problem(bad, hi);
+    }
+    if (why)
+        return cli_error(CLI_EXIT_USAGE, "%s %s: '%s' %s", shown, s, bad, why);
+    if (!(*lo < *hi))
+        return cli_error(CLI_EXIT_USAGE, "%s %s: LO must be below HI", shown, s);
+    return CLI_EXIT_OK;
+}
+
+/* The numbers of -e E0,E1,...: separated by commas, with white space allowed around them. An
+ * empty item (a stray comma, "0,1," or "0,,1") is refused rather than skipped: it is more likely
+ * a lost edge than a typing habit. *out is malloc'd. @return CLI_EXIT_* (message printed). */
+static int parse_edge_list(const char *arg, double **out, uint64_t *count)
+{
+    size_t cap = 1;
+    for (const char *p = arg; *p; ++p)
+        cap += *p == ',';
+    double *e = malloc(cap * sizeof *e);
+    if (!e)
+        return cli_error(CLI_EXIT_FAIL, "out of memory");
+    uint64_t n = 0;
+    for (const char *p = arg;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        while (len && (*p == ' ' || *p == '\t')) {
+            ++p;
+            --len;
+        }
+        while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+            --len;
+        char item[80];
+        const char *why = NULL;
+        if (len == 0) {
+            free(e);
+            return cli_error(CLI_EXIT_USAGE, "--edges: edge %llu is empty (a stray comma?)",
+                             (unsigned long long)n);
+        } else if (len >= sizeof item) {
+            snprintf(item, sizeof item, "%.40s...", p);
+            why = "is not a number";
+        } else {
+            memcpy(item, p, len);
+            item[len] = 0;
+            why = cli_double_problem(item, &e[n]);
+        }
+        if (why) {
+            free(e);
+            return cli_error(CLI_EXIT_USAGE, "--edges: '%s' %s", item, why);
+        }
+        ++n;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    *out = e;
+    *count = n;
+    return CLI_EXIT_OK;
 }
 
 static int parse_edges(const char *arg, double **edges, uint32_t *bins)
 {
-    char *text;
-    size_t len;
     const char *name = "--edges";
-    char namebuf[600];
-    int rc;
-    if (arg[0] == '@') {
-        snprintf(namebuf, sizeof namebuf, "%s", arg + 1);
-        name = namebuf;
-        rc = cli_slurp(arg + 1, "the edges", 0, &text, &len);
-        if (rc)
-            return CLI_EXIT_USAGE;
-    } else {
-        len = strlen(arg);
-        text = malloc(len + 1);
-        if (!text)
-            return cli_error(CLI_EXIT_FAIL, "out of memory");
-        memcpy(text, arg, len + 1);
-    }
     void *vals;
     uint64_t n;
-    rc = cli_parse_text(name, text, len, GPUHIST_F64, 0, CLI_EXIT_USAGE, &vals, &n);
-    free(text);
+    int rc;
+    if (arg[0] == '@') {
+        /* A file of edges reads like --text input (white space, commas, '#' comments). */
+        char *text;
+        size_t len;
+        name = arg + 1;
+        rc = cli_slurp(name, "the edges", 0, &text, &len);
+        if (rc)
+            return CLI_EXIT_USAGE;
+        rc = cli_parse_text(name, text, len, GPUHIST_F64, 0, CLI_EXIT_USAGE, &vals, &n);
+        free(text);
+    } else {
+        double *list = NULL;
+        rc = parse_edge_list(arg, &list, &n);
+        vals = list;
+    }
     if (rc)
         return rc;
     double *e = vals;
@@ -508,14 +617,13 @@ static int parse_options(int argc, char **argv, options *o)
             o->bins = (uint32_t)u;
             o->have_bins = 1;
             break;
-        case O_RANGE:
-            if (!parse_range(a, &o->lo, &o->hi))
-                return cli_error(CLI_EXIT_USAGE, "%s: expected LO:HI with finite numbers, got '%s'",
-                                 g.shown, a);
-            if (!(o->lo < o->hi))
-                return cli_error(CLI_EXIT_USAGE, "%s %s: LO must be below HI", g.shown, a);
+        case O_RANGE: {
+            int rc = parse_range(g.shown, a, &o->lo, &o->hi);
+            if (rc)
+                return rc;
             o->have_range = 1;
             break;
+        }
         case O_EDGES:
             o->edges_arg = a;
             break;
@@ -589,8 +697,12 @@ static int parse_options(int argc, char **argv, options *o)
                 o->format = CLI_FMT_CSV;
             else if (strcmp(a, "json") == 0)
                 o->format = CLI_FMT_JSON;
+            else if (strcmp(a, "npy") == 0)
+                o->format = CLI_FMT_NPY;
             else
-                return cli_error(CLI_EXIT_USAGE, "%s: expected table, csv or json, got '%s'", g.shown, a);
+                return cli_error(CLI_EXIT_USAGE,
+                                 "%s: expected table, csv or json, or npy (binary), got '%s'",
+                                 g.shown, a);
             break;
         case O_OUTPUT:
             if (!*a)
@@ -644,6 +756,20 @@ static int create_context(const options *o, gpuhist_ctx **ctx)
         }
         return cli_error(CLI_EXIT_FAIL, "backend %s: %s", b, gpuhist_status_string(st));
     }
+    /* AUTO falls back to the CPU when CUDA cannot open the device, and the CPU ignores the
+     * number: a device that does not exist must not pass unnoticed. The CPU is device 0. */
+    if (o->device > 0 && o->backend == GPUHIST_BACKEND_AUTO &&
+        gpuhist_context_backend(*ctx) == GPUHIST_BACKEND_CPU) {
+        /* The note says why CUDA was not used ("...; using the CPU"). */
+        const char *note = gpuhist_backend_note(*ctx);
+        int rc = cli_error(CLI_EXIT_FAIL,
+                           "--device %d: no such device (%s, which has only device 0; see "
+                           "--list-devices)",
+                           o->device, note && *note ? note : "auto uses the CPU");
+        gpuhist_destroy(*ctx);
+        *ctx = NULL;
+        return rc;
+    }
     if (o->threads && gpuhist_set_threads(*ctx, o->threads) != GPUHIST_OK) {
         int rc = cli_error(CLI_EXIT_USAGE, "--threads %d: %s", o->threads, gpuhist_last_error(*ctx));
         gpuhist_destroy(*ctx);
@@ -666,6 +792,42 @@ static int create_context(const options *o, gpuhist_ctx **ctx)
     return CLI_EXIT_OK;
 }
 
+/* The input can be streamed: a raw or .npy regular file whose bins do not depend on the data
+ * (auto range and bincount up to the data's maximum need the data first). */
+static int streamable(const options *o, const cli_stream_input *si, int have_edges)
+{
+    if (!si->is_regular || (si->format != CLI_IN_RAW && si->format != CLI_IN_NPY))
+        return 0;
+    if (have_edges || o->have_range)
+        return 1;
+    if (o->have_integer)
+        return o->have_bins || is_small_int(si->dtype);
+    return is_small_int(si->dtype);
+}
+
+/* The counts and edges are written in full: check they fit before asking for them (the kernel
+ * grants big allocations lazily and kills the process later instead). */
+static int alloc_result(const options *o, const gpuhist_bin_spec *spec, uint64_t **counts,
+                        double **edges)
+{
+    double need = ((double)spec->bins * o->active + (double)spec->bins + 1.0) * 8.0;
+    double avail = (double)gpuhist_host_memory_available();
+    if (avail > 0 && need > avail) {
+        char a[32], b[32];
+        cli_format_bytes(a, sizeof a, need);
+        cli_format_bytes(b, sizeof b, avail);
+        return cli_error(CLI_EXIT_FAIL,
+                         "%u bins x %u channel(s): the counts and edges need %s of memory, only "
+                         "%s is available (use fewer bins)",
+                         spec->bins, o->active, a, b);
+    }
+    *counts = calloc((size_t)spec->bins * o->active, sizeof **counts);
+    *edges = malloc(((size_t)spec->bins + 1) * sizeof **edges);
+    if (!*counts || !*edges)
+        return cli_error(CLI_EXIT_FAIL, "out of memory for %u bins", spec->bins);
+    return CLI_EXIT_OK;
+}
+
 static int run(const options *o)
 {
     double *edges_in = NULL;
@@ -673,52 +835,99 @@ static int run(const options *o)
     gpuhist_ctx *ctx = NULL;
     cli_input in;
     memset(&in, 0, sizeof in);
+    cli_stream_input si;
+    memset(&si, 0, sizeof si);
+    si.fd = -1;
     uint64_t *counts = NULL;
     double *edges_out = NULL;
     int rc;
 
     if (o->edges_arg && (rc = parse_edges(o->edges_arg, &edges_in, &edge_bins)))
         return rc;
-    if ((rc = create_context(o, &ctx))) {
+    double ctx_t0 = cli_now();
+    rc = create_context(o, &ctx);
+    double ctx_seconds = cli_now() - ctx_t0;
+    if (rc) {
         free(edges_in);
         return rc;
     }
 
-    /* The output's temporary file first: an unwritable destination fails before a big read. */
-    cli_output out;
+    /* The output first: an unwritable destination, or one that is the input itself, fails
+     * before a big read. */
+    cli_output out, edges_file;
+    memset(&edges_file, 0, sizeof edges_file);
+    cli_output_set_input(o->input);
     if ((rc = cli_output_open(&out, o->output))) {
         free(edges_in);
         gpuhist_destroy(ctx);
         return rc;
     }
+    if (o->format == CLI_FMT_NPY && (rc = cli_npy_open_edges(&out, &edges_file)))
+        goto done;
 
     cli_read_options ro = {o->input, o->in_format, o->have_type, o->type, o->channels, o->progress};
-    if ((rc = cli_read_input(&ro, &in)))
+    if ((rc = cli_stream_input_open(&ro, &si)))
         goto done;
-    if (in.samples % o->channels) {
-        rc = cli_error(CLI_EXIT_FAIL, "%s: %llu samples is not a multiple of %u channels", in.name,
-                       (unsigned long long)in.samples, o->channels);
-        goto done;
-    }
-
     gpuhist_bin_spec spec;
-    if ((rc = build_spec(o, &in, edges_in, edge_bins, &spec)))
-        goto done;
-
-    gpuhist_samples s = gpuhist_samples_1d(in.data, in.dtype, in.samples / o->channels);
-    s.channels = o->channels;
-    s.active_channels = o->active;
-    s.location = GPUHIST_MEMORY_HOST;
-
-    counts = calloc((size_t)spec.bins * o->active, sizeof *counts);
-    edges_out = malloc(((size_t)spec.bins + 1) * sizeof *edges_out);
-    if (!counts || !edges_out) {
-        rc = cli_error(CLI_EXIT_FAIL, "out of memory for %u bins", spec.bins);
-        goto done;
+    gpuhist_result r;
+    gpuhist_status st;
+    if (streamable(o, &si, edges_in != NULL)) {
+        /* Raw or .npy file, range known: streamed in chunks, memory bounded. */
+        in.dtype = si.dtype;
+        in.format = si.format;
+        snprintf(in.name, sizeof in.name, "%s", si.name);
+        if ((rc = build_spec(o, &in, edges_in, edge_bins, &spec)) ||
+            (rc = alloc_result(o, &spec, &counts, &edges_out)))
+            goto done;
+        gpuhist_samples layout = gpuhist_samples_1d(NULL, si.dtype, 0);
+        layout.channels = o->channels;
+        layout.active_channels = o->active;
+        layout.location = GPUHIST_MEMORY_HOST;
+        gpuhist_stream *gs;
+        double t0 = cli_now();
+        st = gpuhist_stream_begin(ctx, &layout, &spec, GPUHIST_MEMORY_HOST, &gs);
+        if (st == GPUHIST_OK) {
+            double t1 = cli_now();
+            rc = cli_stream_input_run(&si, gs,
+                                      gpuhist_context_backend(ctx) == GPUHIST_BACKEND_CPU,
+                                      o->progress);
+            if (rc) {
+                gpuhist_stream_abort(gs);
+                goto done;
+            }
+            double t2 = cli_now();
+            r = gpuhist_result_host(counts);
+            r.edges = edges_out;
+            st = gpuhist_stream_finish(gs, &r);
+            if (o->verbose)
+                cli_note("streamed: begin %.3f s, read and count %.3f s, finish %.3f s "
+                         "(context created in %.3f s)",
+                         t1 - t0, t2 - t1, cli_now() - t2, ctx_seconds);
+        }
+        in.samples = si.data_bytes / si.sample_size;
+        in.bytes_read = (double)si.data_bytes;
+        in.seconds = si.seconds;
+    } else {
+        /* Text, pipes, and ranges that need the data first: the input is read whole. */
+        cli_stream_input_close(&si);
+        if ((rc = cli_read_input(&ro, &in)))
+            goto done;
+        if (in.samples % o->channels) {
+            rc = cli_error(CLI_EXIT_FAIL, "%s: %llu samples is not a multiple of %u channels",
+                           in.name, (unsigned long long)in.samples, o->channels);
+            goto done;
+        }
+        if ((rc = build_spec(o, &in, edges_in, edge_bins, &spec)) ||
+            (rc = alloc_result(o, &spec, &counts, &edges_out)))
+            goto done;
+        gpuhist_samples s = gpuhist_samples_1d(in.data, in.dtype, in.samples / o->channels);
+        s.channels = o->channels;
+        s.active_channels = o->active;
+        s.location = GPUHIST_MEMORY_HOST;
+        r = gpuhist_result_host(counts);
+        r.edges = edges_out;
+        st = gpuhist_histogram(ctx, &s, &spec, &r);
     }
-    gpuhist_result r = gpuhist_result_host(counts);
-    r.edges = edges_out;
-    gpuhist_status st = gpuhist_histogram(ctx, &s, &spec, &r);
     if (st != GPUHIST_OK) {
         /* A strategy forced onto a request it cannot do is a conflict of options. */
         int status = st == GPUHIST_ERROR_UNSUPPORTED && o->strategy ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
@@ -741,27 +950,37 @@ static int run(const options *o)
         cli_note("strategy: %s", r.strategy ? r.strategy : "?");
         cli_note("time: %.6f s, throughput: %.2f GB/s", r.seconds,
                  r.seconds > 0 ? bytes / r.seconds / 1e9 : 0.0);
+        double peak = cli_peak_memory_mib();
+        if (peak > 0)
+            cli_note("peak memory: %.0f MiB resident", peak);
     }
 
     cli_format fmt = o->format ? o->format : CLI_FMT_TABLE;
-    int to_stdout = !o->output || strcmp(o->output, "-") == 0;
-    int bars = fmt == CLI_FMT_TABLE && to_stdout && cli_isatty(stdout);
+    int bars = fmt == CLI_FMT_TABLE && out.f == stdout && cli_isatty(stdout);
     cli_histogram h = {&r, counts, edges_out, in.dtype, spec.kind, o->have_channels};
+    if (fmt == CLI_FMT_NPY && o->verbose)
+        cli_note_tallies(&h);
     cli_write_histogram(out.f, fmt, &h, bars, bars ? cli_terminal_columns() : 80);
-    rc = cli_output_commit(&out);
+    rc = edges_file.f ? cli_npy_commit(&out, &edges_file, &h) : cli_output_commit(&out);
 
 done:
     if (rc)
         cli_output_abort(&out); /* after commit failure it is already clean: a no-op */
+    if (rc)
+        cli_output_abort(&edges_file);
     cli_input_free(&in);
+    cli_stream_input_close(&si);
     free(counts);
     free(edges_out);
     free(edges_in);
+    double d0 = cli_now();
     gpuhist_destroy(ctx);
+    if (o->verbose && rc == CLI_EXIT_OK)
+        cli_note("context released in %.3f s", cli_now() - d0);
     return rc;
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "demo") == 0)
         return cli_demo(argc - 1, argv + 1);
@@ -791,4 +1010,14 @@ int main(int argc, char **argv)
         o.input = "-";
     }
     return run(&o);
+}
+
+int main(int argc, char **argv)
+{
+    int rc = dispatch(argc, argv);
+    /* Whatever went to standard output (a histogram, a listing, --help) must have arrived:
+     * "gpuhist --list-strategies > /dev/full" fails. After another error, that one is reported. */
+    if (rc == CLI_EXIT_OK)
+        rc = cli_flush_stdout();
+    return rc;
 }

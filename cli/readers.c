@@ -229,6 +229,8 @@ typedef struct {
     int ndim;
     uint64_t count;
     int count_overflow;
+    int negative_dim;       /* parsing stopped at a negative dimension */
+    unsigned long long negative_value;
 } npy_header;
 
 static int parse_npy_dict(const char *text, size_t len, npy_header *h)
@@ -267,13 +269,26 @@ static int parse_npy_dict(const char *text, size_t len, npy_header *h)
             h->count = 1;
             h->ndim = 0;
             while (!accept(&s, ')')) {
+                /* A decimal integer with an optional sign (what Python's literal syntax allows),
+                 * read within the header's bytes: the buffer need not be NUL-terminated. */
                 skip_ws(&s);
-                char *end;
-                errno = 0;
-                unsigned long long d = strtoull(s.p, &end, 10);
-                if (end == s.p || errno || end > s.end)
+                int negative = 0;
+                if (s.p < s.end && (*s.p == '-' || *s.p == '+'))
+                    negative = *s.p++ == '-';
+                if (s.p >= s.end || *s.p < '0' || *s.p > '9')
                     return 0;
-                s.p = end;
+                unsigned long long d = 0;
+                for (; s.p < s.end && *s.p >= '0' && *s.p <= '9'; ++s.p) {
+                    unsigned digit = (unsigned)(*s.p - '0');
+                    if (d > (ULLONG_MAX - digit) / 10)
+                        return 0; /* beyond 64 bits: not a size */
+                    d = d * 10 + digit;
+                }
+                if (negative && d != 0) {
+                    h->negative_dim = 1;
+                    h->negative_value = d;
+                    return 0;
+                }
                 if (d != 0 && h->count > UINT64_MAX / d)
                     h->count_overflow = 1;
                 h->count *= d;
@@ -346,21 +361,33 @@ static int npy_dtype(const char *descr, gpuhist_dtype *out, int *swap, char *why
     return 1;
 }
 
-static int read_npy(const cli_read_options *opt, cli_input *in, char *buf, size_t len)
+size_t cli_npy_header_size(const unsigned char *buf, size_t len)
 {
-    const char *name = in->name;
+    if (len < 10 || memcmp(buf, npy_magic, 6) != 0)
+        return 0;
+    if (buf[6] == 1)
+        return 10 + (buf[8] | (size_t)buf[9] << 8);
+    if ((buf[6] == 2 || buf[6] == 3) && len >= 12)
+        return 12 + (buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16 |
+                     (size_t)buf[11] << 24);
+    return 0;
+}
+
+int cli_npy_parse_header(const char *name, const unsigned char *buf, size_t len,
+                         cli_npy_info *out)
+{
+    memset(out, 0, sizeof *out);
     if (len < 10 || memcmp(buf, npy_magic, 6) != 0)
         return cli_error(CLI_EXIT_FAIL, "%s: not a .npy file (no \\x93NUMPY magic)", name);
-    unsigned major = (unsigned char)buf[6];
+    unsigned major = buf[6];
     size_t hlen, hstart;
     if (major == 1) {
-        hlen = (unsigned char)buf[8] | (size_t)(unsigned char)buf[9] << 8;
+        hlen = buf[8] | (size_t)buf[9] << 8;
         hstart = 10;
     } else if (major == 2 || major == 3) {
         if (len < 12)
             return cli_error(CLI_EXIT_FAIL, "%s: malformed .npy: truncated header", name);
-        hlen = (unsigned char)buf[8] | (size_t)(unsigned char)buf[9] << 8 |
-               (size_t)(unsigned char)buf[10] << 16 | (size_t)(unsigned char)buf[11] << 24;
+        hlen = buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
         hstart = 12;
     } else {
         return cli_error(CLI_EXIT_FAIL, "%s: .npy format version %u is not supported (1, 2, 3 are)",
@@ -369,18 +396,38 @@ static int read_npy(const cli_read_options *opt, cli_input *in, char *buf, size_
     if (hlen > len - hstart)
         return cli_error(CLI_EXIT_FAIL, "%s: malformed .npy: header longer than the file", name);
     npy_header h;
-    if (!parse_npy_dict(buf + hstart, hlen, &h))
+    if (!parse_npy_dict((const char *)buf + hstart, hlen, &h)) {
+        if (h.negative_dim)
+            return cli_error(CLI_EXIT_FAIL,
+                             "%s: invalid .npy header: the shape has a negative dimension (-%llu)",
+                             name, h.negative_value);
         return cli_error(CLI_EXIT_FAIL,
                          "%s: malformed .npy header (expected a dict with descr, fortran_order, "
                          "shape)",
                          name);
+    }
     if (h.structured)
         return cli_error(CLI_EXIT_FAIL, "%s: structured .npy dtypes are not supported", name);
-    gpuhist_dtype dtype;
-    int swap;
     char why[192];
-    if (!npy_dtype(h.descr, &dtype, &swap, why, sizeof why))
+    if (!npy_dtype(h.descr, &out->dtype, &out->swap, why, sizeof why))
         return cli_error(CLI_EXIT_FAIL, "%s: %s", name, why);
+    out->count = h.count;
+    out->count_overflow = h.count_overflow;
+    out->data_offset = hstart + hlen;
+    out->fortran = h.fortran;
+    out->ndim = h.ndim;
+    out->version = major;
+    snprintf(out->descr, sizeof out->descr, "%s", h.descr);
+    return CLI_EXIT_OK;
+}
+
+static int read_npy(const cli_read_options *opt, cli_input *in, char *buf, size_t len)
+{
+    const char *name = in->name;
+    cli_npy_info h;
+    int rc = cli_npy_parse_header(name, (const unsigned char *)buf, len, &h);
+    if (rc)
+        return rc;
     if (h.fortran && h.ndim > 1 && opt->channels > 1)
         /* Channels must be the fastest-varying axis; Fortran order interleaves them otherwise.
          * Without channels the order does not matter to a histogram. */
@@ -388,14 +435,13 @@ static int read_npy(const cli_read_options *opt, cli_input *in, char *buf, size_
                          "%s: a Fortran-order .npy cannot be read with --channels (save it in C "
                          "order)",
                          name);
-    if (opt->have_type && opt->type != dtype)
+    if (opt->have_type && opt->type != h.dtype)
         return cli_error(CLI_EXIT_USAGE,
                          "--type %s conflicts with the dtype '%s' (%s) in the header of %s; leave "
                          "out --type, or add --raw to read the file as raw bytes",
-                         gpuhist_dtype_name(opt->type), h.descr, gpuhist_dtype_name(dtype), name);
-    size_t size = gpuhist_dtype_size(dtype);
-    size_t data_off = hstart + hlen;
-    uint64_t have = (uint64_t)(len - data_off);
+                         gpuhist_dtype_name(opt->type), h.descr, gpuhist_dtype_name(h.dtype), name);
+    size_t size = gpuhist_dtype_size(h.dtype);
+    uint64_t have = (uint64_t)(len - h.data_offset);
     if (h.count_overflow || h.count > have / size)
         return cli_error(CLI_EXIT_FAIL,
                          "%s: truncated .npy: the header's shape needs %s%llu bytes of data, the "
@@ -404,10 +450,10 @@ static int read_npy(const cli_read_options *opt, cli_input *in, char *buf, size_
                          (unsigned long long)(h.count_overflow ? UINT64_MAX : h.count * size),
                          (unsigned long long)have);
     /* Data after the array (np.save called repeatedly on one file) is ignored, as np.load does. */
-    in->data = buf + data_off;
+    in->data = buf + h.data_offset;
     in->samples = h.count;
-    in->dtype = dtype;
-    if (swap)
+    in->dtype = h.dtype;
+    if (h.swap)
         swap_bytes(in->data, in->samples, size);
     return CLI_EXIT_OK;
 }

@@ -83,28 +83,10 @@ void cli_format_double(char *buf, size_t size, double v)
 {
     /* The fewest significant digits that read back exactly (edges are exact doubles, float32
      * edges widened, and scripts compare them with NumPy's using ==), laid out like Python's
-     * repr: positional for 1e-4 <= |v| < 1e16, else with an exponent. */
-    if (!isfinite(v) || v == 0) {
-        snprintf(buf, size, "%g", v);
-        return;
-    }
-    int digits = 17;
-    char tmp[48];
-    for (int p = 1; p <= 17; ++p) {
-        snprintf(tmp, sizeof tmp, "%.*e", p - 1, v);
-        if (strtod(tmp, NULL) == v) {
-            digits = p;
-            break;
-        }
-    }
-    snprintf(tmp, sizeof tmp, "%.*e", digits - 1, v);
-    int exp = atoi(strchr(tmp, 'e') + 1);
-    if (exp >= -4 && exp < 16) {
-        int decimals = digits - 1 - exp;
-        snprintf(buf, size, "%.*f", decimals > 0 ? decimals : 0, v);
-    } else {
-        snprintf(buf, size, "%s", tmp);
-    }
+     * repr: positional for 1e-4 <= |v| < 1e16, else with an exponent (shortest.c). */
+    char tmp[32];
+    cli_shortest_double(tmp, v);
+    snprintf(buf, size, "%s", tmp);
 }
 
 void cli_format_bytes(char *buf, size_t size, double bytes)
@@ -147,17 +129,42 @@ int cli_parse_i64(const char *s, int64_t *out)
     return 1;
 }
 
-int cli_parse_double(const char *s, double *out)
+const char *cli_double_problem(const char *s, double *out)
 {
     if (!s || !*s || *s == ' ')
-        return 0;
+        return "is not a number";
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (*end || !isfinite(v) || (errno == ERANGE && fabs(v) > 1.0))
-        return 0;
+    if (*end || end == s)
+        return "is not a number";
+    /* strtod gives +-HUGE_VAL (inf) with ERANGE for 1e400; a tiny 1e-400 underflows towards 0
+     * (also ERANGE) and is accepted as the nearest double, as NumPy reads it. */
+    if (errno == ERANGE && fabs(v) > 1.0)
+        return "is beyond the range of a double";
+    if (!isfinite(v))
+        return "is not finite";
     *out = v;
-    return 1;
+    return NULL;
+}
+
+int cli_parse_double(const char *s, double *out)
+{
+    return cli_double_problem(s, out) == NULL;
+}
+
+int cli_flush_stdout(void)
+{
+    /* fflush reports a failed write (ENOSPC, EPIPE with SIGPIPE ignored, EBADF); glibc keeps the
+     * unwritten bytes, so a write that failed earlier fails again here with the same errno. The
+     * error flag catches the rest. */
+    errno = 0;
+    int e = fflush(stdout) != 0 ? errno : 0;
+    if (!e && ferror(stdout))
+        e = EIO;
+    if (e)
+        return cli_error(CLI_EXIT_FAIL, "standard output: write error: %s", strerror(e));
+    return CLI_EXIT_OK;
 }
 
 /* ---- progress bar ---------------------------------------------------------------------------- */
@@ -280,4 +287,20 @@ int cli_getopt_next(cli_getopt *g, const cli_optdef *defs)
         }
         return d->id;
     }
+}
+
+double cli_peak_memory_mib(void)
+{
+    /* VmHWM: the peak resident set of this address space (rusage's maxrss would also count
+     * the parent's pages inherited until exec). */
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return 0.0;
+    char line[256];
+    double kib = 0.0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %lf kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib / 1024.0;
 }

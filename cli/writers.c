@@ -1,18 +1,135 @@
 /*
- * writers.c - output of the gpuhist command: table (bars on a terminal), CSV, JSON, and the
- * output file that only appears once it is complete.
+ * writers.c - output of the gpuhist command: table (bars on a terminal), CSV, JSON and .npy.
  *
- * Edges are printed as the shortest decimal that reads back as the exact double (see
- * cli_format_double), so scripts can compare them with NumPy's edges with ==.
+ * Edges are printed as the shortest decimal that reads back as the exact double (shortest.c),
+ * so scripts can compare them with NumPy's edges with ==. Every writer builds its text in one
+ * large buffer and hands it to stdio in big pieces: a histogram of 2^20 bins is written in tens
+ * of milliseconds, so the output never costs more than the histogram. Each edge is converted
+ * once (in CSV and the table the upper edge of bin i is the lower edge of bin i + 1); the table
+ * first measures its columns in a pass that only converts the edges, without writing them.
  */
 #include "cli.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+
+/* ---- the output buffer ----------------------------------------------------------------------- */
+
+enum {
+    OBUF_SIZE = 1 << 20,  /* what is handed to fwrite at once */
+    OBUF_SMALL = 1 << 14, /* the buffer when 1 MiB cannot be had */
+    OBUF_ROOM = 1 << 12   /* the most any single ob_room() asks for */
+};
+
+typedef struct obuf {
+    FILE *f;
+    char *buf;
+    size_t len, cap;
+    int owned;
+} obuf;
+
+static void ob_open(obuf *b, FILE *f)
+{
+    static char small[OBUF_SMALL];
+    b->f = f;
+    b->len = 0;
+    b->buf = malloc(OBUF_SIZE);
+    b->owned = b->buf != NULL;
+    b->cap = b->owned ? OBUF_SIZE : sizeof small;
+    if (!b->owned)
+        b->buf = small;
+}
+
+/* Errors are left in f's error flag, which cli_output_commit checks. */
+static void ob_flush(obuf *b)
+{
+    if (b->len)
+        fwrite(b->buf, 1, b->len, b->f);
+    b->len = 0;
+}
+
+static void ob_close(obuf *b)
+{
+    ob_flush(b);
+    if (b->owned)
+        free(b->buf);
+    b->buf = NULL;
+}
+
+/* A pointer to at least n (<= OBUF_ROOM) free bytes; ob_done() says how many were used. */
+static char *ob_room(obuf *b, size_t n)
+{
+    if (b->cap - b->len < n)
+        ob_flush(b);
+    return b->buf + b->len;
+}
+
+static void ob_done(obuf *b, const char *end)
+{
+    b->len = (size_t)(end - b->buf);
+}
+
+static void ob_put(obuf *b, const void *s, size_t n)
+{
+    if (n > OBUF_ROOM) {
+        ob_flush(b);
+        fwrite(s, 1, n, b->f);
+        return;
+    }
+    char *p = ob_room(b, n);
+    memcpy(p, s, n);
+    ob_done(b, p + n);
+}
+
+static void ob_puts(obuf *b, const char *s)
+{
+    ob_put(b, s, strlen(s));
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void ob_printf(obuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *p = ob_room(b, OBUF_ROOM);
+    int n = vsnprintf(p, OBUF_ROOM, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if (n < OBUF_ROOM) {
+        ob_done(b, p + n);
+        return;
+    }
+    /* Longer than a piece (a long strategy name): straight to the stream. */
+    ob_flush(b);
+    va_start(ap, fmt);
+    vfprintf(b->f, fmt, ap);
+    va_end(ap);
+}
+
+/* s right-aligned in `width` columns (all of s when it is longer). */
+static char *put_right(char *p, const char *s, size_t n, int width)
+{
+    for (int i = (int)n; i < width; ++i)
+        *p++ = ' ';
+    memcpy(p, s, n);
+    return p + n;
+}
+
+static char *put_u64_right(char *p, uint64_t v, int width)
+{
+    for (int i = cli_u64_digits(v); i < width; ++i)
+        *p++ = ' ';
+    return cli_put_u64(p, v);
+}
+
+/* ---- shared ---------------------------------------------------------------------------------- */
 
 static const char *kind_name(gpuhist_bin_kind k)
 {
@@ -27,14 +144,15 @@ static uint64_t sum_tally(const uint64_t *t, uint32_t n)
     return s;
 }
 
-static int ulen(uint64_t v)
+static int named_channels(const cli_histogram *h)
 {
-    char b[32];
-    return snprintf(b, sizeof b, "%llu", (unsigned long long)v);
+    return h->result->channels > 1 || h->per_channel;
 }
 
+/* ---- table ----------------------------------------------------------------------------------- */
+
 /* Draw a bar of count/max * width cells. @return the cells drawn. */
-static int put_bar(FILE *f, uint64_t count, uint64_t max, int width, int utf8)
+static int put_bar(obuf *b, uint64_t count, uint64_t max, int width, int utf8)
 {
     if (max == 0 || width <= 0)
         return 0;
@@ -45,279 +163,369 @@ static int put_bar(FILE *f, uint64_t count, uint64_t max, int width, int utf8)
         units = 1;
     static const char *eighths[8] = {"", "\u258f", "\u258e", "\u258d",
                                      "\u258c", "\u258b", "\u258a", "\u2589"};
-    for (uint64_t i = 0; i < units / res; ++i)
-        fputs(utf8 ? "\u2588" : "#", f);
+    const char *full = utf8 ? "\u2588" : "#";
+    size_t full_len = strlen(full);
+    for (uint64_t i = 0; i < units / res; ++i) {
+        char *p = ob_room(b, 8);
+        memcpy(p, full, full_len);
+        ob_done(b, p + full_len);
+    }
     if (utf8)
-        fputs(eighths[units % 8], f);
+        ob_puts(b, eighths[units % 8]);
     return (int)(units / res) + (utf8 && units % 8 ? 1 : 0);
 }
 
 /* For people: float32 even-bin edges (which are exactly float32 values) in the fewest digits
  * that identify the float32, "1.8026654" rather than its double expansion "1.80266535282135".
- * CSV and JSON keep the exact doubles. */
-static void table_edge(char *buf, size_t size, const cli_histogram *h, double v)
+ * CSV and JSON keep the exact doubles. buf >= 32 bytes. @return the length. */
+static size_t table_edge(char *buf, const cli_histogram *h, double v)
 {
-    if (h->dtype == GPUHIST_F32 && h->kind == GPUHIST_BINS_EVEN && (double)(float)v == v &&
-        v != 0 && isfinite(v)) {
-        for (int p = 1; p <= 9; ++p) {
-            snprintf(buf, size, "%.*g", p, v);
-            if (strtof(buf, NULL) == (float)v)
-                return;
-        }
-    }
-    cli_format_double(buf, size, v);
+    if (h->dtype == GPUHIST_F32 && h->kind == GPUHIST_BINS_EVEN && v != 0 && isfinite(v) &&
+        fabs(v) <= FLT_MAX && (double)(float)v == v)
+        return cli_shortest_float_g(buf, (float)v);
+    return cli_shortest_double(buf, v);
 }
 
-static void write_table(FILE *f, const cli_histogram *h, int bars, int columns)
+static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
 {
     const gpuhist_result *r = h->result;
     uint32_t bins = r->bins, nch = r->channels;
-    char a[40], b[40];
+    char a[40], e[40];
 
-    int wbin = ulen(bins ? bins - 1 : 0), wlo = 5, whi = 5, wc = 5;
+    /* Column widths: one pass that converts each edge (not writing it) and looks at the
+     * largest count, which has the most digits. */
+    int wbin = cli_u64_digits(bins ? bins - 1 : 0), wlo = 5, whi = 5, wc = 5;
     if (wbin < 3)
         wbin = 3;
-    uint64_t max = 0;
-    for (uint32_t i = 0; i < bins; ++i) {
-        table_edge(a, sizeof a, h, h->edges[i]);
-        table_edge(b, sizeof b, h, h->edges[i + 1]);
-        if ((int)strlen(a) > wlo)
-            wlo = (int)strlen(a);
-        if ((int)strlen(b) > whi)
-            whi = (int)strlen(b);
-        for (uint32_t c = 0; c < nch; ++c) {
-            uint64_t v = h->counts[(size_t)c * bins + i];
-            if (ulen(v) > wc)
-                wc = ulen(v);
-            if (v > max)
-                max = v;
-        }
+    for (uint32_t i = 0; i <= bins; ++i) {
+        int n = (int)table_edge(a, h, h->edges[i]);
+        if (i < bins && n > wlo)
+            wlo = n;
+        if (i > 0 && n > whi)
+            whi = n;
     }
+    uint64_t max = 0;
+    for (size_t i = 0; i < (size_t)bins * nch; ++i)
+        if (h->counts[i] > max)
+            max = h->counts[i];
+    if (cli_u64_digits(max) > wc)
+        wc = cli_u64_digits(max);
     if (nch > 1 && wc < 7)
         wc = 7;
 
-    fprintf(f, "%*s  %*s  %*s", wbin, "bin", wlo, "lower", whi, "upper");
+    ob_printf(b, "%*s  %*s  %*s", wbin, "bin", wlo, "lower", whi, "upper");
     for (uint32_t c = 0; c < nch; ++c) {
-        if (nch > 1 || h->per_channel) {
-            char name[24];
+        char name[24] = "count";
+        if (named_channels(h))
             snprintf(name, sizeof name, "count_%u", c);
-            fprintf(f, "  %*s", wc, name);
-        } else {
-            fprintf(f, "  %*s", wc, "count");
-        }
+        ob_printf(b, "  %*s", wc, name);
     }
-    fputc('\n', f);
+    ob_puts(b, "\n");
     int used = wbin + 2 + wlo + 2 + whi + (int)nch * (wc + 2) + 2;
     int barw = bars ? (columns - used - 1) / (int)nch - (nch > 1 ? 1 : 0) : 0;
     if (barw < 8)
         barw = bars ? 8 : 0;
     int utf8 = cli_utf8();
 
+    /* A row: at most 10 + 24 + 24 digits and signs, four channels of 20, the gaps. */
+    size_t row = (size_t)wbin + wlo + whi + nch * ((size_t)wc + 2) + 8;
+    size_t alen = table_edge(a, h, h->edges[0]);
     for (uint32_t i = 0; i < bins; ++i) {
-        table_edge(a, sizeof a, h, h->edges[i]);
-        table_edge(b, sizeof b, h, h->edges[i + 1]);
-        fprintf(f, "%*u  %*s  %*s", wbin, i, wlo, a, whi, b);
-        for (uint32_t c = 0; c < nch; ++c)
-            fprintf(f, "  %*llu", wc, (unsigned long long)h->counts[(size_t)c * bins + i]);
-        if (bars) {
+        size_t elen = table_edge(e, h, h->edges[i + 1]);
+        char *p = ob_room(b, row);
+        p = put_u64_right(p, i, wbin);
+        *p++ = ' ';
+        *p++ = ' ';
+        p = put_right(p, a, alen, wlo);
+        *p++ = ' ';
+        *p++ = ' ';
+        p = put_right(p, e, elen, whi);
+        for (uint32_t c = 0; c < nch; ++c) {
+            *p++ = ' ';
+            *p++ = ' ';
+            p = put_u64_right(p, h->counts[(size_t)c * bins + i], wc);
+        }
+        if (!bars) {
+            *p++ = '\n';
+            ob_done(b, p);
+        } else {
+            ob_done(b, p);
             for (uint32_t c = 0; c < nch; ++c) {
                 uint64_t v = h->counts[(size_t)c * bins + i];
-                fputs(c ? " " : "  ", f);
-                int cells = put_bar(f, v, max, barw, utf8);
+                ob_puts(b, c ? " " : "  ");
+                int cells = put_bar(b, v, max, barw, utf8);
                 /* Pad each channel's bar so the next one starts in its own column. */
-                if (c + 1 < nch && barw > cells)
-                    fprintf(f, "%*s", barw - cells, "");
+                for (int s = cells; c + 1 < nch && s < barw; ++s)
+                    ob_puts(b, " ");
             }
+            ob_puts(b, "\n");
         }
-        fputc('\n', f);
+        memcpy(a, e, elen + 1);
+        alen = elen;
     }
     for (uint32_t c = 0; c < nch; ++c) {
-        if (nch > 1 || h->per_channel)
-            fprintf(f, "channel %u: ", r->channel_index[c]);
-        fprintf(f, "underflow %llu, overflow %llu, nan %llu, total %llu\n",
-                (unsigned long long)r->underflow[c], (unsigned long long)r->overflow[c],
-                (unsigned long long)r->nan[c], (unsigned long long)r->total[c]);
+        if (named_channels(h))
+            ob_printf(b, "channel %u: ", r->channel_index[c]);
+        ob_printf(b, "underflow %llu, overflow %llu, nan %llu, total %llu\n",
+                  (unsigned long long)r->underflow[c], (unsigned long long)r->overflow[c],
+                  (unsigned long long)r->nan[c], (unsigned long long)r->total[c]);
     }
-    fprintf(f, "%s bins are [lower, upper)%s; backend %s, strategy %s\n", kind_name(h->kind),
-            r->last_edge_inclusive ? ", the last one includes its upper edge" : "",
-            gpuhist_backend_name(r->backend), r->strategy ? r->strategy : "?");
+    ob_printf(b, "%s bins are [lower, upper)%s; backend %s, strategy %s\n", kind_name(h->kind),
+              r->last_edge_inclusive ? ", the last one includes its upper edge" : "",
+              gpuhist_backend_name(r->backend), r->strategy ? r->strategy : "?");
 }
 
-static void write_csv(FILE *f, const cli_histogram *h)
+/* ---- CSV ------------------------------------------------------------------------------------- */
+
+static void write_csv(obuf *b, const cli_histogram *h)
 {
     const gpuhist_result *r = h->result;
     uint32_t bins = r->bins, nch = r->channels;
-    char a[40], b[40];
-    fputs("bin,lower,upper", f);
-    if (nch > 1 || h->per_channel)
+    char a[40], e[40];
+    ob_puts(b, "bin,lower,upper");
+    if (named_channels(h))
         for (uint32_t c = 0; c < nch; ++c)
-            fprintf(f, ",count_%u", c);
+            ob_printf(b, ",count_%u", c);
     else
-        fputs(",count", f);
-    fputc('\n', f);
+        ob_puts(b, ",count");
+    ob_puts(b, "\n");
+    size_t row = 10 + 2 * 32 + nch * 21 + 4;
+    size_t alen = cli_shortest_double(a, h->edges[0]);
     for (uint32_t i = 0; i < bins; ++i) {
-        cli_format_double(a, sizeof a, h->edges[i]);
-        cli_format_double(b, sizeof b, h->edges[i + 1]);
-        fprintf(f, "%u,%s,%s", i, a, b);
-        for (uint32_t c = 0; c < nch; ++c)
-            fprintf(f, ",%llu", (unsigned long long)h->counts[(size_t)c * bins + i]);
-        fputc('\n', f);
+        size_t elen = cli_shortest_double(e, h->edges[i + 1]);
+        char *p = ob_room(b, row);
+        p = cli_put_u64(p, i);
+        *p++ = ',';
+        memcpy(p, a, alen);
+        p += alen;
+        *p++ = ',';
+        memcpy(p, e, elen);
+        p += elen;
+        for (uint32_t c = 0; c < nch; ++c) {
+            *p++ = ',';
+            p = cli_put_u64(p, h->counts[(size_t)c * bins + i]);
+        }
+        *p++ = '\n';
+        ob_done(b, p);
+        memcpy(a, e, elen + 1);
+        alen = elen;
     }
 }
 
-static void json_u64_array(FILE *f, const uint64_t *v, uint32_t n)
+/* ---- JSON ------------------------------------------------------------------------------------ */
+
+static void json_u64_array(obuf *b, const uint64_t *v, size_t n)
 {
-    fputc('[', f);
-    for (uint32_t i = 0; i < n; ++i)
-        fprintf(f, i ? ", %llu" : "%llu", (unsigned long long)v[i]);
-    fputc(']', f);
+    ob_puts(b, "[");
+    for (size_t i = 0; i < n; ++i) {
+        char *p = ob_room(b, 24);
+        if (i) {
+            *p++ = ',';
+            *p++ = ' ';
+        }
+        ob_done(b, cli_put_u64(p, v[i]));
+    }
+    ob_puts(b, "]");
 }
 
-static void write_json(FILE *f, const cli_histogram *h)
+static void write_json(obuf *b, const cli_histogram *h)
 {
     const gpuhist_result *r = h->result;
     uint32_t bins = r->bins, nch = r->channels;
-    char a[40];
-    fputs("{\n  \"edges\": [", f);
+    ob_puts(b, "{\n  \"edges\": [");
     for (uint32_t i = 0; i <= bins; ++i) {
-        cli_format_double(a, sizeof a, h->edges[i]);
-        fprintf(f, i ? ", %s" : "%s", a);
-    }
-    fputs("],\n  \"counts\": ", f);
-    if (h->per_channel) {
-        fputc('[', f);
-        for (uint32_t c = 0; c < nch; ++c) {
-            fputs(c ? ", " : "", f);
-            json_u64_array(f, h->counts + (size_t)c * bins, bins);
+        char *p = ob_room(b, 40);
+        if (i) {
+            *p++ = ',';
+            *p++ = ' ';
         }
-        fputc(']', f);
-    } else {
-        json_u64_array(f, h->counts, bins);
+        ob_done(b, p + cli_shortest_double(p, h->edges[i]));
     }
-    fprintf(f,
-            ",\n  \"underflow\": %llu,\n  \"overflow\": %llu,\n  \"nan\": %llu,\n"
-            "  \"total\": %llu,\n",
-            (unsigned long long)sum_tally(r->underflow, nch),
-            (unsigned long long)sum_tally(r->overflow, nch),
-            (unsigned long long)sum_tally(r->nan, nch), (unsigned long long)sum_tally(r->total, nch));
+    ob_puts(b, "],\n  \"counts\": ");
+    if (h->per_channel) {
+        ob_puts(b, "[");
+        for (uint32_t c = 0; c < nch; ++c) {
+            ob_puts(b, c ? ", " : "");
+            json_u64_array(b, h->counts + (size_t)c * bins, bins);
+        }
+        ob_puts(b, "]");
+    } else {
+        json_u64_array(b, h->counts, bins);
+    }
+    ob_printf(b,
+              ",\n  \"underflow\": %llu,\n  \"overflow\": %llu,\n  \"nan\": %llu,\n"
+              "  \"total\": %llu,\n",
+              (unsigned long long)sum_tally(r->underflow, nch),
+              (unsigned long long)sum_tally(r->overflow, nch),
+              (unsigned long long)sum_tally(r->nan, nch),
+              (unsigned long long)sum_tally(r->total, nch));
     /* The strategy and backend names are fixed identifiers: no JSON escaping needed. */
-    fprintf(f, "  \"backend\": \"%s\",\n  \"strategy\": \"%s\",\n", gpuhist_backend_name(r->backend),
-            r->strategy ? r->strategy : "");
-    fprintf(f, "  \"dtype\": \"%s\",\n  \"kind\": \"%s\",\n  \"bins\": %u,\n",
-            gpuhist_dtype_name(h->dtype), kind_name(h->kind), bins);
-    fprintf(f, "  \"last_edge_inclusive\": %s,\n", r->last_edge_inclusive ? "true" : "false");
+    ob_printf(b, "  \"backend\": \"%s\",\n  \"strategy\": \"%s\",\n",
+              gpuhist_backend_name(r->backend), r->strategy ? r->strategy : "");
+    ob_printf(b, "  \"dtype\": \"%s\",\n  \"kind\": \"%s\",\n  \"bins\": %u,\n",
+              gpuhist_dtype_name(h->dtype), kind_name(h->kind), bins);
+    ob_printf(b, "  \"last_edge_inclusive\": %s,\n", r->last_edge_inclusive ? "true" : "false");
     if (h->per_channel) {
         uint64_t idx[GPUHIST_MAX_CHANNELS];
         for (uint32_t c = 0; c < nch; ++c)
             idx[c] = r->channel_index[c];
-        fputs("  \"channel_index\": ", f);
-        json_u64_array(f, idx, nch);
-        fputs(",\n  \"underflow_per_channel\": ", f);
-        json_u64_array(f, r->underflow, nch);
-        fputs(",\n  \"overflow_per_channel\": ", f);
-        json_u64_array(f, r->overflow, nch);
-        fputs(",\n  \"nan_per_channel\": ", f);
-        json_u64_array(f, r->nan, nch);
-        fputs(",\n  \"total_per_channel\": ", f);
-        json_u64_array(f, r->total, nch);
-        fputs(",\n", f);
+        ob_puts(b, "  \"channel_index\": ");
+        json_u64_array(b, idx, nch);
+        ob_puts(b, ",\n  \"underflow_per_channel\": ");
+        json_u64_array(b, r->underflow, nch);
+        ob_puts(b, ",\n  \"overflow_per_channel\": ");
+        json_u64_array(b, r->overflow, nch);
+        ob_puts(b, ",\n  \"nan_per_channel\": ");
+        json_u64_array(b, r->nan, nch);
+        ob_puts(b, ",\n  \"total_per_channel\": ");
+        json_u64_array(b, r->total, nch);
+        ob_puts(b, ",\n");
     }
-    fprintf(f, "  \"seconds\": %.9f\n}\n", r->seconds);
+    ob_printf(b, "  \"seconds\": %.9f\n}\n", r->seconds);
 }
+
+/* ---- .npy ------------------------------------------------------------------------------------ */
+
+/* Format 1.0: magic, version, header length (little-endian u16), then the header dict padded
+ * with spaces and ended by a newline so that the data starts at a multiple of 64, as NumPy
+ * writes it. */
+static void npy_header(obuf *b, const char *descr, const char *shape)
+{
+    char dict[160];
+    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
+                     descr, shape);
+    int pad = (64 - (10 + n + 1) % 64) % 64;
+    int hlen = n + pad + 1;
+    char pre[10] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, (char)(hlen & 0xff), (char)(hlen >> 8)};
+    ob_put(b, pre, sizeof pre);
+    ob_put(b, dict, (size_t)n);
+    char *p = ob_room(b, (size_t)pad + 1);
+    memset(p, ' ', (size_t)pad);
+    p[pad] = '\n';
+    ob_done(b, p + pad + 1);
+}
+
+/* 64-bit words (uint64 or the bits of doubles) in little-endian order. */
+static void put_le64(obuf *b, const void *words, size_t n)
+{
+    if (cli_host_little_endian()) {
+        ob_put(b, words, n * 8);
+        return;
+    }
+    const unsigned char *w = words;
+    for (size_t i = 0; i < n; ++i) {
+        unsigned char *p = (unsigned char *)ob_room(b, 8);
+        for (int k = 0; k < 8; ++k)
+            p[k] = w[8 * i + 7 - k];
+        ob_done(b, (char *)p + 8);
+    }
+}
+
+static void write_npy_counts(obuf *b, const cli_histogram *h)
+{
+    uint32_t bins = h->result->bins, nch = h->result->channels;
+    char shape[48];
+    if (h->per_channel)
+        snprintf(shape, sizeof shape, "(%u, %u)", nch, bins);
+    else
+        snprintf(shape, sizeof shape, "(%u,)", bins);
+    npy_header(b, "<u8", shape);
+    put_le64(b, h->counts, (size_t)nch * bins);
+}
+
+void cli_write_npy_edges(FILE *f, const cli_histogram *h)
+{
+    obuf b;
+    ob_open(&b, f);
+    char shape[32];
+    snprintf(shape, sizeof shape, "(%llu,)", (unsigned long long)h->result->bins + 1);
+    npy_header(&b, "<f8", shape);
+    put_le64(&b, h->edges, (size_t)h->result->bins + 1);
+    ob_close(&b);
+}
+
+char *cli_npy_edges_path(const char *path)
+{
+    size_t n = strlen(path);
+    if (n > 4 && strcmp(path + n - 4, ".npy") == 0)
+        n -= 4;
+    char *s = malloc(n + sizeof ".edges.npy");
+    if (s) {
+        memcpy(s, path, n);
+        memcpy(s + n, ".edges.npy", sizeof ".edges.npy");
+    }
+    return s;
+}
+
+int cli_npy_open_edges(const cli_output *counts, cli_output *edges)
+{
+    memset(edges, 0, sizeof *edges);
+    edges->slot = -1;
+    if (cli_isatty(counts->f))
+        return cli_error(CLI_EXIT_USAGE, "-f npy writes binary data: give -o FILE.npy, or send "
+                                         "standard output to a file or a pipe");
+    if (!counts->tmp)
+        return CLI_EXIT_OK; /* standard output, a device or a FIFO: the counts only */
+    char *path = cli_npy_edges_path(counts->path);
+    if (!path)
+        return cli_error(CLI_EXIT_FAIL, "%s: out of memory", counts->path);
+    int rc = cli_output_open(edges, path);
+    free(path);
+    return rc;
+}
+
+/* Flush o's stream. @return CLI_EXIT_OK, or CLI_EXIT_FAIL with the message printed. */
+static int flushed(cli_output *o)
+{
+    errno = 0;
+    if (fflush(o->f) == 0 && !ferror(o->f))
+        return CLI_EXIT_OK;
+    return cli_error(CLI_EXIT_FAIL, "%s: write error: %s", o->path, strerror(errno ? errno : EIO));
+}
+
+int cli_npy_commit(cli_output *counts, cli_output *edges, const cli_histogram *h)
+{
+    cli_write_npy_edges(edges->f, h);
+    /* Both written in full before either replaces its target. */
+    int rc = flushed(counts);
+    if (!rc)
+        rc = flushed(edges);
+    if (!rc)
+        rc = cli_output_commit(counts);
+    if (rc) {
+        cli_output_abort(counts);
+        cli_output_abort(edges);
+        return rc;
+    }
+    return cli_output_commit(edges);
+}
+
+void cli_note_tallies(const cli_histogram *h)
+{
+    const gpuhist_result *r = h->result;
+    for (uint32_t c = 0; c < r->channels; ++c) {
+        char ch[32] = "";
+        if (named_channels(h))
+            snprintf(ch, sizeof ch, "channel %u: ", r->channel_index[c]);
+        cli_note("%sunderflow %llu, overflow %llu, nan %llu, total %llu", ch,
+                 (unsigned long long)r->underflow[c], (unsigned long long)r->overflow[c],
+                 (unsigned long long)r->nan[c], (unsigned long long)r->total[c]);
+    }
+}
+
+/* ---- entry ----------------------------------------------------------------------------------- */
 
 void cli_write_histogram(FILE *f, cli_format format, const cli_histogram *h, int bars, int columns)
 {
+    obuf b;
+    ob_open(&b, f);
     if (format == CLI_FMT_CSV)
-        write_csv(f, h);
+        write_csv(&b, h);
     else if (format == CLI_FMT_JSON)
-        write_json(f, h);
+        write_json(&b, h);
+    else if (format == CLI_FMT_NPY)
+        write_npy_counts(&b, h);
     else
-        write_table(f, h, bars, columns);
-}
-
-/* ---- output file ----------------------------------------------------------------------------- */
-
-int cli_output_open(cli_output *o, const char *path)
-{
-    memset(o, 0, sizeof *o);
-    if (path == NULL || strcmp(path, "-") == 0) {
-        o->f = stdout;
-        return CLI_EXIT_OK;
-    }
-    size_t n = strlen(path);
-    o->path = malloc(n + 1);
-    o->tmp = malloc(n + 16);
-    if (!o->path || !o->tmp) {
-        free(o->path);
-        free(o->tmp);
-        return cli_error(CLI_EXIT_FAIL, "%s: out of memory", path);
-    }
-    memcpy(o->path, path, n + 1);
-    /* The temporary lives beside the target so rename() is atomic (same file system). */
-    snprintf(o->tmp, n + 16, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(o->tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(o->path);
-        free(o->tmp);
-        o->path = o->tmp = NULL;
-        return cli_error(CLI_EXIT_FAIL, "%s: cannot create the output file: %s", path,
-                         strerror(e));
-    }
-    /* mkstemp makes the file 0600; give it the mode a plain fopen() would have. */
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
-    o->f = fdopen(fd, "w");
-    if (!o->f) {
-        int e = errno;
-        close(fd);
-        unlink(o->tmp);
-        free(o->path);
-        free(o->tmp);
-        o->path = o->tmp = NULL;
-        return cli_error(CLI_EXIT_FAIL, "%s: cannot write: %s", path, strerror(e));
-    }
-    return CLI_EXIT_OK;
-}
-
-void cli_output_abort(cli_output *o)
-{
-    if (o->f && o->f != stdout)
-        fclose(o->f);
-    if (o->tmp)
-        unlink(o->tmp);
-    free(o->path);
-    free(o->tmp);
-    memset(o, 0, sizeof *o);
-}
-
-int cli_output_commit(cli_output *o)
-{
-    if (o->f == stdout) {
-        if (fflush(stdout) != 0 || ferror(stdout))
-            return cli_error(CLI_EXIT_FAIL, "standard output: write error: %s", strerror(errno));
-        o->f = NULL;
-        return CLI_EXIT_OK;
-    }
-    int bad = fflush(o->f) != 0 || ferror(o->f);
-    int e = errno;
-    if (fclose(o->f) != 0 && !bad) {
-        bad = 1;
-        e = errno;
-    }
-    o->f = NULL;
-    if (!bad && rename(o->tmp, o->path) != 0) {
-        bad = 1;
-        e = errno;
-    }
-    if (bad) {
-        int rc = cli_error(CLI_EXIT_FAIL, "%s: write error: %s", o->path, strerror(e));
-        cli_output_abort(o);
-        return rc;
-    }
-    free(o->path);
-    free(o->tmp);
-    o->path = o->tmp = NULL;
-    return CLI_EXIT_OK;
+        write_table(&b, h, bars, columns);
+    ob_close(&b);
 }

@@ -6,8 +6,10 @@
  *   2. the input becomes *jobs* (cuda_internal.cuh): device data that is contiguous and aligned to
  *      the sample size is one job, used in place; anything else (host memory, a strided ROI, a
  *      device pointer not aligned to the sample size) is copied chunk by chunk (~256 MiB) into
- *      two device staging buffers: host data through two pinned buffers (the host gathers chunk
- *      i+1 while the device copies and counts chunk i), device data with cudaMemcpy2DAsync;
+ *      two device staging buffers: pageable host data through two pinned buffers (the host
+ *      gathers chunk i+1 while the device copies and counts chunk i), page-locked contiguous
+ *      host data straight from where it is, device data with cudaMemcpy2DAsync; a stream's
+ *      lent staging buffers (cuda_stream_buffer) are copied to their own device twins;
  *   3. each job is handed to the strategy, which adds into zeroed 64-bit slot (or raw-value)
  *      counters; value counters are then folded into slots on the device;
  *   4. one small kernel applies the outlier policy, writes the counts where the caller wants
@@ -57,6 +59,7 @@ struct cuda_state {
     unsigned char *stage[2]; /* device staging */
     size_t stage_size[2];
     cudaEvent_t copied[2]; /* pinned[b] may be refilled once copied[b] has completed */
+    unsigned next_pinned;  /* which of the pair the next chunk uses */
     int copy_pending[2];
     double *d_edges;
     size_t edges_size;
@@ -321,6 +324,17 @@ gpuhist_status gather_device(gpuhist_ctx *ctx, const gpuhist_plan *plan, uint64_
     return GPUHIST_OK;
 }
 
+/* Is `p` page-locked host memory (cudaMallocHost, cudaHostRegister)? */
+int host_page_locked(const void *p)
+{
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return a.type == cudaMemoryTypeHost;
+}
+
 /* Call f(job) for each job of the input (see the file comment). */
 template <class F> gpuhist_status for_each_job(gpuhist_ctx *ctx, const gpuhist_plan *plan, F &&f)
 {
@@ -357,23 +371,32 @@ template <class F> gpuhist_status for_each_job(gpuhist_ctx *ctx, const gpuhist_p
         chunk_px = plan->pixels;
     const size_t chunk_bytes = (size_t)(chunk_px * pb);
     gpuhist_status rc;
+    const int host_locked = !plan->data_on_device && plan->contiguous &&
+                            host_page_locked(plan->data);
     for (int b = 0; b < 2; ++b) {
         if ((rc = grow_t(ctx, &st->stage[b], &st->stage_size[b], chunk_bytes, 0,
                          "device staging")) != GPUHIST_OK)
             return rc;
-        if (!plan->data_on_device &&
+        if (!plan->data_on_device && !host_locked &&
             (rc = grow_t(ctx, &st->pinned[b], &st->pinned_size[b], chunk_bytes, 1,
                          "host staging")) != GPUHIST_OK)
             return rc;
     }
 
-    uint64_t i = 0;
-    for (uint64_t p0 = 0; p0 < plan->pixels; p0 += chunk_px, ++i) {
-        const int b = (int)(i & 1u);
+    /* The pinned pair alternates across calls too, so a stream's next chunk is gathered while
+     * the previous one is still being copied. */
+    for (uint64_t p0 = 0; p0 < plan->pixels; p0 += chunk_px) {
+        const int b = (int)(st->next_pinned++ & 1u);
         const uint64_t n = plan->pixels - p0 < chunk_px ? plan->pixels - p0 : chunk_px;
         if (plan->data_on_device) {
             if ((rc = gather_device(ctx, plan, p0, n, st->stage[b])) != GPUHIST_OK)
                 return rc;
+        } else if (host_locked) {
+            /* page-locked already: the copy engine reads it directly */
+            GPUHIST_CUDA_TRY(ctx,
+                             cudaMemcpyAsync(st->stage[b], plan->data + p0 * pb, (size_t)(n * pb),
+                                             cudaMemcpyHostToDevice, job.stream),
+                             "copy input chunk to device");
         } else {
             if (st->copy_pending[b]) {
                 GPUHIST_CUDA_TRY(ctx, cudaEventSynchronize(st->copied[b]), "wait for staging");
@@ -933,9 +956,15 @@ gpuhist_status cuda_stream_count(gpuhist_ctx *ctx, const gpuhist_plan *chunk,
 {
     cuda_state *st = state_of(ctx);
     void *out = st->run.out;
-    return for_each_job(ctx, chunk, [&](const gpuhist_cuda_job &job) {
+    gpuhist_status rc = for_each_job(ctx, chunk, [&](const gpuhist_cuda_job &job) {
         return s->run(ctx, chunk, &job, out);
     });
+    /* Page-locked host data is copied from where it is, asynchronously: the caller may reuse
+     * it once the call returns, so wait for the copies. */
+    if (rc == GPUHIST_OK && !chunk->data_on_device && chunk->pixels && chunk->contiguous &&
+        host_page_locked(chunk->data))
+        GPUHIST_CUDA_TRY(ctx, cudaStreamSynchronize(stream_of(ctx)), "copy input");
+    return rc;
 }
 
 /* Staging buffer `slot` for zero-copy feeding: page-locked, and no longer read by an earlier

@@ -3,7 +3,8 @@
 # standard input, listings, demo.
 #
 # usage: cli_test.sh GPUHIST WORKDIR SECTION
-#   SECTION: formats | inputs | npy | errors | output | stdin | tty | listing | strategies | demo
+#   SECTION: formats | inputs | npy | errors | output | stdin | tty | listing | strategies | demo |
+#            npyout
 # Exit 0 when every check passes, 1 otherwise (each failure printed with the command).
 set -u
 G=$1
@@ -334,14 +335,30 @@ cli_errors() {
     err 2 "option -b needs a value" "$G" one.bin -b
     err 2 "-r 5:1: LO must be below HI" "$G" -r 5:1 one.bin
     err 2 "--range: expected LO:HI" "$G" --range abc one.bin
-    err 2 "--range: expected LO:HI" "$G" --range 0:inf one.bin
+    err 2 "--range 0:inf: 'inf' is not finite" "$G" --range 0:inf one.bin
+    err 2 "-r 0:x: 'x' is not a number" "$G" -r 0:x one.bin
+    err 2 "-r: expected LO:HI" "$G" -r :1 one.bin
+    # A number too large for a double says so (not "out of range for f64 for type f64").
+    err 2 "-r 0:1e400: '1e400' is beyond the range of a double" "$G" -r 0:1e400 one.bin
+    err 2 "-r -1e400:0: '-1e400' is beyond the range of a double" "$G" -r -1e400:0 one.bin
+    err 2 "--edges: '1e400' is beyond the range of a double" "$G" -e 0,1e400 one.bin
+    hasnt "for type" err.txt
     err 2 "--range, --edges and --integer conflict" "$G" -r 0:1 -e 0,1 one.bin
     err 2 "--range, --edges and --integer conflict" "$G" -r 0:1 --integer 0 one.bin
     err 2 "--bins conflicts with --edges" "$G" -b 3 -e 0,1 one.bin
     err 2 "--edges: edges must be strictly increasing \(edge 2 = 1 after 2\)" "$G" -e 0,2,1 one.bin
-    err 2 "--edges:1: 'x' is not a number" "$G" -e 0,x one.bin
+    err 2 "--edges: 'x' is not a number" "$G" -e 0,x one.bin
     err 2 "--edges: need at least 2 edges" "$G" -e 5 one.bin
-    err 2 "--edges: edge 1 is not finite" "$G" -e 0,inf one.bin
+    err 2 "--edges: 'inf' is not finite" "$G" -e 0,inf one.bin
+    printf '0\ninf\n' >inf.txt
+    err 2 "inf.txt: edge 1 is not finite" "$G" -e @inf.txt one.bin
+    # An empty item (a stray comma) is refused, not skipped; white space around items is fine.
+    err 2 "--edges: edge 2 is empty" "$G" -e 0,1, one.bin
+    err 2 "--edges: edge 1 is empty" "$G" -e 0,,1 one.bin
+    err 2 "--edges: edge 0 is empty" "$G" -e ,0,1 one.bin
+    err 2 "--edges: edge 0 is empty" "$G" -e '' one.bin
+    ok "$G" -B cpu -e ' 0, 1 ,2' -f json one.bin
+    has '"edges": [0, 1, 2]' out.txt
     err 2 "nofile.txt: cannot open" "$G" -e @nofile.txt one.bin
     err 2 "-t: unknown type 'f16'" "$G" -t f16 one.bin
     err 2 "-B: unknown backend 'gpu'" "$G" -B gpu one.bin
@@ -359,6 +376,11 @@ cli_errors() {
     printf '1.5\n' >float.txt
     err 2 "--integer needs integer samples, float.txt holds f64" "$G" --text --integer 0 float.txt
     err 2 "-j: expected a number of threads" "$G" -j -1 one.bin
+    # A device that does not exist is an error, also with the auto backend (which falls back to
+    # the CPU, device 0, when CUDA cannot open it).
+    err 1 "--device 99: no such device \(.*which has only device 0" "$G" --device 99 one.bin
+    err 1 "backend cpu: no device 1" "$G" -B cpu --device 1 one.bin
+    ok "$G" --device 0 -f json one.bin
     # A backend that is not compiled in (or has no device) is not a usage error.
     if ! "$G" --version | grep -q cuda; then
         err 1 "backend cuda is not compiled into this build" "$G" -B cuda one.bin
@@ -392,9 +414,100 @@ cli_output() {
     # -o - is standard output.
     ok "$G" -B cpu -f csv -o - u8.bin
     cmp -s out.txt expected.csv || fail "-o - differs"
-    # Writing JSON to a file and overwriting an existing one.
+    # Writing JSON to a file and overwriting an existing one, whose permissions are kept.
+    chmod 640 result.csv
     ok "$G" -B cpu -f json -o result.csv u8.bin
     has '"total": 4' result.csv
+    [ "$(stat -c %a result.csv)" = 640 ] || fail "replaced result.csv has mode $(stat -c %a result.csv)"
+    # A name of standard output is standard output.
+    checks=$((checks + 1))
+    "$G" -B cpu -f csv -o /dev/stdout u8.bin 2>err.txt | cat >piped.csv
+    cmp -s piped.csv expected.csv || fail "-o /dev/stdout into a pipe: $(cat err.txt)"
+
+    # A symbolic link stays a link: its final target gets the output (relative links are read
+    # from the link's directory; a dangling link creates its target, as a shell's > does).
+    printf 'old\n' >target.csv
+    ln -s target.csv link.csv
+    ln -s link.csv link2.csv
+    ok "$G" -B cpu -f csv -o link2.csv u8.bin
+    [ -L link.csv ] && [ -L link2.csv ] || fail "-o through links replaced a link: $(ls -l)"
+    cmp -s target.csv expected.csv || fail "the link's target did not get the output"
+    mkdir -p a b
+    ln -s ../b/t.csv a/dangling.csv
+    ok "$G" -B cpu -f csv -o a/dangling.csv u8.bin
+    [ -L a/dangling.csv ] || fail "a/dangling.csv is no longer a link"
+    cmp -s b/t.csv expected.csv || fail "the dangling link's target did not get the output"
+    ls ./*.tmp.* a/*.tmp.* b/*.tmp.* >/dev/null 2>&1 && fail "temporary files left: $(ls -R)"
+
+    # A FIFO is written straight to: its reader gets the bytes, and it stays a FIFO.
+    mkfifo out.fifo
+    timeout 20 cat out.fifo >got.csv &
+    catpid=$!
+    ok "$G" -B cpu -f csv -o out.fifo u8.bin
+    wait $catpid || fail "the FIFO's reader did not finish"
+    [ -p out.fifo ] || fail "out.fifo is no longer a FIFO"
+    cmp -s got.csv expected.csv || fail "the FIFO's reader got other bytes: $(head -c 200 got.csv)"
+    # So is a device. A write error is one message and exit 1; the device stays a device.
+    ok "$G" -B cpu -o /dev/null u8.bin
+    [ -c /dev/null ] || fail "/dev/null is no longer a character device"
+    if [ -c /dev/full ]; then
+        err 1 "^gpuhist: /dev/full: write error: No space left on device$" \
+            "$G" -B cpu -f csv -o /dev/full u8.bin
+        [ -c /dev/full ] || fail "/dev/full is no longer a character device"
+        # Standard output checks its writes too.
+        checks=$((checks + 1))
+        "$G" -B cpu -f csv u8.bin >/dev/full 2>err.txt
+        src=$?
+        [ $src = 1 ] || fail "histogram >/dev/full: exit $src"
+        has "gpuhist: standard output: write error: No space left on device" err.txt
+    fi
+
+    # The input is never overwritten: not by name, nor through a link, nor as standard input.
+    mknpy in.npy '|u1' '(4,)' False u8.bin
+    sum=$(cksum <in.npy)
+    err 2 "in.npy: the output would overwrite the input in.npy \(the same file\)" \
+        "$G" -B cpu -o in.npy in.npy
+    ln -s in.npy in-link.npy
+    ln in.npy in-hard.npy
+    err 2 "in-link.npy: the output would overwrite the input in.npy" "$G" -o in-link.npy in.npy
+    err 2 "in-hard.npy: the output would overwrite the input in-link.npy" \
+        "$G" -o in-hard.npy in-link.npy
+    checks=$((checks + 1))
+    "$G" -B cpu -o in.npy - <in.npy >out.txt 2>err.txt
+    src=$?
+    [ $src = 2 ] || fail "-o in.npy - <in.npy: exit $src"
+    has "in.npy: the output would overwrite standard input" err.txt
+    [ "$(cksum <in.npy)" = "$sum" ] || fail "the input in.npy changed"
+    [ -L in-link.npy ] || fail "in-link.npy is no longer a link"
+    # A directory is refused.
+    mkdir -p adir
+    err 1 "adir: is a directory" "$G" -B cpu -o adir u8.bin
+
+    # A signal while the output is being produced removes the temporary file, and the exit
+    # status still says which signal ended gpuhist. The input is a FIFO that stays open and
+    # empty, so gpuhist waits in read() with its temporary file created.
+    mkfifo in.fifo
+    for sig in TERM INT HUP PIPE; do
+        checks=$((checks + 1))
+        # Job control: a background job of a script otherwise starts with SIGINT ignored.
+        set -m
+        "$G" -B cpu -f csv -o sig.csv in.fifo 2>err.txt &
+        pid=$!
+        set +m
+        exec 3<>in.fifo # read-write: does not wait for gpuhist to open it
+        for _ in $(seq 100); do
+            ls sig.csv.tmp.* >/dev/null 2>&1 && break
+            sleep 0.1
+        done
+        ls sig.csv.tmp.* >/dev/null 2>&1 || fail "SIG$sig: no temporary file while reading"
+        kill -s "$sig" "$pid"
+        { wait "$pid"; } 2>/dev/null # no "Hangup" notice from bash
+        src=$?
+        exec 3>&-
+        [ "$src" = $((128 + $(kill -l "$sig"))) ] || fail "SIG$sig: exit status $src"
+        ls sig.csv* >/dev/null 2>&1 && fail "SIG$sig left $(ls sig.csv*)"
+    done
+    return 0
 }
 
 cli_stdin() {
@@ -465,20 +578,54 @@ cli_listing() {
     ok "$G" demo --help
     has "--size" out.txt
     ok "$G" --list-strategies
+    cp out.txt table.txt
     has "cpu-reference" out.txt
     has "cpu-serial" out.txt
     has "cpu-threads" out.txt
-    grep -Eq '^strategy +backend +seed +supports +mechanism' out.txt || fail "header: $(sed -n 1p out.txt)"
-    grep -Eq '^cpu-reference +cpu ' out.txt || fail "cpu-reference line: $(grep cpu-reference out.txt)"
+    grep -Eq '^strategy +backend +mechanism, supports, seed$' out.txt || fail "header: $(sed -n 1p out.txt)"
+    grep -Eq '^cpu-reference +cpu +plain loop' out.txt || fail "cpu-reference line: $(grep cpu-reference out.txt)"
+    # The table fits 80 columns when not on a terminal (UTF-8 continuation bytes take none).
+    width=$(LC_ALL=C tr -d '\200-\277' <out.txt | awk '{ if (length > m) m = length } END { print m }')
+    [ "$width" -le 80 ] || fail "--list-strategies is $width columns wide"
+    has "supports: all dtypes" out.txt
+    has "seed: 001" out.txt
     ok "$G" --list-strategies -f json
     line 1 "[" out.txt
     has '"name": "cpu-reference", "backend": "cpu"' out.txt
+    # JSON keeps every field whole, and every strategy has a table row starting with its name
+    # and backend (the lines of a row that wrap start with white space).
+    has '"supports": "all dtypes, all bin kinds, any bins, channels, ROI", "summary": "plain loop' out.txt
+    sed -n 's/^  {"name": "\([^"]*\)", "backend": "\([^"]*\)".*/\1 \2/p' out.txt >names.txt
+    [ -s names.txt ] || fail "no names in the JSON listing"
+    awk 'NR > 1 && /^[^ ]/ { print $1, $2 }' table.txt | cmp -s - names.txt ||
+        fail "table rows differ from the JSON listing: $(awk 'NR > 1 && /^[^ ]/' table.txt)"
+    # On a terminal, the table fits its width.
+    if command -v script >/dev/null 2>&1; then
+        checks=$((checks + 1))
+        script -qec "stty cols 60; $G --list-strategies" /dev/null >tty.txt 2>&1
+        width=$(tr -d '\r' <tty.txt | LC_ALL=C tr -d '\200-\277' | awk '{ if (length > m) m = length } END { print m }')
+        [ "$width" -le 60 ] || fail "--list-strategies on a 60-column terminal is $width wide"
+        grep -q '^cpu-reference' tty.txt || fail "--list-strategies on a terminal: $(head -3 tty.txt)"
+    fi
     ok "$G" --list-devices -B cpu
     line 1 "cpu:" out.txt
     ok "$G" --list-devices
     has "cpu:" out.txt
     has "cuda:" out.txt
     has "opencl:" out.txt
+    # Every listing checks its writes: a full disk is an error, not a silent success.
+    if [ -c /dev/full ]; then
+        for args in --help --version --list-strategies "--list-strategies -f json" \
+            "--list-devices" "demo --help"; do
+            checks=$((checks + 1))
+            # shellcheck disable=SC2086
+            "$G" $args >/dev/full 2>err.txt
+            src=$?
+            [ $src = 1 ] || fail "$args >/dev/full: exit $src"
+            [ "$(cat err.txt)" = "gpuhist: standard output: write error: No space left on device" ] ||
+                fail "$args >/dev/full: $(cat err.txt)"
+        done
+    fi
 }
 
 # Every registered CPU strategy, forced with -s, prints exactly what cpu-reference prints.
@@ -511,6 +658,112 @@ cli_strategies() {
     done
 }
 
+# -f npy: the counts as a uint64 .npy, the edges beside it in X.edges.npy (-o X.npy); read back
+# with NumPy when GPUHIST_PYTHON (or python3) has it, else the header bytes are checked.
+# npy_header FILE: the header dict of a .npy v1.0 file, after checking magic and version.
+npy_header() {
+    local magic
+    magic=$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')
+    [ "$magic" = 934e554d50590100 ] || fail "$1: magic and version are '$magic'"
+    local lo hi
+    lo=$(head -c 9 "$1" | tail -c 1 | od -An -tu1 | tr -d ' ')
+    hi=$(head -c 10 "$1" | tail -c 1 | od -An -tu1 | tr -d ' ')
+    local hlen=$((lo + 256 * hi))
+    [ $(((10 + hlen) % 64)) = 0 ] || fail "$1: data does not start at a multiple of 64"
+    head -c $((10 + hlen)) "$1" | tail -c "$hlen"
+}
+cli_npyout() {
+    printf '1.5 2.5 -7 3e10 nan 0 0 0 0.25 0.75 1 2 3 4 5 6 7 8 9 10\n' >d.txt
+    ok "$G" -B cpu --text -b 7 -r 0:10 -f npy -o h.npy d.txt
+    [ -f h.npy ] && [ -f h.edges.npy ] || fail "-f npy -o h.npy: $(ls)"
+    npy_header h.npy >hdr.txt
+    has "{'descr': '<u8', 'fortran_order': False, 'shape': (7,), }" hdr.txt
+    npy_header h.edges.npy >hdr.txt
+    has "{'descr': '<f8', 'fortran_order': False, 'shape': (8,), }" hdr.txt
+    [ "$(wc -c <h.npy)" = $((128 + 7 * 8)) ] || fail "h.npy is $(wc -c <h.npy) bytes"
+    [ "$(wc -c <h.edges.npy)" = $((128 + 8 * 8)) ] || fail "h.edges.npy is $(wc -c <h.edges.npy) bytes"
+    # The counts as little-endian u64, after the 128-byte header.
+    counts=$(tail -c 56 h.npy | od -An -tu8 -w56 | tr -s ' ' | sed 's/^ //')
+    [ "$counts" = "6 3 2 1 2 1 1" ] || fail "h.npy counts: '$counts'"
+    ls ./*.tmp.* >/dev/null 2>&1 && fail "temporary file left: $(ls)"
+
+    # Standard output (a file or a pipe): the counts only, the same bytes.
+    checks=$((checks + 1))
+    "$G" -B cpu --text -b 7 -r 0:10 -f npy d.txt >s.npy 2>err.txt || fail "-f npy to stdout failed"
+    cmp -s s.npy h.npy || fail "-f npy on stdout differs from -o h.npy"
+    [ -s err.txt ] && fail "-f npy to stdout: stderr $(cat err.txt)"
+    # The tallies are not in the file: -v prints them on stderr.
+    run "$G" -B cpu --text -b 7 -r 0:10 -f npy -o v.npy -v d.txt
+    [ "$rc" = 0 ] || fail "-f npy -v: exit $rc"
+    has "underflow 1, overflow 2, nan 1, total 20" err.txt
+    has "strategy:" err.txt
+    # Any other name gets .edges.npy appended; --channels gives shape (channels, bins).
+    printf '\x00\x01\x02\x00\x01\x05' >rgb.bin
+    ok "$G" -B cpu --channels 3:2 -f npy -o chan rgb.bin
+    [ -f chan ] && [ -f chan.edges.npy ] || fail "-o chan: $(ls)"
+    npy_header chan >hdr.txt
+    has "'shape': (2, 256)" hdr.txt
+    npy_header chan.edges.npy >hdr.txt
+    has "'shape': (257,)" hdr.txt
+    # Neither file is written unless both can be.
+    mkdir -p blocked.edges.npy
+    err 1 "blocked.edges.npy" "$G" -B cpu --text -b 7 -r 0:10 -f npy -o blocked.npy d.txt
+    [ -e blocked.npy ] && fail "counts written although the edges file could not be"
+    ls ./*.tmp.* >/dev/null 2>&1 && fail "temporary file left: $(ls)"
+    err 2 "expected table, csv or json, or npy" "$G" -f xml d.txt
+    # Binary data to a terminal is refused.
+    if command -v script >/dev/null 2>&1; then
+        checks=$((checks + 1))
+        script -qec "$G -B cpu --text -b 7 -r 0:10 -f npy d.txt" /dev/null >tty.txt 2>&1
+        src=$?
+        [ "$src" = 2 ] || fail "-f npy to a terminal: exit $src: $(cat tty.txt)"
+        grep -q "binary data" tty.txt || fail "-f npy to a terminal: $(cat tty.txt)"
+    fi
+
+    # NumPy: np.load of both files equals a -f csv run of the same input, exactly.
+    local py=${GPUHIST_PYTHON:-python3}
+    if ! "$py" -c 'import numpy' >/dev/null 2>&1; then
+        echo "no python3 with NumPy: npy contents checked through the header and bytes only"
+        return 0
+    fi
+    awk 'BEGIN { srand(7); for (i = 0; i < 5000; ++i) printf "%.9g\n", rand() * 20 - 5 }' >r.txt
+    for args in "--text -t f32 -b 1000 -r -3.7:12.9 r.txt" "--text -b 333 r.txt" \
+        "--text -e -4,0,1e-3,0.1,2,15 r.txt" "--channels 3:2 rgb.bin" "--channels 3 -b 10 -r 0:8 rgb.bin"; do
+        # shellcheck disable=SC2086
+        "$G" -B cpu $args -f csv >ref.csv 2>err.txt || {
+            fail "csv run failed: $args: $(cat err.txt)"
+            continue
+        }
+        # shellcheck disable=SC2086
+        "$G" -B cpu $args -f npy -o got.npy 2>err.txt || {
+            fail "npy run failed: $args: $(cat err.txt)"
+            continue
+        }
+        checks=$((checks + 1))
+        "$py" - ref.csv got.npy got.edges.npy "$args" <<'PY' || fail "npy differs from csv: $args"
+import csv, sys
+import numpy as np
+ref, counts_path, edges_path, args = sys.argv[1:5]
+rows = list(csv.reader(open(ref)))
+head, body = rows[0], rows[1:]
+lower = [float(r[1]) for r in body]
+upper = [float(r[2]) for r in body]
+want_edges = np.array(lower + upper[-1:], dtype=np.float64)
+want = np.array([[int(v) for v in r[3:]] for r in body], dtype=np.uint64).T
+counts = np.load(counts_path)
+edges = np.load(edges_path)
+assert counts.dtype == np.dtype('<u8') and edges.dtype == np.dtype('<f8'), (counts.dtype, edges.dtype)
+if "--channels" in args:
+    assert counts.shape == want.shape, (counts.shape, want.shape)
+else:
+    assert counts.shape == (len(body),), counts.shape
+    want = want[0]
+assert np.array_equal(counts, want), (counts, want)
+assert np.array_equal(edges, want_edges), (edges, want_edges)
+PY
+    done
+}
+
 cli_demo() {
     ok "$G" demo --size 1 -B cpu
     has "check: all 256 bins" out.txt
@@ -518,11 +771,26 @@ cli_demo() {
     has "ran on cpu" out.txt
     has "float32 signal" out.txt
     has "total 1048576" out.txt
-    # Bars are always drawn by the demo.
-    grep -Eq '(#|█)' out.txt || fail "demo draws no bars"
+    # Bars only on a terminal, like the command's tables; none in a redirected file.
+    grep -Eq '(#|█)' out.txt && fail "demo draws bars into a file: $(grep -E '(#|█)' out.txt | head -2)"
+    if command -v script >/dev/null 2>&1; then
+        checks=$((checks + 1))
+        script -qec "$G demo --size 1 -B cpu" /dev/null >tty.txt 2>&1
+        grep -Eq '(#|█)' tty.txt || fail "demo draws no bars on a terminal: $(head -c 400 tty.txt)"
+    fi
     ok "$G" demo --size 1
     err 2 "demo takes no file" "$G" demo x.bin
     err 2 "--size: expected MiB" "$G" demo --size 0
+    # A device that does not exist is an error, also with the auto backend.
+    err 1 "demo: --device 99: no such device" "$G" demo --size 1 --device 99
+    err 1 "demo: backend cpu: no device 3" "$G" demo --size 1 -B cpu --device 3
+    if [ -c /dev/full ]; then
+        checks=$((checks + 1))
+        "$G" demo --size 1 -B cpu >/dev/full 2>err.txt
+        src=$?
+        [ $src = 1 ] || fail "demo >/dev/full: exit $src"
+        has "gpuhist: standard output: write error: No space left on device" err.txt
+    fi
 }
 
 case "$SECTION" in
@@ -536,6 +804,7 @@ listing) cli_listing ;;
 tty) cli_tty ;;
 strategies) cli_strategies ;;
 demo) cli_demo ;;
+npyout) cli_npyout ;;
 *)
     echo "unknown section $SECTION"
     exit 2

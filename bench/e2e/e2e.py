@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""End-to-end benchmark: the gpuhist command on files in the page cache, beside the hardware
+ceilings and the peers a user would reach for, measured in the same run.
+
+For each case (u8/256, f32/4096, f32/2^20; 1 GiB, and 16 GiB with --big) it reports the wall time
+and peak resident memory of `gpuhist` (median of --reps runs; the file is read once first so it is
+in the page cache), the histogram throughput (bytes / (wall - CUDA start)), the file read ceiling
+(bench/e2e/read_ceiling: parallel pread), pinned and pageable host-to-device bandwidth and the
+host-array figures (bench/cuda/e2e_host.cu), numpy (fromfile + bincount / histogram) and torch
+(fromfile -> cuda -> histc). Every gpuhist result is compared with numpy's counts.
+
+usage: e2e.py BUILD_DIR [--dir /dev/shm/gpuhist-e2e] [--big] [--reps 3] [--backend cuda]
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def run_measured(cmd, stdout=subprocess.DEVNULL):
+    """Run cmd (a gpuhist command with -v); return (wall seconds, peak RSS in MiB, exit status).
+    The peak is the command's own "peak memory" line (VmHWM of its address space): rusage would
+    also count this Python process's pages, inherited until exec."""
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE)
+    wall = time.perf_counter() - t0
+    err = p.stderr.decode(errors="replace")
+    peak = float("nan")
+    for line in err.splitlines():
+        if "peak memory:" in line:
+            peak = float(line.split("peak memory:")[1].split()[0])
+    if p.returncode != 0:
+        print(f"  FAILED ({p.returncode}): {' '.join(cmd)}: {err.strip()}")
+    return wall, peak, p.returncode
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def make_file(path, dtype, gib):
+    size = int(gib * (1 << 30))
+    if os.path.exists(path) and os.path.getsize(path) == size:
+        return
+    rng = np.random.default_rng(2026)
+    piece = 1 << 28
+    with open(path, "wb") as f:
+        left = size
+        while left:
+            n = min(piece, left)
+            if dtype == np.uint8:
+                rng.integers(0, 256, size=n, dtype=np.uint8).tofile(f)
+            else:
+                rng.random(n // 4, dtype=np.float32).tofile(f)
+            left -= n
+
+
+def numpy_counts(path, dtype, bins):
+    a = np.fromfile(path, dtype=dtype)
+    if dtype == np.uint8:
+        return np.bincount(a, minlength=256)
+    return np.histogram(a, bins=bins, range=(0.0, 1.0))[0]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("--dir", default="/dev/shm/gpuhist-e2e")
+    ap.add_argument("--big", action="store_true", help="also 16 GiB files")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--backend", default="cuda")
+    ap.add_argument("--no-peers", action="store_true")
+    args = ap.parse_args()
+    g = os.path.join(args.build, "cli", "gpuhist")
+    ceiling_bin = os.path.join(args.build, "bench", "e2e", "gpuhist-read-ceiling")
+    host_bin = os.path.join(args.build, "bench", "cuda", "gpuhist-e2e-host")
+    os.makedirs(args.dir, exist_ok=True)
+
+    cuda_start = 0.0
+    if args.backend == "cuda" and os.path.exists(host_bin):
+        out = subprocess.run([host_bin, "4"], capture_output=True, text=True)
+        print(out.stdout.strip() or out.stderr.strip())
+        for line in out.stdout.splitlines():
+            if line.startswith("cuda start:"):
+                nums = [float(w) for w in line.replace(",", " ").split() if w.replace(".", "", 1).isdigit()]
+                cuda_start = sum(nums)
+    print(f"CUDA start used below: {cuda_start:.3f} s")
+
+    sizes = [1] + ([16] if args.big else [])
+    cases = [("u8", np.uint8, 256, []), ("f32", np.float32, 4096, ["-t", "f32", "-b", "4096", "-r", "0:1"]),
+             ("f32", np.float32, 1 << 20, ["-t", "f32", "-b", "1048576", "-r", "0:1"])]
+    rows = []
+    for gib in sizes:
+        for name, dtype, bins, opts in cases:
+            if gib == 16 and bins == (1 << 20):
+                continue
+            path = os.path.join(args.dir, f"{name}-{gib}g.bin")
+            make_file(path, dtype, gib)
+            size = os.path.getsize(path)
+            with open(path, "rb") as f:  # into the page cache
+                while f.read(1 << 26):
+                    pass
+            ceiling = ""
+            if os.path.exists(ceiling_bin):
+                out = subprocess.run([ceiling_bin, path, "1", "8", "16"], capture_output=True, text=True).stdout
+                best = max(float(l.split()[2]) for l in out.splitlines() if l.startswith("threads"))
+                ceiling = best
+            for fmt in (["-f", "csv"],):
+                cmd = [g, "-B", args.backend, "-v"] + opts + fmt + ["-o", os.devnull, path]
+                walls, rss = [], []
+                for _ in range(args.reps):
+                    w, m, rc = run_measured(cmd)
+                    walls.append(w)
+                    rss.append(m)
+                wall = median(walls)
+                # correctness: the counts against numpy (1 GiB cases only: numpy holds the file)
+                ok = "-"
+                if gib == 1:
+                    res = subprocess.run([g, "-B", args.backend] + opts + ["-f", "csv", path],
+                                         capture_output=True, text=True)
+                    got = np.array([int(l.split(",")[-1]) for l in res.stdout.splitlines()[1:]])
+                    ok = "ok" if np.array_equal(got, numpy_counts(path, dtype, bins)) else "MISMATCH"
+                hist_s = max(wall - (cuda_start if args.backend == "cuda" else 0.0), 1e-9)
+                rows.append((f"{name}/{bins} {gib} GiB", wall, size / hist_s / 1e9, ceiling, max(rss), ok))
+                print(f"{name}/{bins} {gib} GiB: wall {wall:.3f} s, histogram {size / hist_s / 1e9:.2f} GB/s, "
+                      f"read ceiling {ceiling} GB/s, peak RSS {max(rss):.0f} MiB, counts {ok}", flush=True)
+            if args.no_peers or gib != 1:
+                continue
+            t0 = time.perf_counter()
+            numpy_counts(path, dtype, bins)
+            tn = time.perf_counter() - t0
+            print(f"  numpy fromfile + {'bincount' if dtype == np.uint8 else 'histogram'}: {tn:.3f} s = "
+                  f"{size / tn / 1e9:.2f} GB/s", flush=True)
+            try:
+                import torch
+                def torch_run():
+                    a = torch.from_numpy(np.fromfile(path, dtype=dtype)).cuda()
+                    if dtype == np.uint8:
+                        h = torch.bincount(a.long() if False else a.to(torch.int64), minlength=256)
+                    else:
+                        h = torch.histc(a, bins=bins, min=0.0, max=1.0)
+                    torch.cuda.synchronize()
+                    return h
+                torch_run()
+                t0 = time.perf_counter()
+                torch_run()
+                tt = time.perf_counter() - t0
+                print(f"  torch fromfile -> cuda -> {'bincount' if dtype == np.uint8 else 'histc'}: {tt:.3f} s = "
+                      f"{size / tt / 1e9:.2f} GB/s", flush=True)
+            except Exception as e:  # no torch or no GPU
+                print(f"  torch: skipped ({e.__class__.__name__}: {e})")
+    print("\ncase | wall s | histogram GB/s | read ceiling GB/s | peak RSS MiB | counts")
+    for r in rows:
+        print(f"{r[0]} | {r[1]:.3f} | {r[2]:.2f} | {r[3]} | {r[4]:.0f} | {r[5]}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,397 @@
+/*
+ * source.c - the command's binary input (raw samples or .npy data) streamed through the
+ * library in chunks, with bounded memory.
+ *
+ * Mechanism: regular files are read with pread() by several threads at once, each filling a
+ * slice of a staging buffer lent by the stream (page-locked on CUDA), which is then submitted:
+ * on CUDA the copy to the device and the counting run while the threads read the next chunk.
+ * On the CPU backend a regular file is mapped window by window and each window is fed in place
+ * (no copy; counting on all cores is the only work). Pipes and standard input are read with
+ * read() into the lent buffers; bytes of a pixel split across reads are carried to the next
+ * chunk. Big-endian .npy data is byte-swapped in the staging buffer.
+ * Limits: memory is a few chunks (CHUNK_BYTES each) whatever the input size. A file that
+ * shrinks while being read, or a read error, fails with a message and nothing is counted.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Chunk size: large enough that per-chunk costs (a thread start per reader, a copy and a kernel
+ * launch) vanish, small enough that the four page-locked staging buffers are quick to allocate
+ * (pinning runs at a few GB/s) and far below the memory bound. GPUHIST_CHUNK_MIB overrides it
+ * for measurements. */
+static size_t chunk_bytes(void)
+{
+    const char *e = getenv("GPUHIST_CHUNK_MIB");
+    long mib = e && *e ? strtol(e, NULL, 10) : 16;
+    if (mib < 1 || mib > 1024)
+        mib = 16;
+    return (size_t)mib << 20;
+}
+#define CHUNK_BYTES chunk_bytes()
+#define MAX_READERS 8
+
+typedef struct reader_slice {
+    int fd;
+    unsigned char *dst;
+    uint64_t offset;
+    size_t len;
+    int err;      /* errno of a failed read */
+    int short_read;
+} reader_slice;
+
+static void *read_slice(void *arg)
+{
+    reader_slice *s = arg;
+    size_t done = 0;
+    while (done < s->len) {
+        ssize_t n = pread(s->fd, s->dst + done, s->len - done, (off_t)(s->offset + done));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            s->err = errno;
+            return NULL;
+        }
+        if (n == 0) {
+            s->short_read = 1;
+            return NULL;
+        }
+        done += (size_t)n;
+    }
+    return NULL;
+}
+
+/* Read [offset, offset + len) of fd into dst with up to `threads` threads. @return CLI_EXIT_*. */
+static int pread_parallel(const char *name, int fd, unsigned char *dst, uint64_t offset,
+                          size_t len, int threads)
+{
+    reader_slice s[MAX_READERS];
+    pthread_t tid[MAX_READERS];
+    int started[MAX_READERS] = {0};
+    size_t per = (len + (size_t)threads - 1) / (size_t)threads;
+    per = (per + 4095u) & ~(size_t)4095u;
+    int n = 0;
+    for (size_t at = 0; at < len && n < threads; at += per, ++n) {
+        s[n].fd = fd;
+        s[n].dst = dst + at;
+        s[n].offset = offset + at;
+        s[n].len = len - at < per ? len - at : per;
+        s[n].err = 0;
+        s[n].short_read = 0;
+    }
+    for (int i = 1; i < n; ++i)
+        started[i] = pthread_create(&tid[i], NULL, read_slice, &s[i]) == 0;
+    for (int i = 1; i < n; ++i)
+        if (!started[i])
+            read_slice(&s[i]);
+    if (n > 0)
+        read_slice(&s[0]);
+    for (int i = 1; i < n; ++i)
+        if (started[i])
+            pthread_join(tid[i], NULL);
+    for (int i = 0; i < n; ++i) {
+        if (s[i].err)
+            return cli_error(CLI_EXIT_FAIL, "%s: read error: %s", name, strerror(s[i].err));
+        if (s[i].short_read)
+            return cli_error(CLI_EXIT_FAIL,
+                             "%s: the file became shorter while being read (at byte %llu)", name,
+                             (unsigned long long)s[i].offset);
+    }
+    return CLI_EXIT_OK;
+}
+
+static void swap_samples(unsigned char *p, size_t bytes, size_t size)
+{
+    for (size_t i = 0; i + size <= bytes; i += size)
+        for (size_t a = 0, b = size - 1; a < b; ++a, --b) {
+            unsigned char t = p[i + a];
+            p[i + a] = p[i + b];
+            p[i + b] = t;
+        }
+}
+
+static int stream_status(const char *name, gpuhist_stream *st)
+{
+    return cli_error(CLI_EXIT_FAIL, "%s: %s", name, gpuhist_stream_error(st));
+}
+
+static int threads_wanted(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > MAX_READERS ? MAX_READERS : (int)n;
+}
+
+/* A regular file on the CPU backend: windows of the mapping fed in place. */
+static int feed_mapped(const cli_stream_input *in, gpuhist_stream *st, cli_progress *bar)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const size_t pb = in->pixel_bytes;
+    /* a window is a whole number of pixels and starts on a page boundary of the file */
+    size_t window = CHUNK_BYTES / pb * pb;
+    uint64_t done = 0;
+    while (done < in->data_bytes) {
+        uint64_t want = in->data_bytes - done < window ? in->data_bytes - done : window;
+        uint64_t at = in->data_offset + done;
+        uint64_t lead = at % page;
+        void *map = mmap(NULL, (size_t)(want + lead), PROT_READ, MAP_SHARED | MAP_POPULATE,
+                         in->fd, (off_t)(at - lead));
+        if (map == MAP_FAILED)
+            return cli_error(CLI_EXIT_FAIL, "%s: cannot map the file: %s", in->name,
+                             strerror(errno));
+        struct stat sb;
+        if (fstat(in->fd, &sb) != 0 || (uint64_t)sb.st_size < at + want) {
+            munmap(map, (size_t)(want + lead));
+            return cli_error(CLI_EXIT_FAIL,
+                             "%s: the file became shorter while being read (at byte %llu)",
+                             in->name, (unsigned long long)at);
+        }
+        gpuhist_status rc = gpuhist_stream_feed(st, (unsigned char *)map + lead, want / pb);
+        munmap(map, (size_t)(want + lead));
+        if (rc != GPUHIST_OK)
+            return stream_status(in->name, st);
+        done += want;
+        cli_progress_update(bar, (double)done);
+    }
+    return CLI_EXIT_OK;
+}
+
+/* A regular file: parallel pread into lent staging buffers. */
+static int feed_pread(const cli_stream_input *in, gpuhist_stream *st, cli_progress *bar)
+{
+    const size_t pb = in->pixel_bytes;
+    size_t chunk = CHUNK_BYTES / pb * pb;
+    int threads = threads_wanted();
+    uint64_t done = 0;
+    while (done < in->data_bytes) {
+        size_t want = in->data_bytes - done < chunk ? (size_t)(in->data_bytes - done) : chunk;
+        void *buf;
+        if (gpuhist_stream_buffer(st, chunk, &buf) != GPUHIST_OK)
+            return stream_status(in->name, st);
+        int rc = pread_parallel(in->name, in->fd, buf, in->data_offset + done, want, threads);
+        if (rc) {
+            gpuhist_stream_submit(st, buf, 0);
+            return rc;
+        }
+        if (in->swap)
+            swap_samples(buf, want, in->sample_size);
+        if (gpuhist_stream_submit(st, buf, want / pb) != GPUHIST_OK)
+            return stream_status(in->name, st);
+        done += want;
+        cli_progress_update(bar, (double)done);
+    }
+    return CLI_EXIT_OK;
+}
+
+/* A pipe: read() until each buffer is full; a partial pixel moves to the next buffer. */
+static int feed_pipe(const cli_stream_input *in, gpuhist_stream *st, cli_progress *bar,
+                     uint64_t *bytes_out)
+{
+    const size_t pb = in->pixel_bytes;
+    size_t chunk = CHUNK_BYTES / pb * pb + pb; /* room for a carried partial pixel */
+    unsigned char carry[64];
+    size_t ncarry = 0;
+    size_t head_used = 0;
+    uint64_t total = 0;
+    int eof = 0;
+    while (!eof) {
+        void *vbuf;
+        if (gpuhist_stream_buffer(st, chunk, &vbuf) != GPUHIST_OK)
+            return stream_status(in->name, st);
+        unsigned char *buf = vbuf;
+        size_t have = ncarry;
+        memcpy(buf, carry, ncarry);
+        if (head_used < in->head_len) { /* bytes read before streaming began */
+            size_t take = in->head_len - head_used;
+            if (take > chunk - have)
+                take = chunk - have;
+            memcpy(buf + have, in->head + head_used, take);
+            head_used += take;
+            have += take;
+        }
+        while (have < chunk - pb + 1 && !eof) {
+            ssize_t n = read(in->fd, buf + have, chunk - have);
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                int e = errno;
+                gpuhist_stream_submit(st, buf, 0);
+                return cli_error(CLI_EXIT_FAIL, "%s: read error: %s", in->name, strerror(e));
+            }
+            if (n == 0)
+                eof = 1;
+            have += (size_t)n;
+        }
+        size_t whole = have / pb * pb;
+        ncarry = have - whole;
+        memcpy(carry, buf + whole, ncarry);
+        total += whole;
+        if (in->swap)
+            swap_samples(buf, whole, in->sample_size);
+        if (gpuhist_stream_submit(st, buf, whole / pb) != GPUHIST_OK)
+            return stream_status(in->name, st);
+        cli_progress_update(bar, (double)total);
+    }
+    *bytes_out = total + ncarry;
+    if (ncarry) {
+        if (in->pixel_bytes == in->sample_size)
+            return cli_error(CLI_EXIT_FAIL,
+                             "%s: size %llu bytes is not a multiple of the sample size %zu (%s; "
+                             "choose the type with -t)",
+                             in->name, (unsigned long long)(total + ncarry), in->sample_size,
+                             gpuhist_dtype_name(in->dtype));
+        return cli_error(CLI_EXIT_FAIL,
+                         "%s: size %llu bytes is not a multiple of the pixel size %zu",
+                         in->name, (unsigned long long)(total + ncarry), in->pixel_bytes);
+    }
+    return CLI_EXIT_OK;
+}
+
+int cli_stream_input_run(cli_stream_input *in, gpuhist_stream *st, int cpu_backend,
+                         int progress)
+{
+    cli_progress bar;
+    cli_progress_start(&bar, progress, "reading", in->is_regular ? (double)in->data_bytes : 0);
+    double t0 = cli_now();
+    int rc;
+    if (in->is_regular && cpu_backend && !in->swap)
+        rc = feed_mapped(in, st, &bar);
+    else if (in->is_regular)
+        rc = feed_pread(in, st, &bar);
+    else
+        rc = feed_pipe(in, st, &bar, &in->data_bytes);
+    cli_progress_end(&bar);
+    in->seconds = cli_now() - t0;
+    return rc;
+}
+
+/* ---- opening ----------------------------------------------------------------------------------- */
+
+void cli_stream_input_close(cli_stream_input *in)
+{
+    if (in->fd >= 0 && in->owns_fd)
+        close(in->fd);
+    free(in->head);
+    in->head = NULL;
+    in->fd = -1;
+}
+
+int cli_stream_input_open(const cli_read_options *opt, cli_stream_input *in)
+{
+    memset(in, 0, sizeof *in);
+    in->fd = -1;
+    int from_stdin = !opt->path || strcmp(opt->path, "-") == 0;
+    snprintf(in->name, sizeof in->name, "%s", from_stdin ? "standard input" : opt->path);
+    in->format = opt->format;
+    if (opt->format == CLI_IN_TEXT)
+        return CLI_EXIT_OK; /* text is parsed whole (cli_read_input) */
+    if (from_stdin) {
+        in->fd = 0;
+    } else {
+        in->fd = open(opt->path, O_RDONLY | O_CLOEXEC);
+        if (in->fd < 0)
+            return cli_error(CLI_EXIT_FAIL, "%s: cannot open: %s", in->name, strerror(errno));
+        in->owns_fd = 1;
+    }
+    struct stat sb;
+    if (fstat(in->fd, &sb) != 0)
+        return cli_error(CLI_EXIT_FAIL, "%s: cannot stat: %s", in->name, strerror(errno));
+    if (S_ISDIR(sb.st_mode))
+        return cli_error(CLI_EXIT_FAIL, "%s: is a directory", in->name);
+    in->is_regular = S_ISREG(sb.st_mode);
+    if (!in->is_regular) {
+        in->format = CLI_IN_AUTO; /* a pipe: the caller reads it whole unless it is raw */
+        return CLI_EXIT_OK;
+    }
+    uint64_t size = (uint64_t)sb.st_size;
+    unsigned char first[16];
+    ssize_t got = size ? pread(in->fd, first, sizeof first, 0) : 0;
+    if (got < 0)
+        return cli_error(CLI_EXIT_FAIL, "%s: read error: %s", in->name, strerror(errno));
+    static const unsigned char magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+    cli_input_format fmt = opt->format;
+    if (fmt == CLI_IN_AUTO) {
+        size_t n = strlen(opt->path);
+        if (got >= 6 && memcmp(first, magic, 6) == 0)
+            fmt = CLI_IN_NPY;
+        else if (n >= 4 && strcmp(opt->path + n - 4, ".npy") == 0)
+            fmt = CLI_IN_NPY; /* named .npy without the magic: the parser says so */
+        else
+            fmt = CLI_IN_RAW;
+    }
+    in->format = fmt;
+    size_t channels = opt->channels ? opt->channels : 1;
+    if (fmt == CLI_IN_NPY) {
+        size_t hsize = cli_npy_header_size(first, (size_t)got);
+        if (hsize == 0 || hsize > size)
+            hsize = (size_t)(size < 16 ? size : 16); /* let the parser name the problem */
+        unsigned char *h = malloc(hsize ? hsize : 1);
+        if (!h)
+            return cli_error(CLI_EXIT_FAIL, "%s: out of memory for the .npy header", in->name);
+        int rc = pread_parallel(in->name, in->fd, h, 0, hsize, 1);
+        cli_npy_info info;
+        if (rc == CLI_EXIT_OK)
+            rc = cli_npy_parse_header(in->name, h, hsize, &info);
+        free(h);
+        if (rc)
+            return rc;
+        if (info.fortran && info.ndim > 1 && channels > 1)
+            return cli_error(CLI_EXIT_FAIL,
+                             "%s: a Fortran-order .npy cannot be read with --channels (save it in "
+                             "C order)",
+                             in->name);
+        if (opt->have_type && opt->type != info.dtype)
+            return cli_error(CLI_EXIT_USAGE,
+                             "--type %s conflicts with the dtype '%s' (%s) in the header of %s; "
+                             "leave out --type, or add --raw to read the file as raw bytes",
+                             gpuhist_dtype_name(opt->type), info.descr,
+                             gpuhist_dtype_name(info.dtype), in->name);
+        in->dtype = info.dtype;
+        in->swap = info.swap;
+        in->sample_size = gpuhist_dtype_size(info.dtype);
+        uint64_t have = size - info.data_offset;
+        if (info.count_overflow || info.count > have / in->sample_size)
+            return cli_error(CLI_EXIT_FAIL,
+                             "%s: truncated .npy: the header's shape needs %s%llu bytes of data, "
+                             "the file has %llu",
+                             in->name, info.count_overflow ? "more than " : "",
+                             (unsigned long long)(info.count_overflow
+                                                      ? UINT64_MAX
+                                                      : info.count * in->sample_size),
+                             (unsigned long long)have);
+        in->data_offset = info.data_offset;
+        in->data_bytes = info.count * in->sample_size;
+        in->pixel_bytes = in->sample_size * channels;
+        if ((in->data_bytes / in->sample_size) % channels)
+            return cli_error(CLI_EXIT_FAIL, "%s: %llu samples is not a multiple of %zu channels",
+                             in->name, (unsigned long long)(in->data_bytes / in->sample_size),
+                             channels);
+        return CLI_EXIT_OK;
+    }
+    in->dtype = opt->have_type ? opt->type : GPUHIST_U8;
+    in->sample_size = gpuhist_dtype_size(in->dtype);
+    in->pixel_bytes = in->sample_size * channels;
+    in->swap = !cli_host_little_endian() && in->sample_size > 1;
+    in->data_bytes = size;
+    if (size % in->pixel_bytes) {
+        if (in->pixel_bytes == in->sample_size)
+            return cli_error(CLI_EXIT_FAIL,
+                             "%s: size %llu bytes is not a multiple of the sample size %zu (%s; "
+                             "choose the type with -t)",
+                             in->name, (unsigned long long)size, in->sample_size,
+                             gpuhist_dtype_name(in->dtype));
+        return cli_error(CLI_EXIT_FAIL,
+                         "%s: size %llu bytes is not a multiple of the pixel size %zu (%zu "
+                         "channels of %s)",
+                         in->name, (unsigned long long)size, in->pixel_bytes, channels,
+                         gpuhist_dtype_name(in->dtype));
+    }
+    return CLI_EXIT_OK;
+}
