@@ -196,6 +196,10 @@ int cli_stream_input_open(const cli_read_options *opt, cli_stream_input *in);
 /* Read the whole input into the open stream `st` (see source.c). @return CLI_EXIT_*. */
 int cli_stream_input_run(cli_stream_input *in, gpuhist_stream *st, int cpu_backend, int progress);
 void cli_stream_input_close(cli_stream_input *in);
+/* The finite min and max of the histogrammed channels of a regular file (a first pass for the
+ * auto range, through gpuhist_minmax on `ctx`). @return CLI_EXIT_*. */
+int cli_stream_input_minmax(const cli_stream_input *in, gpuhist_ctx *ctx, uint32_t channels,
+                            uint32_t active, double *lo, double *hi, int *found);
 
 /* ---- writers.c ------------------------------------------------------------------------------- */
 

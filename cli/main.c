@@ -802,7 +802,8 @@ static int streamable(const options *o, const cli_stream_input *si, int have_edg
         return 1;
     if (o->have_integer)
         return o->have_bins || is_small_int(si->dtype);
-    return is_small_int(si->dtype);
+    /* auto range: a first pass over the mapped file finds it (not for byte-swapped data) */
+    return is_small_int(si->dtype) || !si->swap;
 }
 
 /* The counts and edges are written in full: check they fit before asking for them (the kernel
@@ -876,8 +877,28 @@ static int run(const options *o)
         in.dtype = si.dtype;
         in.format = si.format;
         snprintf(in.name, sizeof in.name, "%s", si.name);
-        if ((rc = build_spec(o, &in, edges_in, edge_bins, &spec)) ||
-            (rc = alloc_result(o, &spec, &counts, &edges_out)))
+        if ((rc = build_spec(o, &in, edges_in, edge_bins, &spec)))
+            goto done;
+        if (spec.kind == GPUHIST_BINS_EVEN && spec.auto_range) {
+            double lo = 0, hi = 0, t_mm = cli_now();
+            int found;
+            if ((rc = cli_stream_input_minmax(&si, ctx, o->channels, o->active, &lo, &hi,
+                                              &found)))
+                goto done;
+            gpuhist_bin_spec a = gpuhist_bins_from_minmax(spec.bins, lo, hi, found);
+            a.outliers = spec.outliers;
+            spec = a;
+            if (o->verbose)
+                cli_note("auto range: a first pass found [%.17g, %.17g] in %.3f s", spec.lower,
+                         spec.upper, cli_now() - t_mm);
+            if (!isfinite(spec.upper - spec.lower)) {
+                rc = cli_error(CLI_EXIT_FAIL,
+                               "%s: range: the data's range [%g, %g] overflows a double",
+                               in.name, spec.lower, spec.upper);
+                goto done;
+            }
+        }
+        if ((rc = alloc_result(o, &spec, &counts, &edges_out)))
             goto done;
         gpuhist_samples layout = gpuhist_samples_1d(NULL, si.dtype, 0);
         layout.channels = o->channels;

@@ -395,3 +395,42 @@ int cli_stream_input_open(const cli_read_options *opt, cli_stream_input *in)
     }
     return CLI_EXIT_OK;
 }
+
+/* ---- a first pass for the auto range ------------------------------------------------------------ */
+
+int cli_stream_input_minmax(const cli_stream_input *in, gpuhist_ctx *ctx, uint32_t channels,
+                            uint32_t active, double *lo, double *hi, int *found)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const size_t pb = in->pixel_bytes;
+    size_t window = CHUNK_BYTES * 4 / pb * pb;
+    *found = 0;
+    for (uint64_t done = 0; done < in->data_bytes;) {
+        uint64_t want = in->data_bytes - done < window ? in->data_bytes - done : window;
+        uint64_t at = in->data_offset + done;
+        uint64_t lead = at % page;
+        void *map = mmap(NULL, (size_t)(want + lead), PROT_READ, MAP_SHARED | MAP_POPULATE,
+                         in->fd, (off_t)(at - lead));
+        if (map == MAP_FAILED)
+            return cli_error(CLI_EXIT_FAIL, "%s: cannot map the file: %s", in->name,
+                             strerror(errno));
+        gpuhist_samples s =
+            gpuhist_samples_1d((unsigned char *)map + lead, in->dtype, want / pb);
+        s.channels = channels;
+        s.active_channels = active;
+        s.location = GPUHIST_MEMORY_HOST;
+        double a, b;
+        int f;
+        gpuhist_status st = gpuhist_minmax(ctx, &s, &a, &b, &f);
+        munmap(map, (size_t)(want + lead));
+        if (st != GPUHIST_OK)
+            return cli_error(CLI_EXIT_FAIL, "%s: %s", in->name, gpuhist_last_error(ctx));
+        if (f) {
+            *lo = *found && *lo < a ? *lo : a;
+            *hi = *found && *hi > b ? *hi : b;
+            *found = 1;
+        }
+        done += want;
+    }
+    return CLI_EXIT_OK;
+}

@@ -313,6 +313,20 @@ GPUHIST_API gpuhist_status gpuhist_histogram(gpuhist_ctx *ctx, const gpuhist_sam
                                              const gpuhist_bin_spec *spec,
                                              gpuhist_result *result);
 
+/**
+ * The finite min and max of the histogrammed channels of `samples`, as auto range finds them
+ * (64-bit integers rounded outwards to doubles, -0.0 reported as 0.0); *found = 0 when no value
+ * is finite. A first pass over data that comes in parts: combine the parts' results (min of
+ * mins, max of maxes), then gpuhist_bins_from_minmax() gives the spec auto range would use.
+ * @return OK, INVALID_ARGUMENT, BACKEND or BUSY.
+ */
+GPUHIST_API gpuhist_status gpuhist_minmax(gpuhist_ctx *ctx, const gpuhist_samples *samples,
+                                          double *min, double *max, int *found);
+/** Even bins over the range auto range chooses for data with this min and max (NumPy's rules:
+ *  [0, 1] when nothing was found, min == max widened by 0.5 each way; last edge inclusive). */
+GPUHIST_API gpuhist_bin_spec gpuhist_bins_from_minmax(uint32_t bins, double min, double max,
+                                                      int found);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Streaming                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
@@ -322,8 +336,9 @@ GPUHIST_API gpuhist_status gpuhist_histogram(gpuhist_ctx *ctx, const gpuhist_sam
  * of whole pixels in any number and size, finish. The counts and tallies equal those of one
  * gpuhist_histogram() call on the concatenation of the chunks, bit for bit, whatever the
  * chunking. The range must be known at begin: auto range is refused (find the min and max
- * first). While a stream is open its context serves only that stream (other calls on it fail
- * with BUSY); one thread at a time.
+ * first: gpuhist_minmax() over the parts, then gpuhist_bins_from_minmax()). While a stream is
+ * open its context serves only that stream (other calls on it fail with BUSY); one thread at a
+ * time.
  *
  * Two ways to feed: gpuhist_stream_feed() with your buffer (host or device memory; reusable as
  * soon as the call returns), or gpuhist_stream_buffer() + gpuhist_stream_submit() to fill the

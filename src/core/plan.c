@@ -262,21 +262,10 @@ gpuhist_status gpuhist_compute_edges(const gpuhist_bin_spec *spec, gpuhist_dtype
 }
 
 
-/* ---- the whole plan -------------------------------------------------------------------------------- */
-
-gpuhist_status gpuhist_prepare(gpuhist_ctx *ctx, const gpuhist_samples *samples,
-                               const gpuhist_bin_spec *spec, gpuhist_memory counts_location,
-                               int stream, gpuhist_plan *plan, const gpuhist_strategy **strategy)
+/* Where the samples live: plan->data_on_device. */
+static gpuhist_status plan_location(gpuhist_ctx *ctx, const gpuhist_samples *samples,
+                                    gpuhist_plan *plan)
 {
-    memset(plan, 0, sizeof *plan);
-    gpuhist_status st = plan_samples(ctx, samples, plan);
-    if (st != GPUHIST_OK)
-        return st;
-    st = check_spec(ctx, spec, plan->dtype);
-    if (st != GPUHIST_OK)
-        return st;
-
-    /* Where the data and the counts live. */
     switch (samples->location) {
     case GPUHIST_MEMORY_AUTO:
         plan->data_on_device =
@@ -294,6 +283,84 @@ gpuhist_status gpuhist_prepare(gpuhist_ctx *ctx, const gpuhist_samples *samples,
                             "samples.location: device memory needs the CUDA backend (context "
                             "is %s)",
                             gpuhist_backend_name(ctx->backend));
+    return GPUHIST_OK;
+}
+
+/* NumPy's auto range: the finite min and max, last edge inclusive; no finite value gives
+ * [0, 1], min == max gives [min - 0.5, max + 0.5]. Backends may see -0.0 and 0.0 in either
+ * order: +0.0 is reported either way. */
+gpuhist_bin_spec gpuhist_bins_from_minmax(uint32_t bins, double min, double max, int found)
+{
+    double lower = min + 0.0, upper = max + 0.0;
+    if (!found) {
+        lower = 0.0;
+        upper = 1.0;
+    } else if (lower == upper) {
+        lower -= 0.5;
+        upper += 0.5;
+    }
+    gpuhist_bin_spec s = gpuhist_bins_even(bins, lower, upper);
+    s.last_edge_inclusive = 1;
+    return s;
+}
+
+static gpuhist_status minmax_held(gpuhist_ctx *ctx, const gpuhist_samples *samples, double *min,
+                                  double *max, int *found)
+{
+    ctx->error[0] = '\0';
+    if (!samples || !min || !max || !found)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "minmax: samples, min, max and found must not be NULL");
+    if (ctx->stream_open)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_BUSY,
+                            "context: a streamed histogram is in progress on it");
+    gpuhist_plan plan;
+    memset(&plan, 0, sizeof plan);
+    gpuhist_status st = plan_samples(ctx, samples, &plan);
+    if (st == GPUHIST_OK)
+        st = plan_location(ctx, samples, &plan);
+    if (st != GPUHIST_OK)
+        return st;
+    gpuhist_bin_spec b = gpuhist_bins_auto(1);
+    plan_binmap(&plan, &b, 0.0, 1.0, 1);
+    *found = 0;
+    if (plan.pixels == 0)
+        return GPUHIST_OK;
+    st = ctx->ops->minmax(ctx, &plan, min, max, found);
+    *min += 0.0;
+    *max += 0.0;
+    return st;
+}
+
+gpuhist_status gpuhist_minmax(gpuhist_ctx *ctx, const gpuhist_samples *samples, double *min,
+                              double *max, int *found)
+{
+    if (!ctx)
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    if (__atomic_test_and_set(&ctx->busy, __ATOMIC_ACQUIRE))
+        return GPUHIST_ERROR_BUSY;
+    gpuhist_status st = minmax_held(ctx, samples, min, max, found);
+    __atomic_clear(&ctx->busy, __ATOMIC_RELEASE);
+    return st;
+}
+
+/* ---- the whole plan -------------------------------------------------------------------------------- */
+
+gpuhist_status gpuhist_prepare(gpuhist_ctx *ctx, const gpuhist_samples *samples,
+                               const gpuhist_bin_spec *spec, gpuhist_memory counts_location,
+                               int stream, gpuhist_plan *plan, const gpuhist_strategy **strategy)
+{
+    memset(plan, 0, sizeof *plan);
+    gpuhist_status st = plan_samples(ctx, samples, plan);
+    if (st != GPUHIST_OK)
+        return st;
+    st = check_spec(ctx, spec, plan->dtype);
+    if (st != GPUHIST_OK)
+        return st;
+
+    /* Where the data and the counts live. */
+    if ((st = plan_location(ctx, samples, plan)) != GPUHIST_OK)
+        return st;
     if ((unsigned)counts_location > GPUHIST_MEMORY_DEVICE)
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                             "result.counts_location: unknown memory location %d",
@@ -321,16 +388,9 @@ gpuhist_status gpuhist_prepare(gpuhist_ctx *ctx, const gpuhist_samples *samples,
         st = ctx->ops->minmax(ctx, plan, &lower, &upper, &found);
         if (st != GPUHIST_OK)
             return st;
-        /* Backends may see -0.0 and 0.0 in either order; report +0.0 either way. */
-        lower += 0.0;
-        upper += 0.0;
-        if (!found) {
-            lower = 0.0;
-            upper = 1.0;
-        } else if (lower == upper) {
-            lower -= 0.5;
-            upper += 0.5;
-        }
+        gpuhist_bin_spec r = gpuhist_bins_from_minmax(spec->bins, lower + 0.0, upper + 0.0, found);
+        lower = r.lower;
+        upper = r.upper;
         last_inclusive = 1;
         if (!isfinite(upper - lower))
             return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,

@@ -3,7 +3,8 @@
 # standard input, listings, demo.
 #
 # usage: cli_test.sh GPUHIST WORKDIR SECTION
-#   SECTION: formats | inputs | npy | errors | output | stdin | tty | listing | strategies | demo |
+#   SECTION: formats | inputs | npy | errors | output | stdin | tty | listing | strategies | demo
+#            | npyout | stream |
 #            npyout
 # Exit 0 when every check passes, 1 otherwise (each failure printed with the command).
 set -u
@@ -793,6 +794,55 @@ cli_demo() {
     fi
 }
 
+# Streamed files (raw and .npy regular files go through the library in chunks) must give what
+# the whole-input path gives (a pipe is read whole): 1 MiB chunks, sizes that are not multiples
+# of a chunk, channels, auto range (a first pass over the file), big-endian .npy, .npy headers
+# of several lengths.
+cli_stream() {
+    local py=${GPUHIST_PYTHON:-python3}
+    "$py" - <<'PY' || { fail "cannot generate the stream test files"; return; }
+import random, struct
+r = random.Random(20261124)
+open("u8.bin", "wb").write(r.randbytes(3 * 1024 * 1024 + 7))
+vals = [r.random() * 2 - 0.5 for _ in range(700001)] + [float("nan"), float("inf"), -0.0]
+open("f32.bin", "wb").write(struct.pack("<%df" % len(vals), *vals))
+open("f64.bin", "wb").write(struct.pack("<%dd" % len(vals), *vals))
+rgb = r.randbytes(3 * 400003)
+open("rgb.bin", "wb").write(rgb)
+def npy(name, descr, fmt, items, pad):
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (descr, len(items))
+    header += " " * pad
+    total = 10 + len(header) + 1
+    header += " " * ((64 - total % 64) % 64) + "\n"
+    with open(name, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        f.write(struct.pack(fmt % len(items), *items))
+ints = [r.randrange(-2**40, 2**40) for _ in range(300001)]
+npy("i64.npy", "<i8", "<%dq", ints, 0)
+npy("i64pad.npy", "<i8", "<%dq", ints, 3000)
+npy("f64be.npy", ">f8", ">%dd", vals, 100)
+PY
+    local f args
+    for spec in "u8.bin:" "u8.bin:-b 17 -r 3:200" "f32.bin:-t f32" "f32.bin:-t f32 -b 1000 -r 0:1" \
+        "f64.bin:-t f64 -e 0,0.25,0.5,1 --outliers clamp" "rgb.bin:--channels 3:2" \
+        "i64.npy:" "i64pad.npy:-b 33" "f64be.npy:" "f64be.npy:-b 10 -r 0:1"; do
+        f=${spec%%:*}
+        args=${spec#*:}
+        # shellcheck disable=SC2086
+        GPUHIST_CHUNK_MIB=1 ok "$G" -B cpu $args -f csv "$f"
+        cp out.txt streamed.txt
+        # shellcheck disable=SC2086
+        cat "$f" | "$G" -B cpu $args -f csv - >whole.txt 2>err.txt
+        cmp -s streamed.txt whole.txt || fail "streamed $f ($args) differs from the whole read"
+        cmp -s i64.npy i64pad.npy && fail "the padded header is not longer"
+    done
+    # Inputs that do not fit: a raw size not a multiple of the sample, a truncated .npy.
+    head -c 1000001 f32.bin >odd.bin
+    err 1 'not a multiple of the sample size' "$G" -B cpu -t f32 -r 0:1 odd.bin
+    head -c 200000 i64.npy >trunc.npy
+    err 1 'truncated .npy' "$G" -B cpu -b 4 -r 0:1 trunc.npy
+}
+
 case "$SECTION" in
 formats) cli_formats ;;
 inputs) cli_inputs ;;
@@ -804,6 +854,7 @@ listing) cli_listing ;;
 tty) cli_tty ;;
 strategies) cli_strategies ;;
 demo) cli_demo ;;
+stream) cli_stream ;;
 npyout) cli_npyout ;;
 *)
     echo "unknown section $SECTION"
