@@ -4,6 +4,7 @@
  */
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -105,7 +106,7 @@ void cli_format_bytes(char *buf, size_t size, double bytes)
 
 int cli_parse_u64(const char *s, uint64_t *out)
 {
-    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+    if (!s || !*s || *s == '-' || *s == '+' || isspace((unsigned char)*s))
         return 0;
     char *end;
     errno = 0;
@@ -118,7 +119,7 @@ int cli_parse_u64(const char *s, uint64_t *out)
 
 int cli_parse_i64(const char *s, int64_t *out)
 {
-    if (!s || !*s || *s == ' ')
+    if (!s || !*s || isspace((unsigned char)*s))
         return 0;
     char *end;
     errno = 0;
@@ -131,7 +132,7 @@ int cli_parse_i64(const char *s, int64_t *out)
 
 const char *cli_double_problem(const char *s, double *out)
 {
-    if (!s || !*s || *s == ' ')
+    if (!s || !*s || isspace((unsigned char)*s))
         return "is not a number";
     char *end;
     errno = 0;
