@@ -37,7 +37,7 @@ static size_t chunk_bytes(void)
     return (size_t)mib << 20;
 }
 #define CHUNK_BYTES chunk_bytes()
-#define MAX_READERS 8
+#define MAX_READERS 16
 
 typedef struct reader_slice {
     int fd;
@@ -69,43 +69,107 @@ static void *read_slice(void *arg)
     return NULL;
 }
 
-/* Read [offset, offset + len) of fd into dst with up to `threads` threads. @return CLI_EXIT_*. */
-static int pread_parallel(const char *name, int fd, unsigned char *dst, uint64_t offset,
-                          size_t len, int threads)
-{
-    reader_slice s[MAX_READERS];
+/* Readers that stay for the whole input: each chunk is cut into one slice per reader, started
+ * and collected with two barriers (a thread start per chunk cost as much as the reading). */
+typedef struct reader_pool {
+    int n; /* readers, the calling thread included */
     pthread_t tid[MAX_READERS];
-    int started[MAX_READERS] = {0};
-    size_t per = (len + (size_t)threads - 1) / (size_t)threads;
-    per = (per + 4095u) & ~(size_t)4095u;
-    int n = 0;
-    for (size_t at = 0; at < len && n < threads; at += per, ++n) {
-        s[n].fd = fd;
-        s[n].dst = dst + at;
-        s[n].offset = offset + at;
-        s[n].len = len - at < per ? len - at : per;
-        s[n].err = 0;
-        s[n].short_read = 0;
+    pthread_mutex_t gate; /* held while the pool is being built */
+    pthread_barrier_t start, done;
+    reader_slice s[MAX_READERS];
+    int quit;
+} reader_pool;
+
+typedef struct pool_seat {
+    reader_pool *pool;
+    int index;
+} pool_seat;
+
+static void *pool_worker(void *arg)
+{
+    pool_seat *seat = arg;
+    reader_pool *p = seat->pool;
+    /* the barriers exist, sized for the threads that did start, once the gate opens */
+    pthread_mutex_lock(&p->gate);
+    pthread_mutex_unlock(&p->gate);
+    for (;;) {
+        pthread_barrier_wait(&p->start);
+        if (p->quit)
+            return NULL;
+        read_slice(&p->s[seat->index]);
+        pthread_barrier_wait(&p->done);
     }
-    for (int i = 1; i < n; ++i)
-        started[i] = pthread_create(&tid[i], NULL, read_slice, &s[i]) == 0;
-    for (int i = 1; i < n; ++i)
-        if (!started[i])
-            read_slice(&s[i]);
-    if (n > 0)
-        read_slice(&s[0]);
-    for (int i = 1; i < n; ++i)
-        if (started[i])
-            pthread_join(tid[i], NULL);
-    for (int i = 0; i < n; ++i) {
-        if (s[i].err)
-            return cli_error(CLI_EXIT_FAIL, "%s: read error: %s", name, strerror(s[i].err));
-        if (s[i].short_read)
+}
+
+static pool_seat g_seats[MAX_READERS];
+
+/* Start up to threads - 1 readers beside the calling thread (fewer if thread creation fails). */
+static void pool_start(reader_pool *p, int threads)
+{
+    memset(p, 0, sizeof *p);
+    int want = threads < 1 ? 1 : threads > MAX_READERS ? MAX_READERS : threads;
+    p->n = 1;
+    if (want == 1)
+        return;
+    pthread_mutex_init(&p->gate, NULL);
+    pthread_mutex_lock(&p->gate);
+    for (int i = 1; i < want; ++i) {
+        g_seats[i] = (pool_seat){p, i};
+        if (pthread_create(&p->tid[i], NULL, pool_worker, &g_seats[i]) != 0)
+            break;
+        p->n = i + 1;
+    }
+    pthread_barrier_init(&p->start, NULL, (unsigned)p->n);
+    pthread_barrier_init(&p->done, NULL, (unsigned)p->n);
+    pthread_mutex_unlock(&p->gate);
+}
+
+static void pool_stop(reader_pool *p)
+{
+    if (p->n <= 1)
+        return;
+    p->quit = 1;
+    pthread_barrier_wait(&p->start);
+    for (int i = 1; i < p->n; ++i)
+        pthread_join(p->tid[i], NULL);
+    pthread_barrier_destroy(&p->start);
+    pthread_barrier_destroy(&p->done);
+    pthread_mutex_destroy(&p->gate);
+    p->n = 1;
+}
+
+/* Read [offset, offset + len) of fd into dst, a slice per reader. @return CLI_EXIT_*. */
+static int pool_read(reader_pool *p, const char *name, int fd, unsigned char *dst,
+                     uint64_t offset, size_t len)
+{
+    size_t per = (len + (size_t)p->n - 1) / (size_t)p->n;
+    per = (per + 4095u) & ~(size_t)4095u;
+    for (int i = 0; i < p->n; ++i) {
+        size_t at = (size_t)i * per < len ? (size_t)i * per : len;
+        p->s[i] = (reader_slice){fd, dst + at, offset + at, len - at < per ? len - at : per, 0, 0};
+    }
+    if (p->n > 1)
+        pthread_barrier_wait(&p->start);
+    read_slice(&p->s[0]);
+    if (p->n > 1)
+        pthread_barrier_wait(&p->done);
+    for (int i = 0; i < p->n; ++i) {
+        if (p->s[i].err)
+            return cli_error(CLI_EXIT_FAIL, "%s: read error: %s", name, strerror(p->s[i].err));
+        if (p->s[i].short_read)
             return cli_error(CLI_EXIT_FAIL,
                              "%s: the file became shorter while being read (at byte %llu)", name,
-                             (unsigned long long)s[i].offset);
+                             (unsigned long long)p->s[i].offset);
     }
     return CLI_EXIT_OK;
+}
+
+/* One read of [offset, offset + len) by the calling thread. */
+static int read_once(const char *name, int fd, unsigned char *dst, uint64_t offset, size_t len)
+{
+    reader_pool p;
+    pool_start(&p, 1);
+    return pool_read(&p, name, fd, dst, offset, len);
 }
 
 static void swap_samples(unsigned char *p, size_t bytes, size_t size)
@@ -168,26 +232,31 @@ static int feed_pread(const cli_stream_input *in, gpuhist_stream *st, cli_progre
 {
     const size_t pb = in->pixel_bytes;
     size_t chunk = CHUNK_BYTES / pb * pb;
-    int threads = threads_wanted();
+    reader_pool pool;
+    pool_start(&pool, threads_wanted());
     uint64_t done = 0;
-    while (done < in->data_bytes) {
+    int rc = CLI_EXIT_OK;
+    while (done < in->data_bytes && rc == CLI_EXIT_OK) {
         size_t want = in->data_bytes - done < chunk ? (size_t)(in->data_bytes - done) : chunk;
         void *buf;
-        if (gpuhist_stream_buffer(st, chunk, &buf) != GPUHIST_OK)
-            return stream_status(in->name, st);
-        int rc = pread_parallel(in->name, in->fd, buf, in->data_offset + done, want, threads);
+        if (gpuhist_stream_buffer(st, chunk, &buf) != GPUHIST_OK) {
+            rc = stream_status(in->name, st);
+            break;
+        }
+        rc = pool_read(&pool, in->name, in->fd, buf, in->data_offset + done, want);
         if (rc) {
             gpuhist_stream_submit(st, buf, 0);
-            return rc;
+            break;
         }
         if (in->swap)
             swap_samples(buf, want, in->sample_size);
         if (gpuhist_stream_submit(st, buf, want / pb) != GPUHIST_OK)
-            return stream_status(in->name, st);
+            rc = stream_status(in->name, st);
         done += want;
         cli_progress_update(bar, (double)done);
     }
-    return CLI_EXIT_OK;
+    pool_stop(&pool);
+    return rc;
 }
 
 /* A pipe: read() until each buffer is full; a partial pixel moves to the next buffer. */
@@ -335,7 +404,7 @@ int cli_stream_input_open(const cli_read_options *opt, cli_stream_input *in)
         unsigned char *h = malloc(hsize ? hsize : 1);
         if (!h)
             return cli_error(CLI_EXIT_FAIL, "%s: out of memory for the .npy header", in->name);
-        int rc = pread_parallel(in->name, in->fd, h, 0, hsize, 1);
+        int rc = read_once(in->name, in->fd, h, 0, hsize);
         cli_npy_info info;
         if (rc == CLI_EXIT_OK)
             rc = cli_npy_parse_header(in->name, h, hsize, &info);

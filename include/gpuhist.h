@@ -305,9 +305,9 @@ GPUHIST_API gpuhist_result gpuhist_result_host(uint64_t *counts);
  * @return GPUHIST_OK; INVALID_ARGUMENT (message names the field); UNSUPPORTED (a forced strategy
  *         cannot do this spec); OUT_OF_MEMORY; BACKEND (driver or kernel failure); on failure the
  *         counts buffer may have been partly written but the result fields are not meaningful.
- *         BUSY: another thread's gpuhist_histogram() on the same context is in progress; this
- *         call did nothing (no buffer written, gpuhist_last_error() not changed) and may be
- *         retried. Give each thread its own context to histogram in parallel.
+ *         BUSY: the context is held by another thread's call in progress or by an open
+ *         stream; this call did nothing (no buffer written, gpuhist_last_error() not changed)
+ *         and may be retried. Give each thread its own context to histogram in parallel.
  */
 GPUHIST_API gpuhist_status gpuhist_histogram(gpuhist_ctx *ctx, const gpuhist_samples *samples,
                                              const gpuhist_bin_spec *spec,
