@@ -71,17 +71,19 @@ gpuhist_status gpuhist_stream_begin(gpuhist_ctx *ctx, const gpuhist_samples *lay
 {
     if (!ctx)
         return GPUHIST_ERROR_INVALID_ARGUMENT;
-    if (!out)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "stream: out is NULL");
-    *out = NULL;
-    if (!layout)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "samples: NULL");
-    if (!spec)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "bins: NULL specification");
+    if (out)
+        *out = NULL;
     /* The stream holds the context from begin to finish, as one long call does. */
     if (__atomic_test_and_set(&ctx->busy, __ATOMIC_ACQUIRE))
         return GPUHIST_ERROR_BUSY;
     ctx->error[0] = '\0';
+    const char *missing = !out ? "stream: out is NULL" : !layout ? "samples: NULL"
+                          : !spec ? "bins: NULL specification" : NULL;
+    if (missing) {
+        gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "%s", missing);
+        __atomic_clear(&ctx->busy, __ATOMIC_RELEASE);
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    }
     gpuhist_stream *st = calloc(1, sizeof *st);
     if (!st) {
         __atomic_clear(&ctx->busy, __ATOMIC_RELEASE);
