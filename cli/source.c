@@ -48,9 +48,17 @@ typedef struct reader_slice {
     int short_read;
 } reader_slice;
 
+/* Fault injection for the tests: GPUHIST_FAULT_READ_AT=N makes the read covering byte N of the
+ * file fail with EIO, as a failing disk would. */
+static uint64_t g_fault_read_at = UINT64_MAX;
+
 static void *read_slice(void *arg)
 {
     reader_slice *s = arg;
+    if (g_fault_read_at >= s->offset && g_fault_read_at - s->offset < s->len) {
+        s->err = EIO;
+        return NULL;
+    }
     size_t done = 0;
     while (done < s->len) {
         ssize_t n = pread(s->fd, s->dst + done, s->len - done, (off_t)(s->offset + done));
@@ -217,6 +225,10 @@ static int feed_mapped(const cli_stream_input *in, gpuhist_stream *st, cli_progr
                              "%s: the file became shorter while being read (at byte %llu)",
                              in->name, (unsigned long long)at);
         }
+        if (g_fault_read_at >= at && g_fault_read_at - at < want) {
+            munmap(map, (size_t)(want + lead));
+            return cli_error(CLI_EXIT_FAIL, "%s: read error: %s", in->name, strerror(EIO));
+        }
         gpuhist_status rc = gpuhist_stream_feed(st, (unsigned char *)map + lead, want / pb);
         munmap(map, (size_t)(want + lead));
         if (rc != GPUHIST_OK)
@@ -326,6 +338,9 @@ static int feed_pipe(const cli_stream_input *in, gpuhist_stream *st, cli_progres
 int cli_stream_input_run(cli_stream_input *in, gpuhist_stream *st, int cpu_backend,
                          int progress)
 {
+    const char *fault = getenv("GPUHIST_FAULT_READ_AT");
+    if (fault && *fault)
+        g_fault_read_at = strtoull(fault, NULL, 10);
     cli_progress bar;
     cli_progress_start(&bar, progress, "reading", in->is_regular ? (double)in->data_bytes : 0);
     double t0 = cli_now();

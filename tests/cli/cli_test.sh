@@ -836,6 +836,16 @@ PY
         cmp -s streamed.txt whole.txt || fail "streamed $f ($args) differs from the whole read"
         cmp -s i64.npy i64pad.npy && fail "the padded header is not longer"
     done
+    # A read that fails in the middle of the file (injected): a clear error, exit 1, and no
+    # output file, whichever reader (pread into staging buffers, or the CPU's mapping).
+    for B in cpu opencl; do
+        "$G" -B "$B" --list-devices >/dev/null 2>&1 || continue # no such backend here
+        rm -f got.csv
+        GPUHIST_FAULT_READ_AT=2500000 GPUHIST_CHUNK_MIB=1 err 1 'read error: Input/output error' \
+            "$G" -B $B -t f32 -r 0:1 -f csv -o got.csv f32.bin
+        [ -e got.csv ] && fail "a failed read left got.csv behind ($B)"
+        ls got.csv.tmp.* >/dev/null 2>&1 && fail "a failed read left a temporary file ($B)"
+    done
     # Inputs that do not fit: a raw size not a multiple of the sample, a truncated .npy.
     head -c 1000001 f32.bin >odd.bin
     err 1 'not a multiple of the sample size' "$G" -B cpu -t f32 -r 0:1 odd.bin
