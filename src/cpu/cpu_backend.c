@@ -7,6 +7,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,11 +55,134 @@ static void cpu_close(gpuhist_ctx *ctx)
     cpu_stream_abort(ctx);
 }
 
+/* ---- min and max of contiguous one-channel data: typed loops on all cores ------------------- */
+
+typedef struct minmax_share {
+    const unsigned char *data;
+    gpuhist_dtype dtype;
+    uint64_t begin, end;
+    double fmin, fmax;     /* floats: finite values only */
+    int64_t imin, imax;    /* signed integers */
+    uint64_t umin, umax;   /* unsigned integers */
+    int found;
+} minmax_share;
+
+#define MINMAX_LOOP(T, lo, hi, keep)                                                               \
+    do {                                                                                       \
+        const T *x = (const T *)(const void *)sh->data;                                        \
+        T mn = 0, mx = 0;                                                                      \
+        int f = 0;                                                                             \
+        for (uint64_t i = sh->begin; i < sh->end; ++i) {                                       \
+            T v;                                                                               \
+            memcpy(&v, &x[i], sizeof v);                                                       \
+            if (!(keep))                                                                       \
+                continue;                                                                      \
+            if (!f) {                                                                          \
+                mn = mx = v;                                                                   \
+                f = 1;                                                                         \
+            }                                                                                  \
+            mn = v < mn ? v : mn;                                                              \
+            mx = v > mx ? v : mx;                                                              \
+        }                                                                                      \
+        if (f) {                                                                               \
+            sh->lo = mn;                                                                       \
+            sh->hi = mx;                                                                       \
+            sh->found = 1;                                                                     \
+        }                                                                                      \
+    } while (0)
+
+static void *minmax_run(void *arg)
+{
+    minmax_share *sh = arg;
+    switch (sh->dtype) {
+    case GPUHIST_U8: MINMAX_LOOP(uint8_t, umin, umax, 1); break;
+    case GPUHIST_U16: MINMAX_LOOP(uint16_t, umin, umax, 1); break;
+    case GPUHIST_U32: MINMAX_LOOP(uint32_t, umin, umax, 1); break;
+    case GPUHIST_U64: MINMAX_LOOP(uint64_t, umin, umax, 1); break;
+    case GPUHIST_I8: MINMAX_LOOP(int8_t, imin, imax, 1); break;
+    case GPUHIST_I16: MINMAX_LOOP(int16_t, imin, imax, 1); break;
+    case GPUHIST_I32: MINMAX_LOOP(int32_t, imin, imax, 1); break;
+    case GPUHIST_I64: MINMAX_LOOP(int64_t, imin, imax, 1); break;
+    case GPUHIST_F32: MINMAX_LOOP(float, fmin, fmax, v - v == 0.0f); break; /* finite */
+    default: MINMAX_LOOP(double, fmin, fmax, v - v == 0.0); break;
+    }
+    return NULL;
+}
+
+/* Contiguous single-channel data split into one share per thread (4 MiB at least each). */
+static void minmax_parallel(const gpuhist_ctx *ctx, const gpuhist_plan *plan, minmax_share *out)
+{
+    enum { MAX_T = 64 };
+    minmax_share sh[MAX_T];
+    pthread_t tid[MAX_T];
+    int started[MAX_T] = {0};
+    uint64_t n = plan->pixels;
+    int t = gpuhist_cpu_threads(ctx);
+    uint64_t useful = n * plan->sample_size / ((uint64_t)4 << 20);
+    if ((uint64_t)t > useful)
+        t = useful > 1 ? (int)useful : 1;
+    if (t > MAX_T)
+        t = MAX_T;
+    for (int i = 0; i < t; ++i) {
+        memset(&sh[i], 0, sizeof sh[i]);
+        sh[i].data = plan->data;
+        sh[i].dtype = plan->dtype;
+        sh[i].begin = n / (uint64_t)t * (uint64_t)i;
+        sh[i].end = i + 1 < t ? n / (uint64_t)t * (uint64_t)(i + 1) : n;
+    }
+    for (int i = 1; i < t; ++i)
+        started[i] = pthread_create(&tid[i], NULL, minmax_run, &sh[i]) == 0;
+    for (int i = 1; i < t; ++i)
+        if (!started[i])
+            minmax_run(&sh[i]);
+    minmax_run(&sh[0]);
+    for (int i = 1; i < t; ++i)
+        if (started[i])
+            pthread_join(tid[i], NULL);
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < t; ++i) {
+        if (!sh[i].found)
+            continue;
+        if (!out->found) {
+            *out = sh[i];
+            continue;
+        }
+        out->fmin = sh[i].fmin < out->fmin ? sh[i].fmin : out->fmin;
+        out->fmax = sh[i].fmax > out->fmax ? sh[i].fmax : out->fmax;
+        out->imin = sh[i].imin < out->imin ? sh[i].imin : out->imin;
+        out->imax = sh[i].imax > out->imax ? sh[i].imax : out->imax;
+        out->umin = sh[i].umin < out->umin ? sh[i].umin : out->umin;
+        out->umax = sh[i].umax > out->umax ? sh[i].umax : out->umax;
+    }
+}
+
 static gpuhist_status cpu_minmax(gpuhist_ctx *ctx, const gpuhist_plan *plan, double *lo,
                                  double *hi, int *found)
 {
-    (void)ctx;
     *found = 0;
+    if (plan->contiguous && plan->channels == 1) {
+        minmax_share m;
+        minmax_parallel(ctx, plan, &m);
+        *found = m.found;
+        if (!m.found)
+            return GPUHIST_OK;
+        switch (plan->dtype) {
+        case GPUHIST_F32:
+        case GPUHIST_F64: *lo = m.fmin, *hi = m.fmax; break;
+        case GPUHIST_U8:
+        case GPUHIST_U16:
+        case GPUHIST_U32:
+        case GPUHIST_U64:
+            *lo = gpuhist_u64_to_double_down(m.umin);
+            *hi = gpuhist_u64_to_double_up(m.umax);
+            break;
+        default:
+            *lo = gpuhist_i64_to_double_down(m.imin);
+            *hi = gpuhist_i64_to_double_up(m.imax);
+            break;
+        }
+        return GPUHIST_OK;
+    }
     int is_float = plan->dtype == GPUHIST_F32 || plan->dtype == GPUHIST_F64;
     double fmin = INFINITY, fmax = -INFINITY;
     int64_t imin = INT64_MAX, imax = INT64_MIN;
