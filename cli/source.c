@@ -201,37 +201,52 @@ static int threads_wanted(void)
     return n < 1 ? 1 : n > MAX_READERS ? MAX_READERS : (int)n;
 }
 
+/* A window of the file mapped read-only: bytes [at, at + len) at `data`. */
+typedef struct window {
+    void *map;
+    size_t map_len;
+    const unsigned char *data;
+} window;
+
+/* Map [at, at + len) of the file (the mapping starts on a page boundary), and check the file
+ * still holds those bytes: a file that shrank would fault on access instead. */
+static int map_window(const cli_stream_input *in, uint64_t at, uint64_t len, window *w)
+{
+    const uint64_t lead = at % (uint64_t)sysconf(_SC_PAGESIZE);
+    w->map_len = (size_t)(len + lead);
+    w->map = mmap(NULL, w->map_len, PROT_READ, MAP_SHARED | MAP_POPULATE, in->fd,
+                  (off_t)(at - lead));
+    if (w->map == MAP_FAILED)
+        return cli_error(CLI_EXIT_FAIL, "%s: cannot map the file: %s", in->name, strerror(errno));
+    w->data = (const unsigned char *)w->map + lead;
+    struct stat sb;
+    if (fstat(in->fd, &sb) != 0 || (uint64_t)sb.st_size < at + len) {
+        munmap(w->map, w->map_len);
+        return cli_error(CLI_EXIT_FAIL,
+                         "%s: the file became shorter while being read (at byte %llu)", in->name,
+                         (unsigned long long)at);
+    }
+    if (g_fault_read_at >= at && g_fault_read_at - at < len) {
+        munmap(w->map, w->map_len);
+        return cli_error(CLI_EXIT_FAIL, "%s: read error: %s", in->name, strerror(EIO));
+    }
+    return CLI_EXIT_OK;
+}
+
 /* A regular file on the CPU backend: windows of the mapping fed in place. */
 static int feed_mapped(const cli_stream_input *in, gpuhist_stream *st, cli_progress *bar)
 {
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     const size_t pb = in->pixel_bytes;
-    /* a window is a whole number of pixels and starts on a page boundary of the file */
-    size_t window = CHUNK_BYTES / pb * pb;
-    uint64_t done = 0;
-    while (done < in->data_bytes) {
-        uint64_t want = in->data_bytes - done < window ? in->data_bytes - done : window;
-        uint64_t at = in->data_offset + done;
-        uint64_t lead = at % page;
-        void *map = mmap(NULL, (size_t)(want + lead), PROT_READ, MAP_SHARED | MAP_POPULATE,
-                         in->fd, (off_t)(at - lead));
-        if (map == MAP_FAILED)
-            return cli_error(CLI_EXIT_FAIL, "%s: cannot map the file: %s", in->name,
-                             strerror(errno));
-        struct stat sb;
-        if (fstat(in->fd, &sb) != 0 || (uint64_t)sb.st_size < at + want) {
-            munmap(map, (size_t)(want + lead));
-            return cli_error(CLI_EXIT_FAIL,
-                             "%s: the file became shorter while being read (at byte %llu)",
-                             in->name, (unsigned long long)at);
-        }
-        if (g_fault_read_at >= at && g_fault_read_at - at < want) {
-            munmap(map, (size_t)(want + lead));
-            return cli_error(CLI_EXIT_FAIL, "%s: read error: %s", in->name, strerror(EIO));
-        }
-        gpuhist_status rc = gpuhist_stream_feed(st, (unsigned char *)map + lead, want / pb);
-        munmap(map, (size_t)(want + lead));
-        if (rc != GPUHIST_OK)
+    const size_t span = CHUNK_BYTES / pb * pb; /* a whole number of pixels */
+    for (uint64_t done = 0; done < in->data_bytes;) {
+        uint64_t want = in->data_bytes - done < span ? in->data_bytes - done : span;
+        window w;
+        int rc = map_window(in, in->data_offset + done, want, &w);
+        if (rc)
+            return rc;
+        gpuhist_status st_rc = gpuhist_stream_feed(st, w.data, want / pb);
+        munmap(w.map, w.map_len);
+        if (st_rc != GPUHIST_OK)
             return stream_status(in->name, st);
         done += want;
         cli_progress_update(bar, (double)done);
@@ -485,28 +500,23 @@ int cli_stream_input_open(const cli_read_options *opt, cli_stream_input *in)
 int cli_stream_input_minmax(const cli_stream_input *in, gpuhist_ctx *ctx, uint32_t channels,
                             uint32_t active, double *lo, double *hi, int *found)
 {
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     const size_t pb = in->pixel_bytes;
-    size_t window = CHUNK_BYTES * 4 / pb * pb;
+    const size_t span = CHUNK_BYTES * 4 / pb * pb;
     *found = 0;
     for (uint64_t done = 0; done < in->data_bytes;) {
-        uint64_t want = in->data_bytes - done < window ? in->data_bytes - done : window;
-        uint64_t at = in->data_offset + done;
-        uint64_t lead = at % page;
-        void *map = mmap(NULL, (size_t)(want + lead), PROT_READ, MAP_SHARED | MAP_POPULATE,
-                         in->fd, (off_t)(at - lead));
-        if (map == MAP_FAILED)
-            return cli_error(CLI_EXIT_FAIL, "%s: cannot map the file: %s", in->name,
-                             strerror(errno));
-        gpuhist_samples s =
-            gpuhist_samples_1d((unsigned char *)map + lead, in->dtype, want / pb);
+        uint64_t want = in->data_bytes - done < span ? in->data_bytes - done : span;
+        window w;
+        int rc = map_window(in, in->data_offset + done, want, &w);
+        if (rc)
+            return rc;
+        gpuhist_samples s = gpuhist_samples_1d(w.data, in->dtype, want / pb);
         s.channels = channels;
         s.active_channels = active;
         s.location = GPUHIST_MEMORY_HOST;
         double a, b;
         int f;
         gpuhist_status st = gpuhist_minmax(ctx, &s, &a, &b, &f);
-        munmap(map, (size_t)(want + lead));
+        munmap(w.map, w.map_len);
         if (st != GPUHIST_OK)
             return cli_error(CLI_EXIT_FAIL, "%s: %s", in->name, gpuhist_last_error(ctx));
         if (f) {
