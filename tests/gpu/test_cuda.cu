@@ -5,7 +5,7 @@
  * Cases:
  *   big_u8       > 2^32 u8 samples in one call (device memory filled by a kernel), every CUDA
  *                strategy, counts against the known fill pattern; then all one value, so one bin
- *                holds more than 2^32 counts
+ *                holds more than 2^32 counts; both also fed to a stream in 7 chunks
  *   device_io    device samples -> device counts for several dtypes / kinds / policies and auto
  *                range, every CUDA strategy, against cpu-reference on a host copy
  *   async        the same with a user stream, gpuhist_set_async and device_stats
@@ -267,6 +267,32 @@ __global__ void fill_mod(unsigned char *p, uint64_t n, uint32_t mod)
         p[i] = (unsigned char)(i % mod);
 }
 
+/* Feed n device bytes at d to a stream in 7 uneven chunks; compare with e (auto strategy). */
+static void streamed_big(gpuhist_ctx *ctx, const unsigned char *d, uint64_t n,
+                         const gpuhist_bin_spec *b, const expected &e, const char *label)
+{
+    check_context("%s", label);
+    gpuhist_samples lay = gpuhist_samples_1d(NULL, GPUHIST_U8, 0);
+    lay.location = GPUHIST_MEMORY_DEVICE;
+    gpuhist_stream *st = NULL;
+    if (!CHECK_EQ_INT(gpuhist_stream_begin(ctx, &lay, b, GPUHIST_MEMORY_HOST, &st), GPUHIST_OK))
+        return;
+    uint64_t done = 0;
+    for (int k = 0; k < 7; ++k) {
+        uint64_t take = k == 6 ? n - done : n / 7 + (uint64_t)k * 4099;
+        CHECK_EQ_INT(gpuhist_stream_feed(st, d + done, take), GPUHIST_OK);
+        done += take;
+    }
+    std::vector<unsigned long long> c(b->bins);
+    gpuhist_result r = gpuhist_result_host((uint64_t *)c.data());
+    if (!CHECK_EQ_INT(gpuhist_stream_finish(st, &r), GPUHIST_OK))
+        return;
+    for (uint32_t i = 0; i < b->bins; ++i)
+        if (!CHECK_EQ_U64(c[i], e.counts[i]))
+            break;
+    CHECK_EQ_U64(r.total[0], n);
+}
+
 static void case_big_u8(void)
 {
     gpuhist_ctx *ctx = cuda_ctx();
@@ -299,11 +325,15 @@ static void case_big_u8(void)
     e.r.upper = 256.0;
     all_strategies(ctx, &s, &b, e, 0, "big_u8 pattern");
 
+    /* the same through a stream: the device array fed in 7 uneven chunks */
+    streamed_big(ctx, d, n, &b, e, "big_u8 pattern, streamed");
+
     /* one value everywhere: bin 7 holds n > 2^32 */
     CUDA_OK(cudaMemset(d, 7, n));
     std::fill(e.counts.begin(), e.counts.end(), 0);
     e.counts[7] = n;
     all_strategies(ctx, &s, &b, e, 1, "big_u8 constant");
+    streamed_big(ctx, d, n, &b, e, "big_u8 constant, streamed");
 
     /* one bin of 4 (64 values each): the value-folding strategies at > 2^32 too */
     gpuhist_bin_spec b4 = gpuhist_bins_even(4, 0.0, 256.0);
