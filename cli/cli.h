@@ -178,7 +178,8 @@ typedef struct cli_stream_input {
     int fd;
     int owns_fd;
     int is_regular;          /* a regular file (else a pipe, terminal, device: read in order) */
-    cli_input_format format; /* RAW or NPY for a regular file; AUTO for a pipe (not looked at) */
+    cli_input_format format; /* RAW or NPY for a regular file; a pipe: RAW when declared, else
+                                AUTO (not looked at) */
     gpuhist_dtype dtype;
     size_t sample_size, pixel_bytes;
     int swap;                /* reverse the bytes of each sample (big-endian .npy) */
@@ -191,7 +192,8 @@ typedef struct cli_stream_input {
 } cli_stream_input;
 
 /* Open the input and, for a regular file, read its format, type and size (messages as
- * cli_read_input gives them). Text and pipes are only opened. @return CLI_EXIT_*. */
+ * cli_read_input gives them). Text and pipes are only opened (a pipe declared --raw takes its
+ * type from -t). @return CLI_EXIT_*. */
 int cli_stream_input_open(const cli_read_options *opt, cli_stream_input *in);
 /* Read the whole input into the open stream `st` (see source.c). @return CLI_EXIT_*. */
 int cli_stream_input_run(cli_stream_input *in, gpuhist_stream *st, int cpu_backend, int progress);

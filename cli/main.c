@@ -796,14 +796,17 @@ static int create_context(const options *o, gpuhist_ctx **ctx)
  * (auto range and bincount up to the data's maximum need the data first). */
 static int streamable(const options *o, const cli_stream_input *si, int have_edges)
 {
-    if (!si->is_regular || (si->format != CLI_IN_RAW && si->format != CLI_IN_NPY))
+    if (si->format != CLI_IN_RAW && si->format != CLI_IN_NPY)
         return 0;
     if (have_edges || o->have_range)
         return 1;
     if (o->have_integer)
         return o->have_bins || is_small_int(si->dtype);
-    /* auto range: a first pass over the mapped file finds it (not for byte-swapped data) */
-    return is_small_int(si->dtype) || !si->swap;
+    if (is_small_int(si->dtype))
+        return 1;
+    /* auto range: a first pass over the mapped file finds it (not for byte-swapped data; a
+     * pipe cannot be read twice) */
+    return si->is_regular && !si->swap;
 }
 
 /* The counts and edges are written in full: check they fit before asking for them (the kernel

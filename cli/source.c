@@ -405,8 +405,15 @@ int cli_stream_input_open(const cli_read_options *opt, cli_stream_input *in)
     if (S_ISDIR(sb.st_mode))
         return cli_error(CLI_EXIT_FAIL, "%s: is a directory", in->name);
     in->is_regular = S_ISREG(sb.st_mode);
+    size_t channels = opt->channels ? opt->channels : 1;
     if (!in->is_regular) {
-        in->format = CLI_IN_AUTO; /* a pipe: the caller reads it whole unless it is raw */
+        /* A pipe is read once, in order: streamed when it is declared raw (--raw), else read
+         * whole by the caller (its format is only known from its first bytes). */
+        in->format = opt->format == CLI_IN_RAW ? CLI_IN_RAW : CLI_IN_AUTO;
+        in->dtype = opt->have_type ? opt->type : GPUHIST_U8;
+        in->sample_size = gpuhist_dtype_size(in->dtype);
+        in->pixel_bytes = in->sample_size * channels;
+        in->swap = !cli_host_little_endian() && in->sample_size > 1;
         return CLI_EXIT_OK;
     }
     uint64_t size = (uint64_t)sb.st_size;
@@ -426,7 +433,6 @@ int cli_stream_input_open(const cli_read_options *opt, cli_stream_input *in)
             fmt = CLI_IN_RAW;
     }
     in->format = fmt;
-    size_t channels = opt->channels ? opt->channels : 1;
     if (fmt == CLI_IN_NPY) {
         size_t hsize = cli_npy_header_size(first, (size_t)got);
         if (hsize == 0 || hsize > size)

@@ -836,6 +836,19 @@ PY
         cmp -s streamed.txt whole.txt || fail "streamed $f ($args) differs from the whole read"
         cmp -s i64.npy i64pad.npy && fail "the padded header is not longer"
     done
+    # A pipe declared raw streams too (bytes of a sample split across reads are carried over).
+    for spec in "u8.bin:" "f32.bin:-t f32 -b 1000 -r 0:1" "rgb.bin:--channels 3:2"; do
+        f=${spec%%:*}
+        args=${spec#*:}
+        # shellcheck disable=SC2086
+        "$G" -B cpu $args -f csv "$f" >want.txt 2>err.txt
+        # shellcheck disable=SC2086
+        cat "$f" | GPUHIST_CHUNK_MIB=1 "$G" -B cpu --raw $args -f csv - >got.txt 2>err.txt
+        cmp -s want.txt got.txt || fail "raw pipe of $f ($args) differs: $(head -c 200 err.txt)"
+        checks=$((checks + 1))
+    done
+    head -c 1000001 f32.bin | "$G" -B cpu --raw -t f32 -r 0:1 - >got.txt 2>err.txt
+    grep -q 'not a multiple of the sample size' err.txt || fail "odd raw pipe: $(cat err.txt)"
     # A read that fails in the middle of the file (injected): a clear error, exit 1, and no
     # output file, whichever reader (pread into staging buffers, or the CPU's mapping).
     for B in cpu opencl; do
