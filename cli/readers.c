@@ -13,10 +13,12 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #define CHUNK ((size_t)16 << 20)
@@ -473,22 +475,48 @@ static void printable(char *tok)
             *p = '?';
 }
 
-int cli_parse_text(const char *name, const char *text, size_t len, gpuhist_dtype dtype,
-                   int progress, int fail_status, void **out, uint64_t *count)
+/* One piece of a text: [begin, end) starting on line `line`, parsed into its own array. On a
+ * problem, parsing stops and `problem` / `tok` / `line` say what and where (printed by the caller,
+ * which reports the first problem of the whole text). */
+typedef struct text_piece {
+    const char *begin, *end;
+    unsigned long line;
+    gpuhist_dtype dtype;
+    cli_progress *bar; /* the first piece drives the progress bar, scaled to the whole text */
+    double scale;
+    const char *text;
+    unsigned char *vals;
+    uint64_t n;
+    const char *problem; /* NULL: parsed; "out of memory" is reported as such */
+    int is_oom;
+    int untyped;         /* the message does not name the type (not a token of the type at all) */
+    char tok[80];
+} text_piece;
+
+static void *parse_piece(void *arg)
 {
+    text_piece *pc = arg;
+    const gpuhist_dtype dtype = pc->dtype;
     size_t size = gpuhist_dtype_size(dtype);
     size_t cap = 4096;
     unsigned char *vals = malloc(cap * size);
-    if (!vals)
-        return cli_error(CLI_EXIT_FAIL, "%s: out of memory", name);
+    pc->vals = NULL;
+    pc->n = 0;
+    pc->problem = NULL;
+    pc->is_oom = 0;
+    pc->untyped = 0;
+    if (!vals) {
+        pc->is_oom = 1;
+        return NULL;
+    }
     uint64_t n = 0;
-    unsigned long line = 1;
-    const char *p = text, *end = text + len;
-    cli_progress bar;
-    cli_progress_start(&bar, progress, "parsing text", (double)len);
+    unsigned long line = pc->line;
+    const char *p = pc->begin, *end = pc->end;
     int is_float = dtype == GPUHIST_F32 || dtype == GPUHIST_F64;
     int is_signed = dtype == GPUHIST_I8 || dtype == GPUHIST_I16 || dtype == GPUHIST_I32 ||
                     dtype == GPUHIST_I64;
+    char *tok = pc->tok;
+    const char *problem = NULL;
 
     while (p < end) {
         char c = *p;
@@ -510,38 +538,32 @@ int cli_parse_text(const char *name, const char *text, size_t len, gpuhist_dtype
         while (p < end && !is_sep(*p))
             ++p;
         size_t tl = (size_t)(p - t);
-        char tok[80];
-        if (tl >= sizeof tok) {
+        if (tl >= sizeof pc->tok) {
             memcpy(tok, t, 40);
             strcpy(tok + 40, "...");
-            printable(tok);
-            free(vals);
-            cli_progress_end(&bar);
-            return cli_error(fail_status, "%s:%lu: '%s' is not a number", name, line, tok);
+            problem = "is not a number";
+            pc->untyped = 1;
+            break;
         }
         memcpy(tok, t, tl);
         tok[tl] = 0;
         if (strlen(tok) != tl) { /* a NUL byte: binary data read as text */
-            printable(tok);
-            free(vals);
-            cli_progress_end(&bar);
-            return cli_error(fail_status, "%s:%lu: '%s' is not a number (binary data? use -t)",
-                             name, line, tok);
+            problem = "is not a number (binary data? use -t)";
+            pc->untyped = 1;
+            break;
         }
 
         if (n == cap) {
             unsigned char *nv = realloc(vals, 2 * cap * size);
             if (!nv) {
-                free(vals);
-                cli_progress_end(&bar);
-                return cli_error(CLI_EXIT_FAIL, "%s: out of memory", name);
+                pc->is_oom = 1;
+                break;
             }
             vals = nv;
             cap *= 2;
         }
         unsigned char *dst = vals + n * size;
         char *e;
-        const char *problem = NULL;
         errno = 0;
         if (is_float) {
             /* strtof for f32: one correct rounding, not two via double. */
@@ -608,20 +630,122 @@ int cli_parse_text(const char *name, const char *text, size_t len, gpuhist_dtype
                             : size == 4 ? (void *)&v32 : (void *)&v64, size);
             }
         }
-        if (problem) {
-            printable(tok);
-            free(vals);
-            cli_progress_end(&bar);
-            return cli_error(fail_status, "%s:%lu: '%s' %s for type %s", name, line, tok, problem,
-                             gpuhist_dtype_name(dtype));
-        }
+        if (problem)
+            break;
         ++n;
-        if ((n & 0xffff) == 0)
-            cli_progress_update(&bar, (double)(p - text));
+        if (pc->bar && (n & 0xffff) == 0)
+            cli_progress_update(pc->bar, (double)(p - pc->begin) * pc->scale);
     }
+    pc->line = line;
+    pc->problem = problem;
+    if (problem || pc->is_oom) {
+        free(vals);
+        return NULL;
+    }
+    pc->vals = vals;
+    pc->n = n;
+    return NULL;
+}
+
+/* Texts above this size are cut into one piece per core, at line ends (a comment never spans a
+ * line end, so every piece parses alone), and parsed in parallel. */
+#define TEXT_PIECE_MIN ((size_t)4 << 20)
+#define TEXT_MAX_PIECES 64
+
+int cli_parse_text(const char *name, const char *text, size_t len, gpuhist_dtype dtype,
+                   int progress, int fail_status, void **out, uint64_t *count)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int np = (int)(len / TEXT_PIECE_MIN);
+    if (np > cores)
+        np = (int)cores;
+    if (np > TEXT_MAX_PIECES)
+        np = TEXT_MAX_PIECES;
+    if (np < 1)
+        np = 1;
+    text_piece pc[TEXT_MAX_PIECES];
+    pthread_t tid[TEXT_MAX_PIECES];
+    int started[TEXT_MAX_PIECES] = {0};
+    cli_progress bar;
+    cli_progress_start(&bar, progress, "parsing text", (double)len);
+    /* cut points: the first line end at or after i * len / np */
+    const char *end = text + len, *at = text;
+    unsigned long line = 1;
+    int k = 0;
+    for (; k < np && at < end; ++k) {
+        const char *cut = k + 1 < np ? text + len / (size_t)np * (size_t)(k + 1) : end;
+        if (cut < at)
+            cut = at;
+        const char *nl = cut < end ? memchr(cut, '\n', (size_t)(end - cut)) : NULL;
+        const char *stop = k + 1 < np && nl ? nl + 1 : end;
+        memset(&pc[k], 0, sizeof pc[k]);
+        pc[k].begin = at;
+        pc[k].end = stop;
+        pc[k].line = line;
+        pc[k].dtype = dtype;
+        pc[k].text = text;
+        for (const char *q = at; (q = memchr(q, '\n', (size_t)(stop - q))) != NULL; ++q)
+            ++line;
+        at = stop;
+    }
+    np = k > 0 ? k : 1;
+    if (k == 0) { /* empty text */
+        memset(&pc[0], 0, sizeof pc[0]);
+        pc[0].begin = pc[0].end = text;
+        pc[0].line = 1;
+        pc[0].dtype = dtype;
+    }
+    pc[0].bar = &bar;
+    pc[0].scale = pc[0].end > pc[0].begin ? (double)len / (double)(pc[0].end - pc[0].begin) : 1.0;
+    for (int i = 1; i < np; ++i)
+        started[i] = pthread_create(&tid[i], NULL, parse_piece, &pc[i]) == 0;
+    for (int i = 1; i < np; ++i)
+        if (!started[i])
+            parse_piece(&pc[i]);
+    parse_piece(&pc[0]);
+    for (int i = 1; i < np; ++i)
+        if (started[i])
+            pthread_join(tid[i], NULL);
     cli_progress_end(&bar);
+
+    /* the first problem in text order, else the pieces joined */
+    int rc = CLI_EXIT_OK;
+    uint64_t total = 0;
+    for (int i = 0; i < np && rc == CLI_EXIT_OK; ++i) {
+        if (pc[i].is_oom) {
+            rc = cli_error(CLI_EXIT_FAIL, "%s: out of memory", name);
+        } else if (pc[i].problem) {
+            printable(pc[i].tok);
+            if (pc[i].untyped)
+                rc = cli_error(fail_status, "%s:%lu: '%s' %s", name, pc[i].line, pc[i].tok,
+                               pc[i].problem);
+            else
+                rc = cli_error(fail_status, "%s:%lu: '%s' %s for type %s", name, pc[i].line,
+                               pc[i].tok, pc[i].problem, gpuhist_dtype_name(dtype));
+        }
+        total += pc[i].n;
+    }
+    size_t size = gpuhist_dtype_size(dtype);
+    unsigned char *vals = NULL;
+    if (rc == CLI_EXIT_OK) {
+        vals = np == 1 ? pc[0].vals : malloc(total ? total * size : 1);
+        if (!vals) {
+            rc = cli_error(CLI_EXIT_FAIL, "%s: out of memory", name);
+        } else if (np > 1) {
+            uint64_t at_n = 0;
+            for (int i = 0; i < np; ++i) {
+                memcpy(vals + at_n * size, pc[i].vals, (size_t)(pc[i].n * size));
+                at_n += pc[i].n;
+            }
+        }
+    }
+    for (int i = 0; i < np; ++i)
+        if (!(np == 1 && rc == CLI_EXIT_OK))
+            free(pc[i].vals);
+    if (rc)
+        return rc;
     *out = vals;
-    *count = n;
+    *count = total;
     return CLI_EXIT_OK;
 }
 
