@@ -43,6 +43,9 @@ typedef struct gpuhist_plan {
     int32_t channel_slot[GPUHIST_MAX_CHANNELS];   /* histogram of input channel c, or -1 */
     gpuhist_binmap map;          /* see binmap.h */
     const double *edges;         /* EDGES: bins + 1 host doubles (NULL otherwise) */
+    const void *even_edge_table; /* EVEN, CPU backend: E[0..bins] in the edge type (float for f32
+                                    samples, else double), built once per histogram so chunks
+                                    and threads do not each rebuild it; NULL: built per call */
     uint32_t bins;
     uint32_t slots;              /* bins + GPUHIST_EXTRA_SLOTS */
     gpuhist_outliers outliers;

@@ -4,7 +4,7 @@
  * counts values, applies the outlier policy.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "cpu_kernels.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -248,6 +248,7 @@ static const gpuhist_strategy *cpu_choose(gpuhist_ctx *ctx, const gpuhist_plan *
 typedef struct cpu_counters {
     uint64_t *slots;  /* active * slots */
     uint64_t *values; /* active * 256 / 65536 when the strategy counts raw values, else NULL */
+    void *edge_table; /* EVEN: the edges in the edge type, shared by every chunk and thread */
 } cpu_counters;
 
 static void cpu_stream_abort(gpuhist_ctx *ctx)
@@ -257,6 +258,7 @@ static void cpu_stream_abort(gpuhist_ctx *ctx)
         return;
     free(c->slots);
     free(c->values);
+    free(c->edge_table);
     free(c);
     ctx->backend_state = NULL;
 }
@@ -279,6 +281,10 @@ static gpuhist_status cpu_stream_begin(gpuhist_ctx *ctx, const gpuhist_plan *pla
         c->slots = calloc(nslots, sizeof *c->slots);
     if (c && c->slots && nvalues)
         c->values = calloc(nvalues, sizeof *c->values);
+    /* many even bins: their edge table once, not once per chunk and thread */
+    if (c && c->slots && plan->map.kind == GH_KIND_EVEN && plan->bins >= 4096 &&
+        !gpuhist_small_value_count(plan->dtype))
+        c->edge_table = gpuhist_cpu_even_edge_table(plan); /* NULL: each call builds its own */
     ctx->backend_state = c;
     if (!c || !c->slots || (nvalues && !c->values)) {
         cpu_stream_abort(ctx);
@@ -294,7 +300,9 @@ static gpuhist_status cpu_stream_count(gpuhist_ctx *ctx, const gpuhist_plan *chu
     cpu_counters *c = ctx->backend_state;
     if (chunk->pixels == 0)
         return GPUHIST_OK;
-    return s->run(ctx, chunk, chunk, c->values ? c->values : c->slots);
+    gpuhist_plan p = *chunk;
+    p.even_edge_table = c->edge_table;
+    return s->run(ctx, &p, &p, c->values ? c->values : c->slots);
 }
 
 static gpuhist_status cpu_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *plan,

@@ -24,6 +24,10 @@ int gpuhist_cpu_counts_values(const gpuhist_plan *plan);
 /* @return the number of uint64 counters of `out` for this plan (active * values or slots). */
 size_t gpuhist_cpu_out_entries(const gpuhist_plan *plan);
 
+/* E[0..bins] of an EVEN plan in its edge type (float for f32 samples, else double), malloc'd;
+ * NULL when out of memory. Set it as plan->even_edge_table to spare each call building it. */
+void *gpuhist_cpu_even_edge_table(const gpuhist_plan *plan);
+
 /* @return the bytes of scratch gpuhist_cpu_count_pixels() allocates for this plan (at most). */
 size_t gpuhist_cpu_count_scratch(const gpuhist_plan *plan);
 

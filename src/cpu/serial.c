@@ -507,6 +507,21 @@ static segment_fn pick_slot_loop(const gpuhist_plan *plan)
     }
 }
 
+void *gpuhist_cpu_even_edge_table(const gpuhist_plan *plan)
+{
+    /* Exactly binmap.h's edges: E[i] from gpuhist_even_edge_*, so comparisons agree. */
+    if (plan->dtype == GPUHIST_F32) {
+        float *e = malloc(((size_t)plan->bins + 1) * sizeof *e);
+        for (uint32_t i = 0; e && i <= plan->bins; ++i)
+            e[i] = gpuhist_even_edge_f32(&plan->map, i);
+        return e;
+    }
+    double *e = malloc(((size_t)plan->bins + 1) * sizeof *e);
+    for (uint32_t i = 0; e && i <= plan->bins; ++i)
+        e[i] = gpuhist_even_edge_f64(&plan->map, i);
+    return e;
+}
+
 static gpuhist_status count_slots(const gpuhist_plan *plan, uint64_t begin, uint64_t end,
                                   uint64_t *out)
 {
@@ -526,26 +541,15 @@ static gpuhist_status count_slots(const gpuhist_plan *plan, uint64_t begin, uint
     if (!loop)
         return GPUHIST_ERROR_UNSUPPORTED;
 
-    void *edge_table = NULL;
+    void *edge_table = NULL; /* built here (freed here) when the plan carries none */
     if (plan->map.kind == GH_KIND_EVEN) {
-        /* Exactly binmap.h's edges: E[i] from gpuhist_even_edge_*, so comparisons agree. */
-        if (plan->dtype == GPUHIST_F32) {
-            float *e = malloc(((size_t)plan->bins + 1) * sizeof *e);
-            if (!e)
-                return GPUHIST_ERROR_OUT_OF_MEMORY;
-            for (uint32_t i = 0; i <= plan->bins; ++i)
-                e[i] = gpuhist_even_edge_f32(&plan->map, i);
-            s.ef = e;
-            edge_table = e;
-        } else {
-            double *e = malloc(((size_t)plan->bins + 1) * sizeof *e);
-            if (!e)
-                return GPUHIST_ERROR_OUT_OF_MEMORY;
-            for (uint32_t i = 0; i <= plan->bins; ++i)
-                e[i] = gpuhist_even_edge_f64(&plan->map, i);
-            s.ed = e;
-            edge_table = e;
-        }
+        const void *table = plan->even_edge_table;
+        if (!table && !(table = edge_table = gpuhist_cpu_even_edge_table(plan)))
+            return GPUHIST_ERROR_OUT_OF_MEMORY;
+        if (plan->dtype == GPUHIST_F32)
+            s.ef = table;
+        else
+            s.ed = table;
     }
     s.t = calloc((size_t)plan->active * plan->slots, sizeof *s.t);
     if (!s.t) {
