@@ -503,34 +503,71 @@ int cli_stream_input_open(const cli_read_options *opt, cli_stream_input *in)
 
 /* ---- a first pass for the auto range ------------------------------------------------------------ */
 
+/* Combine one part's min/max into the running ones. */
+static void minmax_join(double a, double b, int f, double *lo, double *hi, int *found)
+{
+    if (!f)
+        return;
+    *lo = *found && *lo < a ? *lo : a;
+    *hi = *found && *hi > b ? *hi : b;
+    *found = 1;
+}
+
+static int minmax_part(const cli_stream_input *in, gpuhist_ctx *ctx, const void *data,
+                       uint64_t bytes, uint32_t channels, uint32_t active, double *lo,
+                       double *hi, int *found)
+{
+    gpuhist_samples s = gpuhist_samples_1d(data, in->dtype, bytes / in->pixel_bytes);
+    s.channels = channels;
+    s.active_channels = active;
+    s.location = GPUHIST_MEMORY_HOST;
+    double a, b;
+    int f;
+    if (gpuhist_minmax(ctx, &s, &a, &b, &f) != GPUHIST_OK)
+        return cli_error(CLI_EXIT_FAIL, "%s: %s", in->name, gpuhist_last_error(ctx));
+    minmax_join(a, b, f, lo, hi, found);
+    return CLI_EXIT_OK;
+}
+
+/* The first pass. On the CPU backend the mapped file is scanned in place; on a device backend
+ * the reader pool fills the context's staging memory (page-locked on CUDA, so the device reads
+ * it by DMA at full speed) and the device finds the min and max of each chunk. */
 int cli_stream_input_minmax(const cli_stream_input *in, gpuhist_ctx *ctx, uint32_t channels,
                             uint32_t active, double *lo, double *hi, int *found)
 {
     const size_t pb = in->pixel_bytes;
-    const size_t span = CHUNK_BYTES * 4 / pb * pb;
     *found = 0;
-    for (uint64_t done = 0; done < in->data_bytes;) {
-        uint64_t want = in->data_bytes - done < span ? in->data_bytes - done : span;
-        window w;
-        int rc = map_window(in, in->data_offset + done, want, &w);
-        if (rc)
-            return rc;
-        gpuhist_samples s = gpuhist_samples_1d(w.data, in->dtype, want / pb);
-        s.channels = channels;
-        s.active_channels = active;
-        s.location = GPUHIST_MEMORY_HOST;
-        double a, b;
-        int f;
-        gpuhist_status st = gpuhist_minmax(ctx, &s, &a, &b, &f);
-        munmap(w.map, w.map_len);
-        if (st != GPUHIST_OK)
-            return cli_error(CLI_EXIT_FAIL, "%s: %s", in->name, gpuhist_last_error(ctx));
-        if (f) {
-            *lo = *found && *lo < a ? *lo : a;
-            *hi = *found && *hi > b ? *hi : b;
-            *found = 1;
+    if (gpuhist_context_backend(ctx) == GPUHIST_BACKEND_CPU) {
+        const size_t span = CHUNK_BYTES * 4 / pb * pb;
+        for (uint64_t done = 0; done < in->data_bytes;) {
+            uint64_t want = in->data_bytes - done < span ? in->data_bytes - done : span;
+            window w;
+            int rc = map_window(in, in->data_offset + done, want, &w);
+            if (rc)
+                return rc;
+            rc = minmax_part(in, ctx, w.data, want, channels, active, lo, hi, found);
+            munmap(w.map, w.map_len);
+            if (rc)
+                return rc;
+            done += want;
         }
+        return CLI_EXIT_OK;
+    }
+    const size_t span = CHUNK_BYTES * 2 / pb * pb;
+    void *buf;
+    if (gpuhist_host_alloc(ctx, span, &buf) != GPUHIST_OK)
+        return cli_error(CLI_EXIT_FAIL, "%s: %s", in->name, gpuhist_last_error(ctx));
+    reader_pool pool;
+    pool_start(&pool, threads_wanted());
+    int rc = CLI_EXIT_OK;
+    for (uint64_t done = 0; done < in->data_bytes && rc == CLI_EXIT_OK;) {
+        size_t want = in->data_bytes - done < span ? (size_t)(in->data_bytes - done) : span;
+        rc = pool_read(&pool, in->name, in->fd, buf, in->data_offset + done, want);
+        if (rc == CLI_EXIT_OK)
+            rc = minmax_part(in, ctx, buf, want, channels, active, lo, hi, found);
         done += want;
     }
-    return CLI_EXIT_OK;
+    pool_stop(&pool);
+    gpuhist_host_free(ctx, buf);
+    return rc;
 }

@@ -259,6 +259,13 @@ GPUHIST_API gpuhist_status gpuhist_set_async(gpuhist_ctx *ctx, int async);
  *  cgroup limit), 0 when that cannot be told. Calls needing more refuse with OUT_OF_MEMORY. */
 GPUHIST_API uint64_t gpuhist_host_memory_available(void);
 
+/** Host memory for staging data to the context's device: page-locked on CUDA (copied to the GPU
+ *  by DMA, straight from where it is), plain host memory elsewhere. Free it with
+ *  gpuhist_host_free() on the same context. @return OK, OUT_OF_MEMORY or INVALID_ARGUMENT. */
+GPUHIST_API gpuhist_status gpuhist_host_alloc(gpuhist_ctx *ctx, size_t bytes, void **out);
+/** Free memory from gpuhist_host_alloc(). NULL is accepted. */
+GPUHIST_API void gpuhist_host_free(gpuhist_ctx *ctx, void *p);
+
 /** Write a human-readable list of the devices of a backend to `buf` (one per line, numbered as
  *  gpuhist_create_on() expects). @return OK or NO_DEVICE. */
 GPUHIST_API gpuhist_status gpuhist_list_devices(gpuhist_backend backend, char *buf, size_t size);

@@ -194,3 +194,31 @@ gpuhist_status gpuhist_list_devices(gpuhist_backend backend, char *buf, size_t s
     }
 }
 
+
+gpuhist_status gpuhist_host_alloc(gpuhist_ctx *ctx, size_t bytes, void **out)
+{
+    if (!ctx || !out)
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    *out = NULL;
+    if (bytes == 0)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "host_alloc: 0 bytes");
+    gpuhist_status st = gpuhist_need_host_memory(ctx, bytes, "host_alloc");
+    if (st != GPUHIST_OK)
+        return st;
+    if (ctx->ops->host_alloc)
+        return ctx->ops->host_alloc(ctx, bytes, out);
+    if (!(*out = malloc(bytes)))
+        return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
+                            "host_alloc: cannot allocate %zu bytes", bytes);
+    return GPUHIST_OK;
+}
+
+void gpuhist_host_free(gpuhist_ctx *ctx, void *p)
+{
+    if (!ctx || !p)
+        return;
+    if (ctx->ops->host_free)
+        ctx->ops->host_free(ctx, p);
+    else
+        free(p);
+}

@@ -144,6 +144,10 @@ typedef struct gpuhist_backend_ops {
     gpuhist_status (*stream_finish)(gpuhist_ctx *ctx, const gpuhist_plan *plan,
                                     const gpuhist_strategy *s, gpuhist_result *result);
     void (*stream_abort)(gpuhist_ctx *ctx);
+
+    /* Staging host memory (gpuhist_host_alloc), optional: NULL means malloc / free. */
+    gpuhist_status (*host_alloc)(gpuhist_ctx *ctx, size_t bytes, void **out);
+    void (*host_free)(gpuhist_ctx *ctx, void *p);
 } gpuhist_backend_ops;
 
 extern const gpuhist_backend_ops gpuhist_cpu_backend;

@@ -1109,6 +1109,24 @@ void cuda_stream_abort(gpuhist_ctx *ctx)
     st->run.open = 0;
 }
 
+gpuhist_status cuda_host_alloc(gpuhist_ctx *ctx, size_t bytes, void **out)
+{
+    GPUHIST_CUDA_TRY(ctx, cudaSetDevice(state_of(ctx)->device), "cudaSetDevice");
+    cudaError_t e = cudaMallocHost(out, bytes);
+    if (e != cudaSuccess) {
+        *out = NULL;
+        return gpuhist_cuda_check(ctx, e, "cudaMallocHost (host_alloc)");
+    }
+    return GPUHIST_OK;
+}
+
+void cuda_host_free(gpuhist_ctx *ctx, void *p)
+{
+    (void)ctx;
+    cudaFreeHost(p);
+    (void)cudaGetLastError();
+}
+
 gpuhist_status cuda_execute(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gpuhist_strategy *s,
                             gpuhist_result *result)
 {
@@ -1192,4 +1210,5 @@ extern "C" const gpuhist_backend_ops gpuhist_cuda_backend = {
     cuda_is_device_pointer,
     cuda_stream_begin,    cuda_stream_count, cuda_stream_buffer,
     cuda_stream_submit,   cuda_stream_finish, cuda_stream_abort,
+    cuda_host_alloc,      cuda_host_free,
 };

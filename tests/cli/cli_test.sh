@@ -836,6 +836,20 @@ PY
         cmp -s streamed.txt whole.txt || fail "streamed $f ($args) differs from the whole read"
         cmp -s i64.npy i64pad.npy && fail "the padded header is not longer"
     done
+    # The auto-range first pass on a device backend (the reader pool into the context's staging
+    # memory, the device's min/max) finds what the CPU finds.
+    if "$G" -B opencl --list-devices >/dev/null 2>&1; then
+        for spec in "f32.bin:-t f32" "i64.npy:" "f64.bin:-t f64 -b 7"; do
+            f=${spec%%:*}
+            args=${spec#*:}
+            # shellcheck disable=SC2086
+            GPUHIST_CHUNK_MIB=1 "$G" -B opencl $args -f csv "$f" >got.txt 2>err.txt
+            # shellcheck disable=SC2086
+            cat "$f" | "$G" -B cpu $args -f csv - >want.txt 2>>err.txt
+            cmp -s want.txt got.txt || fail "opencl auto range of $f differs: $(head -c 200 err.txt)"
+            checks=$((checks + 1))
+        done
+    fi
     # A pipe declared raw streams too (bytes of a sample split across reads are carried over).
     for spec in "u8.bin:" "f32.bin:-t f32 -b 1000 -r 0:1" "rgb.bin:--channels 3:2"; do
         f=${spec%%:*}
