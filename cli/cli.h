@@ -185,8 +185,6 @@ typedef struct cli_stream_input {
     int swap;                /* reverse the bytes of each sample (big-endian .npy) */
     uint64_t data_offset;    /* where the samples start in the file */
     uint64_t data_bytes;     /* bytes of samples (a pipe: known after the run) */
-    unsigned char *head;     /* pipe bytes already read (none today) */
-    size_t head_len;
     double seconds;          /* time spent reading and counting */
     char name[512];
 } cli_stream_input;

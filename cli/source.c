@@ -294,7 +294,6 @@ static int feed_pipe(const cli_stream_input *in, gpuhist_stream *st, cli_progres
     size_t chunk = CHUNK_BYTES / pb * pb + pb; /* room for a carried partial pixel */
     unsigned char carry[64];
     size_t ncarry = 0;
-    size_t head_used = 0;
     uint64_t total = 0;
     int eof = 0;
     while (!eof) {
@@ -304,14 +303,6 @@ static int feed_pipe(const cli_stream_input *in, gpuhist_stream *st, cli_progres
         unsigned char *buf = vbuf;
         size_t have = ncarry;
         memcpy(buf, carry, ncarry);
-        if (head_used < in->head_len) { /* bytes read before streaming began */
-            size_t take = in->head_len - head_used;
-            if (take > chunk - have)
-                take = chunk - have;
-            memcpy(buf + have, in->head + head_used, take);
-            head_used += take;
-            have += take;
-        }
         while (have < chunk - pb + 1 && !eof) {
             ssize_t n = read(in->fd, buf + have, chunk - have);
             if (n < 0) {
@@ -377,8 +368,6 @@ void cli_stream_input_close(cli_stream_input *in)
 {
     if (in->fd >= 0 && in->owns_fd)
         close(in->fd);
-    free(in->head);
-    in->head = NULL;
     in->fd = -1;
 }
 
