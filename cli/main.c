@@ -1,5 +1,6 @@
 /*
- * main.c - the gpuhist command: options (DESIGN.md §8), bin specification, one library call.
+ * main.c - the gpuhist command: options (README.md, "Using the command"), the bin
+ * specification, the run (the input streamed through the library, or read whole), the output.
  *
  * Order of work, chosen so that mistakes cost nothing: every option is checked first (exit 2),
  * then the context is created and a forced strategy checked, and only then is a possibly huge

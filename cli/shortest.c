@@ -214,7 +214,7 @@ typedef struct decimal {
 
 /* The shortest decimal inside the rounding interval of m2 * 2^e2 (m2 the full significand,
  * e2 its binary exponent), nearest to the value among those. The interval must be symmetric:
- * the callers send the lopsided powers of two to the old loop (see the banner). */
+ * the callers send the lopsided powers of two to the %.{p}e loop (see the banner). */
 static decimal shortest(uint64_t m2, int32_t e2)
 {
     if (!tables_ready)

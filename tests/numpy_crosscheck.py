@@ -15,7 +15,7 @@ Usage:
                         [--strategy NAME|all] [--quick] [--seed N] [-v]
 Exit status: 0 all equal, 1 a mismatch or failure, 77 when the backend has no device (skipped).
 
-Notes on matching NumPy exactly (see DESIGN.md section 2 and docs/SEMANTICS.md):
+Notes on matching NumPy exactly (see docs/SEMANTICS.md):
   * numpy.histogram always puts x == upper into the last bin, so gpuhist is run with
     --last-inclusive when compared against it.
   * Automatic range: gpuhist takes the data's min and max as doubles and then builds the edges

@@ -1,7 +1,7 @@
 /*
- * gpuhist-bench - the CUDA benchmark: the performance matrix of issue 5 and the seed experiments
- * of issues 3 and 4, measured through the public API against CUB DeviceHistogram and the read
- * ceiling on the same device-resident buffer in the same run.
+ * gpuhist-bench - the CUDA benchmark: the performance matrix (cells and targets:
+ * docs/PERFORMANCE.md) and the seed experiments, measured through the public API against CUB
+ * DeviceHistogram and the read ceiling on the same device-resident buffer in the same run.
  *
  *   gpuhist-bench --matrix [--bytes 1G] [--json bench/results/latest.json]
  *   gpuhist-bench --seeds            001 Table I, 000 histogram64 vs histogram256, 002's table,
@@ -10,7 +10,7 @@
  *   gpuhist-bench --quick            everything on small sizes (smoke run)
  *   gpuhist-bench --list             the registered strategies
  *
- * Method (../../.library/device/METHOD.md): data is generated on the device by a hash PRNG
+ * Method: data is generated on the device by a hash PRNG
  * (never managed memory, never zeros); every timed call is bracketed by CUDA events on the stream
  * the context uses, after warm-up (one run, then more until --warmup-ms of them have passed,
  * default 20); the figure is the median of >= --reps runs (fewer, >= 3, only for a strategy
@@ -163,10 +163,9 @@ static Timing measure(const OneRun &one)
     }
     double t0 = ms;
     /* More warm-up runs, until warmup_ms of them have passed (every measurement alike: the
-     * ceiling, CUB, auto, each strategy). With two warm-up runs only, the first timed runs of
-     * an instruction-heavy kernel were still slow: H200, f32/4096, the same fast-smem kernel
-     * measured 0.922-0.950 of the ceiling with two warm-ups and 0.961-0.972 with 20 ms, twice
-     * each, the ceiling unchanged (4534-4584 GB/s). The last run's time decides how many runs
+     * ceiling, CUB, auto, each strategy). After two warm-up runs only, the first timed runs of
+     * an instruction-heavy kernel are still slow (f32/4096 with cuda-fast-smem:
+     * docs/PERFORMANCE.md, "f32, 4096 even bins"). The last run's time decides how many runs
      * fit. */
     if (t0 < 500.0) {
         double spent = 0;
@@ -808,7 +807,7 @@ static void write_json()
 static void write_json_on_fatal() { write_json(); }
 
 /* ------------------------------------------------------------------------------------------ */
-/* The matrix (issue 5)                                                                         */
+/* The matrix                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
 struct Cell {
@@ -816,7 +815,7 @@ struct Cell {
     HistSpec hs;
     double target[DIST_COUNT];
     bool ten_x_cub;
-    bool extra = false; /* not an issue 5 cell: no target, runs only when --cells names it */
+    bool extra = false; /* not a matrix cell: no target, runs only when --cells names it */
 };
 
 static std::vector<Cell> matrix_cells()
@@ -853,7 +852,7 @@ static std::vector<Cell> matrix_cells()
     add("f32_1M", GPUHIST_F32, K_EVEN, 1u << 20, 1, 1, {0.25}, true);
     add("f32_256_edges", GPUHIST_F32, K_EDGES, 256, 1, 1, {0.90});
     add("rgba_u8_3x256", GPUHIST_U8, K_INTEGER, 256, 4, 3, {0.75});
-    /* Not issue 5 cells (no target): other channel layouts, run only when --cells names them
+    /* Extra cells (no target): other channel layouts, run only when --cells names them
      * (evidence for the auto policy's choice on them). */
     add("x_rgba_u8_4x256", GPUHIST_U8, K_INTEGER, 256, 4, 4, {0.0}, false, true);
     add("x_rgba_u8_2x256", GPUHIST_U8, K_INTEGER, 256, 4, 2, {0.0}, false, true);
@@ -1195,7 +1194,7 @@ static int run_matrix(uint64_t bytes)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Seed experiments (issue 3 item 7)                                                           */
+/* Seed experiments                                                                            */
 /* ------------------------------------------------------------------------------------------ */
 
 /* A row of a seed table: one way of computing one histogram. */
@@ -1553,7 +1552,7 @@ static int run_seeds(bool quick)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Seed 004 on OpenCL (issue 4 item 4)                                                          */
+/* Seed 004 on OpenCL                                                                           */
 /* ------------------------------------------------------------------------------------------ */
 
 #if GPUHIST_BENCH_HAVE_OPENCL

@@ -12,7 +12,7 @@
  * Strategies count slots (bins + 3 counters per channel); the backend then applies the outlier
  * policy (CLAMP adds underflow to bin 0 and overflow to bin bins-1) and reports the tallies.
  *
- * Edges (DESIGN.md section 2, NumPy's rules):
+ * Edges (docs/SEMANTICS.md, Bins; NumPy's rules):
  *   EVEN:    d[i] = lower + i * ((upper - lower) / bins) computed in double for 0 <= i < bins,
  *            d[bins] = upper, then rounded to the edge type: float for f32 samples, double for all
  *            other types. (NumPy's linspace: when the step underflows to 0 it computes

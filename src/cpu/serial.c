@@ -379,11 +379,12 @@ typedef struct slot_state {
 DEFINE_SEARCH(search_f, float)
 DEFINE_SEARCH(search_d, double)
 
-/* EVEN bins by estimate and fix (DESIGN.md §2): the estimate is only a starting point; the answer
- * is decided by exact comparisons with the true edges, so it equals binmap.h's slot whatever the
- * estimate. The estimate is computed in the sample's precision (a float multiply for f32: ~25%
- * faster than converting to double); x >= E[0] makes it >= 0, and an inf/NaN/too-large estimate
- * (tiny or denormal ranges) is clamped and then corrected by the binary search. */
+/* EVEN bins by estimate and fix (docs/SEMANTICS.md, Bins): the estimate is only a starting
+ * point; the answer is decided by exact comparisons with the true edges, so it equals binmap.h's
+ * slot whatever the estimate. The estimate is computed in the sample's precision (a float
+ * multiply for f32: ~25% faster than converting to double); x >= E[0] makes it >= 0, and an
+ * inf/NaN/too-large estimate (tiny or denormal ranges) is clamped and then corrected by the
+ * binary search. */
 #define DEFINE_EVEN(NAME, T, SEARCH)                                                             \
     static inline uint32_t NAME(const slot_state *s, const T *e, T scale, T x)                   \
     {                                                                                            \

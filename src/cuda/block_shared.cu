@@ -12,7 +12,8 @@
  * benchmark measures it). When slow: same-address shared atomics serialise, so hot/constant
  * data runs at the rate of one lane per clock per SM; large histograms leave room for fewer
  * resident blocks (occupancy) and lengthen the zero/merge phases; Hopper caps shared atomics
- * near 8.4 lane-updates per clock per SM even without conflicts (DESIGN.md §5).
+ * near 8.4 lane-updates per clock per SM even without conflicts (docs/PERFORMANCE.md,
+ * "Hardware facts the CUDA strategies rely on").
  * Limits: 4 * active * (bins + 3) bytes must fit the opt-in shared memory per block (227 KiB on
  * H100/H200: ~58k counters); each block counts at most 2^31 samples per launch so the 32-bit
  * counters cannot wrap (common.cuh). Any dtype, bin kind and 1-4 channels.

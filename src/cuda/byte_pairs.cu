@@ -1,9 +1,10 @@
 /*
  * byte_pairs.cu - cuda-byte-pairs: u8/i8 counted two bytes at a time (one channel, or the
- * interleaved layouts below). Aimed at issue 5's u8/256 and RGBA cells, whose uniform and bell
- * data every per-byte strategy leaves near 0.52-0.70 of the read ceiling on the H200: one shared
- * atomic per byte at ~8.4 lane-updates per clock per SM is the bound (the same GB/s on an H100,
- * whose lower ceiling it meets at 0.76).
+ * interleaved layouts below). Built for u8/256 and RGBA data, whose uniform and bell samples
+ * every per-byte strategy leaves near 0.52-0.70 of the read ceiling on the H200: one shared
+ * atomic per byte at ~8.4 lane-updates per clock per SM is the bound (docs/PERFORMANCE.md,
+ * "Hardware facts the CUDA strategies rely on"; the same GB/s on an H100, whose lower ceiling
+ * it meets at 0.76).
  *
  * Mechanism. The two bytes a (even offset) and b (odd offset) of each aligned 16-bit half-word
  * are one key k = a | b << 8 of a 65536-entry pair histogram P: one shared atomic counts two
@@ -27,47 +28,35 @@
  * their first and last vector, 32 KiB apart) are equal (uniform bytes: ~32 / 65536 lanes, bell
  * ~0.002, 90% one value ~21): when all 32 do, it tests for a run (12 compares per lane and a
  * vote, so only data that repeats at both ends pays for the test); else four or more count the
- * iteration in bytes mode. (Deciding from the
- * previous iteration's keys, as the first version did, counted each warp's first iteration in
- * pairs mode: on 90%-one-value data its 24 atomics with return on one address serialise, ~16x
- * the cost of an iteration, with ~165 iterations per warp on 1 GiB. H200, 1 GiB u8/256 hot90 /
- * constant: 0.837 / 0.869 of the read ceiling -> 0.900 / 0.936; RGBA 3 of 4 0.905 / 0.907 ->
- * 0.938 / 0.941; uniform and bell unchanged.)
+ * iteration in bytes mode. (Deciding from the previous iteration's keys instead would count
+ * each warp's first iteration in pairs mode: on 90%-one-value data its 24 atomics with return on
+ * one address serialise, ~16x the cost of an iteration, with ~165 iterations per warp on 1 GiB.
+ * Measured: docs/PERFORMANCE.md, "Measurements behind the CUDA sources".)
  * Epilogue: each block folds P's halves (both directions, bank-conflict-free reads, no warp
  * reductions) and the warp tables into 256 sums and adds them to `out` with 256 64-bit global
  * atomics.
- * H200, 1 GiB u8/256 (13:28Z): 0.82 / 0.91 / 0.95 / 0.82 of the read ceiling on uniform / hot90
- * / constant / bell, against cuda-histogram256's 0.53 / 0.96 / 0.97 / 0.57.
- * Fixed cost (H200, 13:1xZ, 256 MiB against 1 GiB and 4 GiB): the first version took ~20 us
- * more than its streaming rate (histogram256 ~10 us, the read ceiling ~5 us); leaving out the
- * fold saved ~8 us of it (its high-byte sums were one warp reduction and one shared atomic per
- * value: 64 dependent steps per thread), leaving out the zeroing ~2 us more. With the fold
- * above a 256 MiB uniform call took 86.9 us against 96.0 us (two H200s, read ceilings 4185 and
- * 4258 GB/s at that size); the run mode took constant data from 0.88-0.93 to 0.95.
- * What bounds bytes mode (H200, 12:2xZ, variants built for the measurement and not kept): on
- * hot90 every red of the run is in bytes mode (33,558,656 shared atomic instructions = 1 GiB /
- * 32, ncu), yet each costs 1.54 shared wavefronts against histogram256's 1.21 (1.20 expected
- * from the bank pattern; constant data: 1.22 where 1.0 is expected), and MIO throttle is 38% of
- * the stalls (histogram256: 16%) with half the resident warps (32 against 48 per SM). Forcing
- * bytes mode everywhere gives 0.925 / 0.946 on hot90 / constant (the vote and the pairs code
- * out of the loop: 7% fewer instructions) but 0.48 on uniform. Most of that 7% was the copy of
- * the prefetched register set each iteration (12 moves); two alternating sets took the voting
- * kernel to 0.92 / 0.94 / 0.82 / 0.83 (12:38Z; histogram256 0.945 / 0.974 in that run, so
- * auto is within 3% / 4% of it on hot90 / constant). Forcing pairs everywhere
- * collapses hot90 / constant to 0.12 / 0.11 (same-address atomics with return serialise). 4
- * vectors per thread: 0.82-0.83 / 0.91 / 0.94 / 0.81 (bell -3%), 2: 0.80 / 0.88 / 0.91 (uniform
- * / hot90 / constant); L1::no_allocate or __ldg loads instead of __ldcs: within 1%. So 3
- * vectors and __ldcs stay.
- * Two ways of counting the hot value in registers were built for hot90 and not kept (H200,
- * 13:0xZ-13:1xZ, warps with 16+ lanes repeating a pair (h, h), u8 hot90 / constant against bytes
- * mode's 0.856 / 0.884 in the same runs; that H200's ceiling was ~4570 GB/s and bytes mode ran
- * lower there): (1) a zero-byte test of w ^ h per word, then a loop over each lane's other bytes:
- * 0.517 / 0.912 (the divergent loop: 151 warp instructions per warp-vector, more than the 128
- * issue slots a vector's 32 clocks at the read ceiling hold); (2) the words holding another byte
- * compacted into a per-warp shared queue (ballot + popc) and counted by the whole warp: 0.834 /
- * 0.901 (38% fewer shared wavefronts but 30% more instructions, and the time did not follow the
- * wavefronts). A hit count added with a register operand (red.shared.add r) from 32 lanes on one
- * address is not merged like an add of 1 (ATOMS.POPC.INC): ~40 wavefronts.
+ * Results against cuda-histogram256 and CUB: docs/PERFORMANCE.md, "CUDA (NVIDIA H200)", cells
+ * u8_256 and rgba_u8_3x256.
+ * Fixed cost: the fold above reads P's high-byte sums without warp reductions or atomics (one
+ * warp reduction and one shared atomic per value would be 64 dependent steps per thread, ~8 us
+ * of a call); measured by timing 256 MiB, 1 GiB and 4 GiB (docs/PERFORMANCE.md, "The fixed cost
+ * of a call" and "u8, 256 bins").
+ * What bounds bytes mode (ncu; docs/PERFORMANCE.md, "u8, 256 bins"): on hot90 every red is in
+ * bytes mode (1 GiB / 32 shared atomic instructions), yet each costs more shared wavefronts
+ * than histogram256's, and MIO throttle is the main stall, with 32 resident warps per SM against
+ * histogram256's 48. Forcing bytes mode everywhere gains little on hot90 / constant and loses
+ * ~40% on uniform; forcing pairs mode everywhere collapses hot90 / constant (same-address
+ * atomics with return serialise). Two register sets used alternately avoid copying the
+ * prefetched vectors each iteration (12 moves). 3 vectors per thread are as fast as 4 (which
+ * lose 3% on bell) and faster than 2, and __ldcs loads are within 1% of L1::no_allocate and
+ * __ldg: so 3 vectors and __ldcs.
+ * The hot value is not counted in registers: a zero-byte test of w ^ h per word with a loop
+ * over each lane's other bytes diverges (151 warp instructions per warp-vector, more than the
+ * 128 issue slots a vector's 32 clocks at the read ceiling hold), and compacting the words that
+ * hold another byte into a per-warp queue (ballot + popc) saves shared wavefronts but adds more
+ * instructions; both measured slower (docs/PERFORMANCE.md, "u8, 256 bins"). A hit count added
+ * with a register operand (red.shared.add r) from 32 lanes on one address is not merged like an
+ * add of 1 (ATOMS.POPC.INC): ~40 wavefronts.
  * Interleaved channels (RGBA and the like). A pair needs its two bytes' histograms to be told
  * apart, so the low byte of a key counts in one histogram and the high byte in another: P's rows
  * sum to the first, its columns to the second, and a carry goes to each byte's own histogram.
@@ -75,22 +64,18 @@
  *   4 channels, 2-4 histogrammed: each 32-bit word is one pixel (16 % 4 == 0, so byte p of every
  *   word is on the same channel for a whole launch). Its first two histogrammed bytes, taken out
  *   with one PRMT, are the pair; the others (RGBA 3 of 4: B) go to the warp's byte table with
- *   red.shared. 3 of 4: 2 shared operations per pixel instead of 3; 4 of 4: 3 instead of 4.
- *   H200, 1 GiB RGBA 3 of 4 (12:38Z): 0.83 / 0.93 / 0.94 / 0.85 against histogram256's 0.66 /
- *   0.92 / 0.93 / 0.71; 4 of 4: 0.60 / 0.86 / 0.90 / 0.63 against 0.52 / 0.91 / 0.91 / 0.56.
+ *   red.shared. 3 of 4: 2 shared operations per pixel instead of 3; 4 of 4: 3 instead of 4
+ *   (measured against histogram256: docs/PERFORMANCE.md, "RGBA u8, 3 of 4 channels").
  *   The byte tables hold nout = active * 256 counters and are shared by two warps, so that
  *   four channels still fit (32 x 4 KiB would not). 3 channels (no fixed phase in a vector) and
  *   one histogrammed channel of 2 or 4 (nothing to pair) are declined.
- * Two byte tables per warp and the PRMT addresses (H200, 2026-11-24, 1 GiB u8/256, same runs):
- * uniform / hot90 / constant / bell 0.819 / 0.908 / 0.957 / 0.821 of the read ceiling with one
- * table, 0.847 / 0.941 / 0.962 / 0.844 with two (0.825 / 0.928 / 0.957 / 0.813 in an earlier
- * run; ncu hot90 at 256 MiB: 42.97M warp instructions against 44.16M, bank conflicts of the reds
- * 4.0M against 4.4M), 0.770 / 0.879 / 0.922 / 0.771 with three (225 KiB of shared memory); the
- * PRMT addresses 0.930-0.936 against 0.926-0.928
- * on hot90, the rest within 1%. An L2 prefetch of the iteration after next (prefetch.global.L2,
- * no registers) measured 0.825 / 0.847 on hot90 / constant: not kept. The rest of the gap to
- * histogram256's 0.95-0.96 on hot90 is about its occupancy: histogram256 held to byte-pairs'
- * 32 warps per SM (GPUHIST_CUDA_BLOCKS_PER_SM=4) measured 0.925 against 0.955 (same run).
+ * One channel: two byte tables per warp rather than one (fewer instructions and red bank
+ * conflicts, faster on every distribution) or three (225 KiB of shared memory: slower on every
+ * distribution), and each byte's address from one PRMT and one IMAD; an L2 prefetch of the
+ * iteration after next (prefetch.global.L2, no registers) is slower. What is left of the gap to
+ * histogram256 on hot90 is occupancy: held to byte-pairs' 32 warps per SM
+ * (GPUHIST_CUDA_BLOCKS_PER_SM=4), histogram256 loses its lead there. Measured:
+ * docs/PERFORMANCE.md, "u8, 256 bins" and "Measurements behind the CUDA sources".
  * Limits: 193 KiB of shared memory for one channel, 162-196 KiB for several (one block of 1024
  * threads per SM; a device with less opt-in shared memory, sm_80's 163 KiB, declines one channel
  * and auto takes cuda-histogram256), at most 2^26 vectors per block per launch (the 32-bit
@@ -316,8 +301,9 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
      * byte (pairs v | b << 8: lanes on consecutive v read 16 consecutive words) and as the high
      * byte (pairs a | v << 8, a walked from a lane-dependent start: lanes 2 apart in a, so the
      * warp's 32 reads are in 32 banks). One channel: plus the warp tables of its quarter of the
-     * warps; several: each of the nout keys sums its counters over the tables. (The high-byte sums
-     * were one warp reduction and one shared atomic per v before: ~8 us of a 1 GiB call, H200.) */
+     * warps; several: each of the nout keys sums its counters over the tables. (One warp
+     * reduction and one shared atomic per v for the high-byte sums would cost ~8 us of a 1 GiB
+     * call: docs/PERFORMANCE.md, "u8, 256 bins".) */
     const uint32_t v = tid & 0xffu, q = tid >> 8;
     auto half = [&](uint32_t k) { return (bp_w[k >> 1] >> (16u * (k & 1u))) & 0xffffu; };
     uint32_t s_lo = 0u, s_hi = 0u;

@@ -44,9 +44,9 @@ static inline int gh_block_for_smem(size_t smem)
 }
 
 /* Resident blocks per SM used at most by the grid-stride kernels. 001 §V.B found 2 x SMs best
- * on its GPU; with small shared histograms more resident blocks hide latency better (to be
- * measured on H100/H200: the environment variable GPUHIST_CUDA_BLOCKS_PER_SM overrides it for
- * a sweep). */
+ * on its GPU; with small shared histograms more resident blocks hide latency better, up to 8 on
+ * the H200 (docs/PERFORMANCE.md, "Seed experiments reproduced"; the environment variable
+ * GPUHIST_CUDA_BLOCKS_PER_SM overrides it for a sweep). */
 #define GH_BLOCKS_PER_SM_CAP 8
 
 /* Kernel parameters common to the slot-counting strategies (passed by value). */
@@ -233,7 +233,7 @@ static __device__ __forceinline__ void gh_red_shared_add(uint32_t a, uint32_t n)
 
 /* The per-block privatised slot histogram of cuda-block-shared, cuda-warp-aggregated and
  * cuda-optimized, kept in `counters` 32-bit shared counters sh[]. Two calls around the kernel's
- * counting loop rather than one taking the loop as a lambda: the lambda form changed the
+ * counting loop rather than one taking the loop as a lambda: the lambda form changes the
  * loop's register allocation and scheduling (nvcc 13.0, sm_90), these compile to the same SASS
  * as the code written out. gh_block_zero: zero sh, then wait for the whole block. */
 static __device__ __forceinline__ void gh_block_zero(uint32_t *sh, uint32_t counters)

@@ -634,65 +634,52 @@ struct gh_rule {
 };
 
 const gh_rule gh_policy[] = {
-    /* Figures: GB/s of input on an NVIDIA H200, 1 GiB device-resident, median of 10 runs after
-     * 20 ms of warm-up, as uniform / hot90 / constant / bell; from the 11:45Z matrix (read
-     * ceiling ~4470 GB/s) unless another run is named (bench/results/matrix-h200.log is the
-     * 13:41Z run, ceiling ~4460 GB/s; the other rules' strategies measured within ~4% there). */
+    /* Measurements: docs/PERFORMANCE.md, "CUDA (NVIDIA H200)": GB/s of input, 1 GiB
+     * device-resident, every strategy that accepts a cell timed in the same run as CUB and the
+     * read ceiling, on uniform / hot90 / constant / bell data; the H100 matrix beside it. */
 
     /* 8-bit data, any bins, one channel or 2 of 2 / 2-4 of 4 interleaved: two bytes per shared
      * atomic (a 65536-entry pair histogram of packed 16-bit counters), per-warp byte tables for
      * the iterations whose data is skewed, one red per byte value for runs of one word.
-     * u8/256 (13:41Z): 3647 / 4065 / 4304 / 3630 against cuda-histogram256 2340 / 4244 / 4337 /
-     * 2551 and CUB 2153 / 3523 / 3545 / 2307. Spread data (uniform, bell, most images) runs
-     * 1.42-1.56x faster than histogram256, 90%-one-value data 0.96x and constant data 0.99x:
-     * without a look at the data the smaller worst case wins (0.81 of the ceiling against
-     * 0.52). RGBA 3 of 4 (13:41Z): 3610 / 4220 / 4220 / 3761 against histogram256 (13:28Z)
-     * 2881 / 4041 / 4082 / 3111 and CUB 2383 / 1259 / 1498 / 2389. Not issue 5
-     * cells (13:28Z, bench --cells x_): 4 of 4 2673 / 3842 / 4104 / 2802 against histogram256
-     * 2272 / 3959 / 4026 / 2476 (0.97x on hot90); 2 of 2 0.99-1.55x histogram256, 2 of 4
-     * (12:38Z) 1.0-1.07x. 3 channels and one histogrammed channel of several: byte-pairs
-     * declines, histogram256.
-     * 2026-11-24 (two byte tables per warp, PRMT byte addresses), u8/256, two H200 runs: 0.847 /
-     * 0.941 / 0.962 / 0.844 and 0.833 / 0.930 / 0.959 / 0.827 of the read ceiling against
-     * histogram256's 0.53 / 0.96 / 0.97 / 0.57: still the smaller worst case (0.97-0.98 of
-     * histogram256 on hot90, within the 5% rule). */
+     * u8/256 and RGBA 3 of 4: spread data (uniform, bell, most images) runs 1.2-1.6x faster than
+     * cuda-histogram256, 90%-one-value and constant data within 3% of it: without a look at the
+     * data the smaller worst case wins (0.81 of the ceiling against 0.52), within 5% of the best
+     * strategy everywhere. Also ahead of histogram256 on spread data on 4 of 4, 2 of 2 and 2 of 4
+     * channels, within 4% on their skewed data ("RGBA u8, 3 of 4 channels"). 3 channels and one
+     * histogrammed channel of several: byte-pairs declines, histogram256. */
     {0, GPUHIST_INT8_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-byte-pairs"},
     /* 8-bit data, any bins, the layouts byte-pairs declines: raw values in per-warp
-     * sub-histograms (hardware shared atomics), folded into bins. RGBA 3 of 4 (11:45Z): 2884 /
-     * 4037 / 4088 / 3114 (CUB 2384 / 1262 / 1505 / 2398; cuda-fast-bytes 1970 / 1580 / 1953 /
-     * 1970). */
+     * sub-histograms (hardware shared atomics), folded into bins. Second to byte-pairs on RGBA
+     * 3 of 4, ahead of CUB and cuda-fast-bytes on every distribution. */
     {0, GPUHIST_INT8_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-histogram256"},
     /* 16-bit data, any bins: 65536 16-bit counters packed in 128 KiB of shared memory with an
-     * exact carry hand-off. u16/65536: 3555 / 2793 / 3699 / 3571 vs CUB 188 / 259 / 560 / 193 and
-     * cuda-multipass 278-291; with the halves hot mode (2026-11-24, H200): 3567 / 3444 / 3718 /
-     * 3561 (0.78 / 0.76 / 0.82 / 0.78 of the read ceiling). */
+     * exact carry hand-off. u16/65536: the best strategy on every distribution, 6-19x CUB and
+     * ~12x cuda-multipass. */
     {0, GPUHIST_DTYPE_BIT(GPUHIST_U16) | GPUHIST_DTYPE_BIT(GPUHIST_I16), GPUHIST_ALL_KINDS, 1,
      0xFFFFFFFFu, "cuda-fast-packed16"},
-    /* Slots that fit one block's shared memory (32-bit counters): cuda-fast-smem. f32/256:
-     * 4383 / 4392 / 4361 / 4394 (CUB 3882 / 3522 / 4206 / 3876); f32/4096: 4320 / 4347 / 4333 /
-     * 4337 (CUB 353 / 917 / 1879 / 320; cuda-fast-packed16-f32 4200 / 3944 / 4081 / 4219);
-     * f32 256 explicit edges: 4098 / 4156 / 4143 / 4109 (CUB 318-336). */
+    /* Slots that fit one block's shared memory (32-bit counters): cuda-fast-smem. The best
+     * strategy on f32/256, f32/4096 (ahead of cuda-fast-packed16-f32) and f32 with 256 explicit
+     * edges, on every distribution; 1.05-1.3x CUB on f32/256, 2-13x on the others. */
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-fast-smem"},
     /* f32 even bins past shared memory, as long as bins + 3 16-bit counters fit one block
      * (~115k on H100/H200; its supports check decides): 16-bit packed counters, host-certified
-     * float estimate. f32/65536: 3845 / 3728 / 3742 / 3868 vs CUB 95 / 452 / 1534 / 128 and
-     * cuda-two-pass 705 / 883 / 2552 / 710 (one pass instead of two; 65537..115k bins were not
-     * measured, the kernel is the same). */
+     * float estimate. f32/65536: the best on every distribution, 2-40x CUB, well ahead of
+     * cuda-two-pass (one pass instead of two); 65537..115k bins are not measured, the kernel is
+     * the same. */
     {0, GPUHIST_DTYPE_BIT(GPUHIST_F32), GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 1, 0xFFFFFFFFu,
      "cuda-fast-packed16-f32"},
     /* f32 even bins past one block, up to 28 x 65536: partition by the slot's high bits
-     * into 16-bit keys, then packed shared counters per 65536-key bucket. f32/2^20 (H200
-     * 14:34Z): 1084 / 1358 / 2826 / 940 vs cuda-fast-global 398 / 848 / 1102 / 398 and CUB
-     * 59 / 210 / 450 / 61: the best on every distribution. Other dtypes and kinds with this
-     * many bins were not measured, so they stay with cuda-fast-global. */
+     * into 16-bit keys, then packed shared counters per 65536-key bucket. f32/2^20: the best
+     * on every distribution, 1.6-2.7x cuda-fast-global and 6-19x CUB. Other dtypes and kinds
+     * with this many bins are not measured, so they stay with cuda-fast-global. */
     {0, GPUHIST_DTYPE_BIT(GPUHIST_F32), GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 65537, 28u * 65536u,
      "cuda-two-pass"},
     /* Everything larger: global 32-bit partial counters behind a per-thread two-entry cache and
-     * warp aggregation; never collapses on skewed data. f32/2^20: 398 / 850 / 1101 / 398 vs plain
-     * global atomics 402 / 6 / 5 / 404, cuda-sort-rle 138 / 148 / 175 / 138, cuda-fast-cluster
-     * 318 / 600 / 1036 / 160 and CUB 58 / 214 / 456 / 60. */
+     * warp aggregation; never collapses on skewed data. f32/2^20: as fast as plain global
+     * atomics on spread data and over 100x faster on skewed data, ahead of cuda-sort-rle,
+     * cuda-fast-cluster and CUB on every distribution. */
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-fast-global"},
-    /* Safety nets, in the order they were measured above. */
+    /* Safety nets, for a plan that every rule above declines. */
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-block-shared"},
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 1u << 17, "cuda-multipass"},
     {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-sort-rle"},

@@ -1,10 +1,11 @@
 /*
  * fast_bytes.cu - cuda-fast-bytes: 8-bit value histograms (u8/i8, 1-4 interleaved channels)
- * without one shared-memory atomic per sample. Aimed at issue 5's u8/256 and RGBA cells.
+ * without one shared-memory atomic per sample. Built for u8/256 and RGBA data.
  *
- * Why. Hopper's shared-memory atomics cap near 8.4 lane-updates per clock per SM (DESIGN.md
- * section 5: cuda-histogram256 reaches ~0.5 of the 4478 GB/s read ceiling on uniform data). At
- * 0.75 of the ceiling an SM must retire ~12.8 u8 samples per clock (132 SMs, ~1.98 GHz).
+ * Why. Hopper's shared-memory atomics cap near 8.4 lane-updates per clock per SM
+ * (docs/PERFORMANCE.md, "Hardware facts the CUDA strategies rely on"), so one atomic per byte
+ * (cuda-histogram256) leaves uniform data near half the read ceiling. At 0.75 of a ~4480 GB/s
+ * ceiling an SM must retire ~12.8 u8 samples per clock (132 SMs, ~1.98 GHz).
  *
  * Mechanism. Each thread owns private counters (one per byte value per histogrammed channel)
  * and updates them with plain shared loads and stores, no atomics:
@@ -26,7 +27,7 @@
  *   each storing count + 2 when the two addresses are equal (order-free); for several channels
  *   the pairs of the K channels of two pixels are independent (2K loads in flight).
  *   SASS per pair (C = 1): 2 PRMT, ISETP, SEL, 2 LDS.U16, 2 IADD, 2 STS.U16 = 5 instructions per
- *   sample, ~5.6 per sample with loads, loop and the constant-run test (was 12.4).
+ *   sample, ~5.6 per sample with loads, loop and the constant-run test.
  *   Input: U = 4 (2) 16-byte loads per thread per iteration, the next iteration's issued before
  *   the current one is counted; two register sets used alternately so vectors are never copied.
  * Constant runs (single channel). Each warp keeps a candidate value h (lane 0's first byte when
@@ -37,13 +38,13 @@
  * Merge: each thread sums one key over its block's counters (32-bit word loads, lane-rotated
  *   start so a warp hits 32 banks; dp4a for bytes), then one 64-bit global atomic per key.
  *
- * PREDICTION (H200). Shared wavefronts: 2 per 32 samples + 0.25 for the input (~2.25/32):
- *   the shared pipe caps at ~14 samples/clk/SM; issue at 5.6 instr/sample allows ~23. Expect
- *   ~0.65-0.75 of the read ceiling on uniform, bell, hot90 and constant-with-breaks (latency of
- *   12 warps x 1 pair chain is the risk: set GPUHIST_FB_COUNTER_BITS=8 to compare the 8-bit
- *   variant: 24 warps, ~8.5 instr/sample), ~0.9 on constant (register path). RGBA 3 of 4:
- *   ~4.5 instructions per input byte, the 4th channel's bytes are never touched; 8 warps with
- *   6 loads in flight each: expect ~0.6-0.75.
+ * Cost model (H200). Shared wavefronts: 2 per 32 samples + 0.25 for the input (~2.25/32):
+ *   the shared pipe caps at ~14 samples/clk/SM; issue at 5.6 instr/sample allows ~23. What binds
+ *   first is latency: 12 warps per SM, each thread one pair chain (GPUHIST_FB_COUNTER_BITS=8
+ *   selects the 8-bit variant, 24 warps at ~8.5 instr/sample, for comparison); constant data
+ *   takes the register path. RGBA 3 of 4: ~4.5 instructions per input byte, the 4th channel's
+ *   bytes are never touched; 8 warps with 6 loads in flight each. Measured below the model
+ *   (docs/PERFORMANCE.md, "CUDA (NVIDIA H200)" and its u8 cell), so auto uses cuda-byte-pairs.
  * Hard limits. 16-bit: <= 4092 vectors per thread per launch; 8-bit: <= 2^27 vectors per block
  *   per launch (2^31 samples, so the 32-bit block table and merge sums cannot wrap); bigger jobs
  *   become several launches. Vector indices are 32-bit (launches of at most 2^30 vectors,

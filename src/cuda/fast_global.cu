@@ -1,6 +1,6 @@
 /*
  * fast_global.cu - cuda-fast-global: global-memory counters for histograms too large for one
- * block's shared memory (issue 5's f32 2^20 even-bins cell), made skew-proof.
+ * block's shared memory (such as f32 with 2^20 even bins), made skew-proof.
  *
  * Problem. cuda-global-atomic does one 64-bit L2 atomic per sample: ~400 GB/s on spread data
  * (L2 atomic throughput, ~100 G scattered atomics/s on the H200) but 5-6 GB/s on hot or constant
@@ -45,11 +45,12 @@
  * Other dtypes / kinds: common.cuh's gh_counter (binmap.h per sample; EDGES binary search on the
  * device edge array through L1/L2). Correct for everything, fast only where atomics bind.
  *
- * Prediction (H200, f32 2^20 even, 1 GiB): uniform and bell ~400 GB/s (unchanged: one scattered
- * L2 atomic per sample is the bound; RED.32 may gain a little over RED.64 - unmeasured); hot90
- * ~1000-2000 GB/s (0.1 scattered atomic per sample + ~40 instructions per sample); constant
- * ~2000-3000 GB/s (no atomics until the end, ~30 instructions per sample: issue bound). The
- * final flush of constant data is one same-address atomic per warp (~8.4k: ~7 us).
+ * Cost (f32 2^20 even): on uniform and bell data one scattered L2 atomic per sample is the
+ * bound, as for cuda-global-atomic (RED.32 against RED.64 is not measured); hot90 costs 0.1
+ * scattered atomic per sample + ~40 instructions per sample; constant data no atomic until the
+ * end, ~30 instructions per sample: issue bound. The final flush of constant data is one
+ * same-address atomic per warp (~8.4k: ~7 us). Measured: docs/PERFORMANCE.md, "CUDA (NVIDIA
+ * H200)", cell f32_1M.
  * When slow: spread data over many bins (L2 atomic bound, as cuda-global-atomic); data with
  * 3+ interleaved hot values of similar weight (cache thrash; warp aggregation limits the damage
  * to one atomic per warp per hot value per step).
@@ -69,19 +70,19 @@
  * cluster's capacity take the global route. Run cache and warp aggregation as above. Zeroed,
  * then cluster.sync(); at the end cluster.sync() and each block adds its non-zero counters into
  * the (32-bit scratch) global counters. The grid is one wave of resident clusters.
- * 32-bit rather than the brief's packed 16-bit counters: 16-bit halves need a hand-off when a
- * half wraps, and the carry-compensation scheme (the thread that wraps the low half subtracts
- * the carry from the high half) is not exact under concurrency - a high-half add landing between
+ * 32-bit rather than packed 16-bit counters: 16-bit halves need a hand-off when a half wraps,
+ * and the carry-compensation scheme (the thread that wraps the low half subtracts the carry
+ * from the high half) is not exact under concurrency - a high-half add landing between
  * the wrap and the compensation sees the spurious carry and may report a wrap that did not
  * happen. With 32-bit counters, f32 2^20 bins keeps ~87% of the slots (909k of 1049k with
  * S = 16) in the cluster; uniform data sends ~13% of its samples to L2 atomics.
- * Prediction: DSMEM atomic throughput is UNKNOWN (unmeasured: 15 of 16 updates cross the SM-to-SM
- * network); if a remote atomic costs about a local shared atomic, uniform/bell could reach
- * 1000-1500 GB/s (13% L2 atomics alone would cap at ~3000); if it costs like an L2 atomic, no
- * gain over cuda-fast-global. Hot90/constant as cuda-fast-global (the run cache keeps hot
- * samples off the network). Cost: clusters of 16 may leave SMs idle (GPCs with fewer than 16
- * free SMs host none), and each launch ends with one global add per non-zero cluster counter
- * (~6.4M for uniform 2^20 bins, ~65 us). Without cluster support it runs as cuda-fast-global.
+ * Cost: 15 of 16 updates cross the SM-to-SM network, whose atomic throughput is the bound on
+ * spread data: it measures below cuda-fast-global there (docs/PERFORMANCE.md, "CUDA (NVIDIA
+ * H200)", cell f32_1M), so the auto policy does not use it. Hot90/constant as cuda-fast-global
+ * (the run cache keeps hot samples off the network). Clusters of 16 may leave SMs idle (GPCs
+ * with fewer than 16 free SMs host none), and each launch ends with one global add per non-zero
+ * cluster counter (~6.4M for uniform 2^20 bins, ~65 us). Without cluster support it runs as
+ * cuda-fast-global.
  */
 #include "common.cuh"
 

@@ -2,7 +2,8 @@
  * fast_packed16.cu - cuda-fast-packed16 (u16/i16, the 65536 raw values) and
  * cuda-fast-packed16-f32 (f32, EVEN bins up to ~115k slots): 16-bit counters packed two per
  * 32-bit word so a 65536-counter histogram fits one block's shared memory (128 KiB of the
- * 227 KiB opt-in on H100/H200). Aimed at issue 5's u16/65536 and f32/65536 cells (>= 0.75).
+ * 227 KiB opt-in on H100/H200). Built for u16/65536 and f32 with 65536 even bins (target: 0.75
+ * of the read ceiling).
  *
  * Counting (exact, no scheduling assumption). Key k (raw value, or slot) lives in half k & 1 of
  * word k >> 1. Every thread adds inc = r << 16*(k&1) (1 <= r <= 32768) with a shared atomicAdd
@@ -25,14 +26,16 @@
  * new half < r <= 2^15), so each sample costs IADD + LOP3 (acc |= old ^ (old + inc)) and one
  * test per 16-byte vector; only a vector whose acc has bit 15/31 set (about 2 per 65536 counts of
  * a key) re-examines its samples exactly (p16_wrap). The phantom high half of an odd key count
- * only ever receives low carries and is never reported. Unlike the former 0x4000 hand-off, this
- * needs no bound on what other threads add between an atomic and a subtract.
+ * only ever receives low carries and is never reported. Unlike a hand-off that subtracts from
+ * the word once a half passes a threshold, this needs no bound on what other threads add
+ * between an atomic and a subtract.
  * Atomics of one vector are issued back to back (no branch on an old value in between), so
  * each thread keeps 8 (u16) / 4 (f32) shared atomics in flight.
  *
- * Hot values (DESIGN.md section 5: ~510-560 GB/s from same-address lanes: an atomic whose old
- * value is used serialises them). Each warp runs an iteration (24 u16 / 12 f32 samples per
- * thread) in one of two modes, chosen warp-uniformly:
+ * Hot values (one atomic per sample on these counters runs hot or constant data at ~510-560
+ * GB/s: an atomic whose old value is used serialises same-address lanes; docs/PERFORMANCE.md,
+ * "Hardware facts the CUDA strategies rely on"). Each warp runs an iteration (24 u16 / 12 f32
+ * samples per thread) in one of two modes, chosen warp-uniformly:
  *   plain: one atomic per sample, nothing else; after the iteration probe() counts the lanes
  *     whose last key equals their previous iteration's last key and turns the warp hot at >= 4
  *     (uniform u16: ~32/65536 of lanes per iteration, hot90: ~26 lanes);
@@ -46,28 +49,28 @@
  *     (r <= 32); hk becomes the lane's last key when it had fewer than 8 hits; the warp returns
  *     to plain after an iteration with fewer than 64 hits. When the whole warp's vectors of a
  *     step are all hk (constant data), the step issues no atomic: a register counts the hits,
- *     flushed with the dummy (H200 u16/65536 constant 0.67 -> 0.79 of the read ceiling).
+ *     flushed with the dummy (measured: docs/PERFORMANCE.md, "u16, 65536 bins").
  *   hot (u16 values, packed16.cuh's count_hot_halves): one hot key per warp; a word-level test
  *     makes a mask of each lane's misses, the hits only add to a register, and the misses are
  *     counted in rounds, one atomic per lane and round (lanes without a miss add 0 to their
  *     dummy), from the lane's vectors staged in its own shared-memory row: ~6 rounds per 24
  *     samples on 90%-one-value data instead of 24 atomics. Hot warps flush every 8 iterations.
- *     H200 u16/65536 hot90: 0.609 of the read ceiling (per-sample hot mode) -> 0.75-0.76;
- *     uniform, bell and constant unchanged (0.77-0.80, 0.81-0.82).
+ *     Measured against the per-sample hot mode: docs/PERFORMANCE.md, "u16, 65536 bins".
  * Weak spot: data with a few (2-20) equally frequent values, where the misses of hot mode
  * still meet on a few addresses.
  *
  * Epilogue. Each block copies its counter words (coalesced 16-byte stores) to a row of device
  * scratch; p16_reduce then sums 16 rows per thread and does one 64-bit atomic per non-zero half
- * per 16 blocks: ~0.6M global atomics instead of 8.6M (132 blocks x 65536 halves), which the
- * ncu runs suggest cost ~35-45 us per launch (a fixed cost next to ~320 us of counting per GiB
- * at 0.75). Without scratch the blocks add straight into out as before.
+ * per 16 blocks: ~0.6M global atomics instead of 8.6M (132 blocks x 65536 halves), a fixed
+ * cost of tens of microseconds per launch next to ~320 us of counting per GiB at 0.75
+ * (docs/PERFORMANCE.md, "Measurements behind the CUDA sources"). Without scratch the blocks add
+ * straight into out.
  *
  * f32 slots: the certified grid of f32_grid.cuh (three float operations per sample, certified
- * against every edge on the host; samples failing the test take binmap.h's exact path). This
- * replaces the former analytic eps (4 (M + bins + 1) 2^-24 ~ 1/32 for [0,1) x 65536): ~7% of
- * uniform samples, i.e. nearly every warp-step, fell into the double-precision walk (~116
- * instructions per sample measured).
+ * against every edge on the host; samples failing the test take binmap.h's exact path). An
+ * analytic bound instead (eps = 4 (M + bins + 1) 2^-24 ~ 1/32 for [0,1) x 65536) would send ~7%
+ * of uniform samples, i.e. nearly every warp-step, to the double-precision walk (~116
+ * instructions per sample).
  *
  * The counting engine (atomics, carry test, hot-key dummies, warp modes) lives in packed16.cuh,
  * shared with cuda-two-pass.
@@ -76,17 +79,15 @@
  * one is counted (P16_U: measured against 2 and 4), unaligned head/tail by block 0. Single
  * channel only (the backend deinterleaves). 1024 threads, one block per SM (128 KiB + 4 KiB of
  * dummies, + 48 KiB of staging rows for u16), 64 registers, no spills.
- * PREDICTION (H200, from the SASS; thread-instructions per sample incl. loads, loop and flush;
- * was 27.7 for u16 and 116 for f32): u16 plain ~9 (key, address 2, inc 2, ATOMS, carry test 2
- * + ~1 per vector and iteration), hot ~11 (+ compare, select); f32 DIRECT plain ~15 (+ FADD,
- * FMUL, FADD.RM, IADD, ISETP to map; ~2.5 per 4-sample vector), hot ~17. f32 65536 at 0.75
- * needs 3.2 samples/clk/SM: ~50 thread-instr/clk (~1.6 of 4 warp-IPC) and 3.2 random ATOMS
- * lanes/clk (the DESIGN.md probe of this counter layout reached ~4.8): ~0.75-0.85 of the ceiling
- * expected on all four distributions. u16 at 0.75 needs 6.4 samples/clk/SM, i.e. 6.4 random
- * ATOMS lanes/clk against the ~4.8 that probe reached with ~3.5-way bank conflicts: uniform/bell
- * are expected bound by the shared-memory atomic unit at ~0.55-0.65 of the ceiling (2500-2900
- * GB/s); hot90/constant (conflict-free dummies) ~0.75+.
- * Seed: 002 (privatised shared histograms), DESIGN.md section 5 probe; carry accounting, hot-key
+ * Cost (H200, from the SASS; thread-instructions per sample incl. loads, loop and flush): u16
+ * plain ~9 (key, address 2, inc 2, ATOMS, carry test 2 + ~1 per vector and iteration), hot ~11
+ * (+ compare, select); f32 DIRECT plain ~15 (+ FADD, FMUL, FADD.RM, IADD, ISETP to map; ~2.5 per
+ * 4-sample vector), hot ~17. f32 65536 at 0.75 needs 3.2 samples/clk/SM: ~50 thread-instr/clk
+ * (~1.6 of 4 warp-IPC) and 3.2 random ATOMS lanes/clk; u16 at 0.75 needs 6.4 samples/clk/SM,
+ * i.e. 6.4 random ATOMS lanes/clk, with ~3.5-way bank conflicts on spread data. Measured:
+ * docs/PERFORMANCE.md, "CUDA (NVIDIA H200)", cells u16_65536 and f32_65536.
+ * Seed: 002 (privatised shared histograms), after the packed 16-bit counter probe in
+ * docs/PERFORMANCE.md ("Hardware facts the CUDA strategies rely on"); carry accounting, hot-key
  * dummies with warp modes, partial-row epilogue and the certified grid are new.
  */
 #include "f32_grid.cuh"
@@ -105,12 +106,10 @@ __host__ __device__ __forceinline__ uint32_t p16_row4(uint32_t nkeys)
 
 enum { P16_U16 = 0, P16_F32_DIRECT = 1, P16_F32_CUT = 2 };
 
-/* 16-byte vectors per thread per iteration, prefetched one iteration ahead. H200, 1 GiB, GB/s
- * (uniform / hot90 / constant / bell), same run: u16/65536 with 4 vectors loaded then counted
- * 3451 / 2802 / 3575 / 3489, 3 prefetched 3545 / 2793 / 3686 / 3550, 2 prefetched 3486 / 2688 /
- * 3765 / 3484; f32/65536, 3 prefetched 0.874 / 0.843 / 0.873 / 0.870 of the read ceiling (6
- * vectors, not prefetched, in the 09:34Z matrix: 0.858 / 0.810 / 0.827 / 0.860), 4 prefetched
- * 0.592 / 0.570 / 0.591 / 0.594 (32 bytes of stack at 64 registers: spills). */
+/* 16-byte vectors per thread per iteration, prefetched one iteration ahead: 3 prefetched is the
+ * best overall on u16/65536 (against 2 prefetched and 4 loaded then counted) and on f32/65536
+ * (against 6 loaded then counted); 4 prefetched spill on f32 (32 bytes of stack at 64
+ * registers). Measured: docs/PERFORMANCE.md, "Measurements behind the CUDA sources". */
 #define P16_U 3u
 
 struct p16_params {
@@ -350,8 +349,8 @@ static gpuhist_status p16_run_f32(gpuhist_ctx *ctx, const gpuhist_plan *plan, co
 extern "C" const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16 = {
     "cuda-fast-packed16",
     GPUHIST_BACKEND_CUDA,
-    "002 (privatised shared histograms), DESIGN.md section 5 probe; new: carry accounting, "
-    "hot-key registers",
+    "002 (privatised shared histograms), packed 16-bit counter probe (docs/PERFORMANCE.md); "
+    "new: carry accounting, hot-key registers",
     "u16/i16, every bin spec (counts the 65536 values, the backend folds them into bins); one "
     "channel",
     "16-bit counters packed two per word in 128 KiB of shared memory, exact carry accounting "
@@ -368,8 +367,8 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16 = {
 extern "C" const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16_f32 = {
     "cuda-fast-packed16-f32",
     GPUHIST_BACKEND_CUDA,
-    "002 (privatised shared histograms), DESIGN.md section 5 probe; new: carry accounting, "
-    "hot-key registers, certified grid",
+    "002 (privatised shared histograms), packed 16-bit counter probe (docs/PERFORMANCE.md); "
+    "new: carry accounting, hot-key registers, certified grid",
     "f32, even bins while (bins + 3) 16-bit counters fit shared memory (~115k on H100/H200); one "
     "channel",
     "16-bit slot counters packed two per word in shared memory with exact carry accounting, "

@@ -1,15 +1,15 @@
 /*
  * fast_smem.cu - cuda-fast-smem: per-block 32-bit slot counters in shared memory, fed by 16-byte
  * loads, with bin mapping that needs almost no shared-memory traffic besides the one atomic.
- * Aimed at issue 5's f32 256 / 4096 even bins (>= 0.95 of the read ceiling) and f32 256 uneven
- * explicit edges (>= 0.90); correct for every dtype, bin kind and 1-4 channels that fit.
+ * Built for f32 with 256 / 4096 even bins (target: 0.95 of the read ceiling) and 256 uneven
+ * explicit edges (target: 0.90); correct for every dtype, bin kind and 1-4 channels that fit.
  *
  * Budget. At the read ceiling an SM takes ~17-19 bytes per clock: ~4.5 f32 samples/clk/SM. Four
  * schedulers issue 128 thread-instructions/clk, so at a realistic ~70% issue rate the mapping
- * may cost ~20 instructions per sample at most (the first version cost 48 and 112: ncu, notes/).
- * Shared atomics cap near 8.4 lane-updates/clk/SM (DESIGN.md section 5): one per sample fits.
+ * may cost ~20 instructions per sample at most. Shared atomics cap near 8.4 lane-updates/clk/SM
+ * (docs/PERFORMANCE.md, "Hardware facts the CUDA strategies rely on"): one per sample fits.
  *
- * Two single-channel f32 kernels (fe_kernel, fx_kernel) do the issue-5 cells; everything else
+ * Two single-channel f32 kernels (fe_kernel, fx_kernel) do the f32 cases above; everything else
  * (other dtypes, channels > 1, specs outside their proven range) runs the general fs_kernel.
  * Both: 1024 threads, one block per SM, two stages of 4 x 16-byte loads in flight per thread
  * (the next stage is issued before the current one is counted), counters replicated per warp
@@ -31,8 +31,7 @@
  * Out-of-range x needs no test: f is monotone in x, so x < E(0) gives f <= 0 (idx huge or d =
  * -1/2) and x >= E(bins) gives f > bins - eps (idx >= bins or frac(f) > 1 - eps).
  *   Per sample (PTX -> SASS): FADD, FMUL, FADD.RZ, IADD, FADD, FADD, ISETP, FSETP(|d|, AND), BRA,
- * LEA, RED = 11, plus ~0.8 of load/loop overhead per sample: ~12 thread-instructions per sample
- * (was 48).
+ * LEA, RED = 11, plus ~0.8 of load/loop overhead per sample: ~12 thread-instructions per sample.
  *   Certified variant (fe_kernel<true>): when f32_grid.cuh's host check of every edge shows the
  * frac test is vacuous (every [0, 1) power-of-two grid, the benchmark's), idx < bins alone
  * certifies the bin: FADD, FMUL, FADD.RM, IADD, ISETP, BRA, LEA, RED; only out-of-range samples
@@ -73,16 +72,14 @@
  * kept once. 1025-1041 cells x 128 B + 8 counter copies + sub-tables of 2 KiB: at most 163 KiB
  * (FX_SMEM_BUDGET: L1 keeps the rest; one block per SM).
  *   Per sample (SASS): FFMA.SAT, FADD.RZ, SHF, LOP, IMAD, LDS, IADD, LOP, ISETP, BRA, SHF, LOP,
- * IADD, ATOMS + BSSY/BSYNC = 16, one shared load (the two-compare table it replaced loaded three:
- * ncu showed the shared pipe 82% busy, 39% of it those loads). H200, 1 GiB, same run, uniform /
- * hot90 / constant / bell: two-compare 0.809 / 0.921 / 0.914 / 0.880 of the read ceiling,
- * one-load (no sub-tables yet) 0.822 / 0.932 / 0.932 / 0.922. Uniform data over the benchmark's
- * quadratic edges puts 0.8% of samples in crowded cells of the linear map (x < 1/64), so ~22% of
- * warp-steps take the divergent path (the sub-tables make it one more load instead of four
- * compares); the k = 4 map leaves 0.06% (x < 2^-10), ~2% of warp-steps. Same build, same run,
- * edges map remembered: linear 0.898 / 0.922 / 0.918 / 0.918 and 0.901 / 0.911 / 0.925 / 0.914,
- * k = 4 0.916 / 0.924 / 0.930 / 0.923 and 0.917 / 0.920 / 0.917 / 0.921. (Choosing the map on
- * every call cost ~21 us of host time before each launch: 0.82 everywhere, constant included.)
+ * IADD, ATOMS + BSSY/BSYNC = 16, one shared load (a cell table of two compares needs three, and
+ * the shared pipe is what binds that table). Uniform data over the benchmark's quadratic edges
+ * puts 0.8% of samples in crowded cells of the linear map (x < 1/64), so ~22% of warp-steps take
+ * the divergent path (the sub-tables make it one more load instead of four compares); the k = 4
+ * map leaves 0.06% (x < 2^-10), ~2% of warp-steps. Measured (the one-load against the
+ * two-compare table, the linear against the octave map, the map chosen per call against
+ * remembered): docs/PERFORMANCE.md, "f32, 256 uneven edges" and "Measurements behind the CUDA
+ * sources".
  *
  * fs_kernel (general). f32 EVEN outside fe_kernel's range: the same certified test with a shared
  * float edge table E[0..bins-1] and binmap.h's walk as the fallback. f32 EDGES past 1024 bins or
@@ -99,17 +96,17 @@
  * 64-bit.
  * Limits: fs_kernel: R * 4 * active * (bins + 3) + tables must fit the opt-in shared memory (227
  * KiB on H100/H200). fe_kernel: (bins + 3) * 4 * R (R <= 16, chosen to stay <= 160 KiB) must fit.
- * Data dependence: atomics merge same-address lanes in hardware (hot data fine per DESIGN.md
- * section 5); fe_kernel's slow path is taken for samples within eps of an edge, fx_kernel's for
- * samples in crowded cells (many narrow bins) and below the first edge.
- * Exactness check of the new arithmetic (no GPU was at hand): a CPU emulation of both kernels'
- * slot logic (float ops without contraction, round-toward-zero add, fmaf, the table build)
- * against binmap.h: ~1.1e9 f32 EVEN evaluations over ~2300 certified specs (every edge +-48
- * ulps, random, random bit patterns, specials) and ~9e7 EDGES evaluations over ~3000 edge sets
- * (quadratic, random, sub-ulp clusters, clumps, edges past FLT_MAX, both last-edge rules, 257 to
- * 1025 cells): no mismatch. (That emulation checked the two-compare linear cell table; the
- * one-load table and the octave maps that followed are checked on the GPU: tests/gpu edge_cells,
- * whose edge sets pick k = 0, 1 and 4, and the property suite.)
+ * Data dependence: atomics merge same-address lanes in hardware (hot data runs as fast as
+ * spread data: docs/PERFORMANCE.md, "CUDA (NVIDIA H200)"); fe_kernel's slow path is taken for
+ * samples within eps of an edge, fx_kernel's for samples in crowded cells (many narrow bins)
+ * and below the first edge.
+ * Exactness: the kernels are checked against cpu-reference on the GPU (tests/gpu edge_cells,
+ * whose edge sets pick k = 0, 1 and 4, and the property suite). fe_kernel's arithmetic and the
+ * float-threshold rule were also checked by a CPU emulation of the slot logic (float ops
+ * without contraction, round-toward-zero add, fmaf) against binmap.h: ~1.1e9 f32 EVEN
+ * evaluations over ~2300 certified specs (every edge +-48 ulps, random, random bit patterns,
+ * specials) and ~9e7 EDGES evaluations over ~3000 edge sets (quadratic, random, sub-ulp
+ * clusters, clumps, edges past FLT_MAX, both last-edge rules, 257 to 1025 cells): no mismatch.
  * Seed: 001 section V.B, 002 (privatised shared histograms); certified estimate, float-rounded
  * edge thresholds and the monotone cell table are new.
  */
@@ -258,7 +255,7 @@ __global__ void __launch_bounds__(FS_THREADS)
     }
 }
 
-/* ==== single-channel f32 specialisations (issue 5) ============================================ */
+/* ==== single-channel f32 specialisations ====================================================== */
 
 #define FX_THREADS 1024 /* one block per SM: the edge tables want most of shared memory */
 #define FE_U 4  /* 16-byte vectors per thread per stage (two stages in flight), even bins */

@@ -6,9 +6,9 @@
  *
  * Why/when fast: no shared memory, so any number of bins and channels; with many bins and
  * evenly spread data the atomics land on different L2 lines and run at L2 atomic throughput
- * (DESIGN.md §5: ~400 GB/s for f32 over 2^20 bins on an H200).
+ * (~400 GB/s for f32 over 2^20 bins on an H200: docs/PERFORMANCE.md, "CUDA (NVIDIA H200)").
  * When slow: every sample is a round trip to L2, and samples of the same counter serialise in
- * the L2 atomic unit: hot or constant data collapses to a few GB/s (DESIGN.md §5: 1 GB/s for u8
+ * the L2 atomic unit: hot or constant data collapses to a few GB/s (same page: 1 GB/s for u8
  * hot90, 5 GB/s at 2^20 bins on constant data).
  * Limits: none beyond the backend's (fewer than 2^32 counters); counts are exact uint64.
  * Seed: 001 §V.A, 002 (naive).

@@ -22,9 +22,10 @@
  * sets of two, the next set loaded while the current one is counted; several channels: four
  * loads, then their atomics).
  *   Fast: one shared atomic per sample, no branches. Slow: Hopper's shared atomics cap near 8.4
- *   lane-updates per clock per SM (DESIGN.md section 5), so uniform data runs at about half the
- *   read bandwidth; same-bank collisions (data landing 32 keys apart) add conflicts, while equal
- *   values within a warp are merged by the hardware, so hot/constant data is about as fast.
+ *   lane-updates per clock per SM (docs/PERFORMANCE.md, "Hardware facts the CUDA strategies
+ *   rely on"), so uniform data runs at about half the read bandwidth; same-bank collisions (data
+ *   landing 32 keys apart) add conflicts, while equal values within a warp are merged by the
+ *   hardware, so hot/constant data is about as fast.
  *   Limits: a warp's 32-bit counter sees at most 2^31 + 512 samples per launch (launches are
  *   at most 2^30 vectors, 256 threads per block), so it cannot overflow.
  *
@@ -93,11 +94,8 @@
  * launch is on channel (phase0 + p) % C: the host finds the live positions (gh8_live_bytes),
  * each live byte is taken out of its word with one PRMT, and the skipped channel costs nothing
  * (the dummy table stays empty). RGBA with 3 of 4 channels: 12 atomics per vector instead of
- * 16, no branch.
- * H200, 1 GiB RGBA 3 of 4, uniform / hot90 / constant / bell: 0.497 / 0.883 / 0.897 / 0.542 of
- * the read ceiling counting the dummy (09:34Z matrix), 0.643 / 0.902 / 0.911 / 0.693 skipping
- * it (CUB 0.533 / 0.281 / 0.336 / 0.540 in that run); a branch per byte instead of the PRMT
- * selection measured 0.629 / 0.722 / 0.723 / 0.675. */
+ * 16, no branch. Skipping by PRMT selection is faster than counting the dummy's bytes and than
+ * a branch per byte (measured: docs/PERFORMANCE.md, "Measurements behind the CUDA sources"). */
 template <int C, bool PF, int NLW = 4>
 __global__ void __launch_bounds__(H256_THREADS)
     h256_atomic_kernel(const uint4 *__restrict__ vec, unsigned nvec, unsigned phase0, gh8_keys k,
@@ -188,9 +186,9 @@ static gpuhist_status h256_atomic_run(gpuhist_ctx *ctx, const gpuhist_plan *plan
     return gh8_start(
         ctx, plan, job, (int)H256_THREADS, H256_SMEM_PER_KEY, H256_THREADS, "cuda-histogram256",
         [&](auto cc) {
-            /* prefetching for one channel only (H200, 2026-11-21, 1 GiB: u8 hot90 / constant
-             * 0.938 / 0.950 -> 0.956 / 0.976 of the read ceiling, uniform / bell -2%; RGBA
-             * 3 of 4 lost 2-5% with it) */
+            /* prefetching for one channel only: it speeds up u8 hot90 / constant and costs
+             * uniform / bell ~2%; several channels lose 2-5% with it (measured:
+             * docs/PERFORMANCE.md, "Measurements behind the CUDA sources") */
             constexpr int C = decltype(cc)::value;
             if constexpr (C == 2 || C == 4) {
                 /* live bytes per word: 4 / C times the histogrammed channels */

@@ -7,7 +7,7 @@
  * byte) because G80 had 16 KiB of shared memory: 64 one-byte counters x 192 threads. gpuhist
  * needs the exact count of every byte value (GPUHIST_CAP_VALUES: the backend folds the 256 value
  * counts of each channel into the requested bins, so every bin spec of u8/i8 data is supported),
- * and today's SMs have 228 KiB. So the per-block table has 256 rows instead of 64 - four
+ * and Hopper's SMs have 228 KiB. So the per-block table has 256 rows instead of 64 - four
  * histogram64 tables stacked, one per quarter of the byte range - giving exact counts of all 256
  * values in a single pass over the data; everything else is the seed's scheme: one byte column
  * per thread, one row per value, the thread-position shuffle, the 255-sample-per-thread limit,

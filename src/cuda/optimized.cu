@@ -14,7 +14,8 @@
  * Why/when fast: one 16-byte load per 16 bytes keeps the memory system busy with few
  * instructions, and skewed data collapses into few atomics. When slow: uniformly spread data
  * still pays one match instruction and one shared atomic per sample (the Hopper shared-atomic
- * ceiling of DESIGN.md §5 applies), and multi-channel input adds channel bookkeeping per sample.
+ * ceiling applies: docs/PERFORMANCE.md, "Hardware facts the CUDA strategies rely on"), and
+ * multi-channel input adds channel bookkeeping per sample.
  * Limits: 4 * active * (bins + 3) bytes within the opt-in shared memory per block; a block counts
  * at most 2^30 samples per launch (32-bit shared counters). Any dtype, bin kind, 1-4 channels.
  */

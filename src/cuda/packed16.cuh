@@ -184,15 +184,14 @@ struct p16_engine {
      * nothing is staged; after such an iteration the next one first tries the cheaper
      * all-words-equal vote. hk must be a key (< 65536): it is in hot mode, where probe() and
      * flush() set it from keys.
-     * Measured (H200, 1 GiB u16/65536 hot90, GB/s / read ceiling): per-sample hot mode 0.609
-     * (flush and vote every iteration) and 0.68 (lean); this mode 0.745 with one hot key per warp
-     * (ncu at 256 MiB: 52.4M warp instructions against 61.0M, 1.2M shared atomics against 4.2M),
-     * 0.75-0.76 flushing every 8 iterations. Not kept: the rounds software-pipelined (the next
-     * key read before this atomic, carries tested a round late), 0.73: 61.2M instructions.
-     * Limits now: short-scoreboard stalls (each round waits for its key and its atomic) and
-     * the integer pipe (~56% busy); the miss atomics still meet ~3.5-way bank conflicts.
+     * The rounds are not software-pipelined (the next key read before this atomic, carries
+     * tested a round late): that costs more instructions than it hides. Measured against the
+     * per-sample hot mode and the pipelined rounds: docs/PERFORMANCE.md, "u16, 65536 bins".
+     * What bounds it: short-scoreboard stalls (each round waits for its key and its atomic) and
+     * the integer pipe; the miss atomics still meet ~3.5-way bank conflicts.
      * cuda-two-pass' pass 2 keeps count()'s mode: its data rarely goes hot, and the rows' 64 KiB
-     * of shared memory cost f32 2^20 uniform / bell ~5% (0.229 / 0.194 against 0.241 / 0.205). */
+     * of shared memory would cost f32 2^20 uniform and bell ~5% (docs/PERFORMANCE.md,
+     * "Measurements behind the CUDA sources"). */
     template <uint32_t U>
     __device__ __forceinline__ void count_hot_halves(const uint4 (&v)[U], uint32_t &lastk,
                                                      bool &all_hit)

@@ -1,6 +1,6 @@
 /*
- * two_pass.cu - cuda-two-pass: histograms of 2^17 .. ~2^22 bins (issue 5's f32 2^20 cell) as
- * two streaming passes, so that no sample ever costs an L2 atomic.
+ * two_pass.cu - cuda-two-pass: histograms of 2^17 .. ~2^22 bins (built for f32 with 2^20 even
+ * bins) as two streaming passes, so that no sample ever costs an L2 atomic.
  *
  * Why. Past one block's shared memory the counters live in L2 (cuda-fast-global: one scattered
  * L2 atomic per sample, ~400 GB/s of f32 on spread data on the H200) or in a cluster's
@@ -46,36 +46,25 @@
  *
  * Traffic per f32 sample: 4 bytes read, 2 written, 2 read again (plus ~3% padding): the pair
  * cannot exceed half the read ceiling; the cell's target is a quarter.
- * FIRST VERSION (pass 1 ranked by cub::BlockRadixRank, four barriers per tile; H200, 1 GiB):
- * 756 / 909 / 2514 / 690 GB/s uniform / hot90 / constant / bell. ncu (uniform): pass 1 1.06 ms
- * at 85 thread-instructions per sample (716M warp instructions, 65% issue utilisation, 50%
- * occupancy: 64 registers x 512 threads), pass 2 0.24 ms at 12.7. The rank's counter scan (17
- * packed lanes per thread per tile) was most of the excess over a ~35-instruction estimate.
- * Tried then: cub::BlockRadixRankMatch (ballot matching) 3% slower; 16 samples per thread spill
- * at 64 registers; without the prefetch 4% slower; the reference-key exclusion costs 3-4% on
- * uniform and bell and gains 16% on hot90; pass 2 writing partial rows for a reduce kernel
- * instead of its ~9.7M flush atomics no faster (759 vs 756 uniform).
- * PREDICTION for shared-atomic ranks: the rank falls from ~30 to ~5 instructions per sample,
- * and on Hopper's ~8 shared lane-updates per clock per SM 1 GiB of f32 costs ~120 us of atomic
- * throughput, hidden under the rest: pass 1 ~25% faster.
- * MEASURED (H200 2026-11-21, 1 GiB, bench f32_1M, same runs as CUB and the read ceiling):
- * - atomic ranks, four barriers: 951 / 1147 / 2542 / 791 GB/s against the CUB rank's 754 / 908
- *   / 2511 / 693 in the same session (ncu uniform: 570M vs 771M warp instructions, pass 1 1.15
- *   vs 1.55 ms under the profiler); then the branch-free certified map: 1021 / 1284 / 3371 / 853
- *   (ceiling 4565), 471M warp instructions.
- * - two barriers per tile (per-warp scans, counts before the tile barrier; this code): 1092 /
- *   1356 / 2831 / 925 GB/s, ceiling ~4460: 0.244 / 0.304 / 0.636 / 0.207, 18.7x / 6.4x / 6.2x /
- *   15.4x CUB; the 14:34Z matrix (bench/results/latest.json, ceiling ~4555): 1084 / 1358 /
- *   2826 / 940. ncu (uniform): pass 1 0.95 ms under the profiler, 495M warp instructions (59 per
- *   sample), 67% issue utilisation; warps stalled per issue: barrier 1.43 (2.63 with four
- *   barriers), short scoreboard 1.53, not selected 2.42, math pipe 1.33. Bell's deficit splits
- *   between the passes (ncu, a variant with the same pass 2): pass 1 1.15 vs 1.04 ms (more
- *   same-address rank atomics on the middle buckets), pass 2 0.42 vs 0.30 ms (mio throttle 5.2
- *   vs 4.1 warps per issue on the packed counters).
- * - Constant data pays 8 sink atomics per thread per tile here (0.64 of the ceiling against 0.74
- *   with no ranks on one-key tiles). Ranking after a warp vote only after a one-key tile won
- *   back constant (2623 vs 2357) but its second inlined copy of the mapping loop spilled and
- *   cost uniform ~7% (1013 either way, ceiling ~4555): not kept.
+ * Design choices, each measured against the alternative on the H200 (docs/PERFORMANCE.md,
+ * "f32, 2^20 even bins" and "Measurements behind the CUDA sources"):
+ * - ranks by shared atomics, not cub::BlockRadixRank or its ballot-matching variant: the CUB
+ *   rank's counter scan (17 packed lanes per thread per tile) costs ~30 instructions per sample,
+ *   an atomic rank ~5, and on Hopper's ~8 shared lane-updates per clock per SM the atomics of
+ *   1 GiB of f32 take ~120 us, hidden under the rest of pass 1;
+ * - two barriers per tile (per-warp scans, counts complete at the barrier that ends the tile
+ *   before) rather than four: fewer barrier stalls, higher issue utilisation;
+ * - the certified map without a branch per sample (fewer instructions on every distribution);
+ * - 8 samples per thread (16 spill at 64 registers), the next tile loaded while this one is
+ *   ranked;
+ * - the reference-key exclusion: a few % on uniform and bell for a large gain on hot90;
+ * - pass 2 adds to out with atomics: partial rows for a reduce kernel are no faster;
+ * - constant data pays 8 sink atomics per thread per tile; skipping the ranks after a one-key
+ *   tile needs a second inlined copy of the mapping loop, which spills and costs uniform more.
+ * What bounds it (ncu, uniform): pass 1 runs ~59 thread-instructions per sample at ~2/3 issue
+ * utilisation, its stalls spread over barrier, short scoreboard and math-pipe throttle:
+ * instruction bound. Bell is slower in both passes: more same-address rank atomics on the
+ * middle buckets (pass 1), mio throttle on the packed counters (pass 2).
  * Next: pass 2 on bell (mio throttle on the packed counters); the copy-out's per-key
  * destination lookup (~12 instructions per key).
  * Limits: one channel; ceil(bins / 65536) <= 28 buckets (1.8M bins: with the 4 extra digits,

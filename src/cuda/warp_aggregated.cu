@@ -9,10 +9,11 @@
  *
  * Why/when fast: on skewed data (hot bins, constant images, black/white peaks) a warp's 32
  * updates collapse into a handful of atomics, removing the same-address serialisation that
- * makes cuda-block-shared slow there (DESIGN.md §5: seed-002 warp aggregation 708 GB/s hot90
- * and 1043 constant vs 188 for plain shared atomics on u8). When slow: on spread data every
- * sample still costs one atomic plus the match instruction, which is slower than a bare atomic
- * (137 vs 187 GB/s uniform u8 in DESIGN.md §5).
+ * makes cuda-block-shared slow there (seed 002's kernels on u8: warp aggregation 708 GB/s on
+ * hot90 and 1043 on constant data against 188 for plain shared atomics; docs/PERFORMANCE.md,
+ * "Hardware facts the CUDA strategies rely on"). When slow: on spread data every sample still
+ * costs one atomic plus the match instruction, which is slower than a bare atomic (130 against
+ * 188 GB/s on uniform u8, same section).
  * Limits: 4 * active * (bins + 3) bytes within the opt-in shared memory per block; a block
  * counts at most 2^31 samples per launch (common.cuh). Any dtype, bin kind, 1-4 channels.
  * Seed: 002 (warp aggregation).

@@ -1,5 +1,6 @@
 /*
- * test_semantics.c - one unit test per item of DESIGN.md section 2, through the public API only.
+ * test_semantics.c - one unit test per rule of docs/SEMANTICS.md (samples, bins, outliers and
+ * tallies, auto range, validation), through the public API only.
  *
  * Every expected count here is worked out by hand (or, for the edge sweeps, by an independent
  * implementation of NumPy's edge formula and a linear search written in this file), never read
