@@ -1685,7 +1685,7 @@ static void usage()
         "modes:  --matrix  --seeds  --opencl  --quick (all, small)  --list\n"
         "options:\n"
         "  --bytes N          matrix / seed-000 input size (suffix K, M, G; default 1G)\n"
-        "  --json PATH        write the matrix JSON (issue 5 format) to PATH\n"
+        "  --json PATH        write the matrix JSON to PATH\n"
         "  --reps N           timed runs per measurement (default 10)\n"
         "  --cap S            a run slower than S seconds is timed only twice (default 2)\n"
         "  --budget S         fewer runs (>= 3) when reps runs exceed S seconds (default 2)\n"
