@@ -51,10 +51,6 @@ static gpuhist_status histogram_held(gpuhist_ctx *ctx, const gpuhist_samples *sa
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "result.counts: NULL");
     double t0 = gpuhist_now();
 
-    if (ctx->stream_open)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_BUSY,
-                            "context: a streamed histogram is in progress on it (finish or abort "
-                            "it first, or use another context)");
     gpuhist_plan plan;
     const gpuhist_strategy *s;
     gpuhist_status st = gpuhist_prepare(ctx, samples, spec, result->counts_location, 0, &plan, &s);

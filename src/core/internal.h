@@ -181,10 +181,10 @@ struct gpuhist_ctx {
     char note[640];                      /* why AUTO chose this backend */
     char error[512];                     /* last error message */
     char *build_log;                     /* OpenCL build log (malloc'd) or NULL */
-    /* Nonzero while a gpuhist_histogram() call holds the context; set and cleared only with
-     * __atomic_test_and_set / __atomic_clear (C and C++ both include this header). */
+    /* Nonzero while a call (gpuhist_histogram, gpuhist_minmax) or an open stream holds the
+     * context; set and cleared only with __atomic_test_and_set / __atomic_clear (C and C++
+     * both include this header). */
     unsigned char busy;
-    int stream_open;                     /* a gpuhist_stream holds the backend's counters */
 };
 
 /* Staging buffers a stream may lend at once (gpuhist_stream_buffer). */

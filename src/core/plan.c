@@ -311,9 +311,6 @@ static gpuhist_status minmax_held(gpuhist_ctx *ctx, const gpuhist_samples *sampl
     if (!samples || !min || !max || !found)
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                             "minmax: samples, min, max and found must not be NULL");
-    if (ctx->stream_open)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_BUSY,
-                            "context: a streamed histogram is in progress on it");
     gpuhist_plan plan;
     memset(&plan, 0, sizeof plan);
     gpuhist_status st = plan_samples(ctx, samples, &plan);

@@ -60,7 +60,6 @@ static void stream_free(gpuhist_stream *st)
     free(st->edges);
     free(st->acc);
     free(st->tmp);
-    ctx->stream_open = 0;
     __atomic_clear(&ctx->busy, __ATOMIC_RELEASE);
     free(st);
 }
@@ -91,7 +90,6 @@ gpuhist_status gpuhist_stream_begin(gpuhist_ctx *ctx, const gpuhist_samples *lay
     }
     st->ctx = ctx;
     st->t0 = gpuhist_now();
-    ctx->stream_open = 1;
 
     /* The plan of an empty input with this layout: pixels come with each chunk. */
     gpuhist_samples s0 = *layout;
