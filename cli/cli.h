@@ -171,6 +171,13 @@ size_t cli_npy_header_size(const unsigned char *buf, size_t len);
 int cli_npy_parse_header(const char *name, const unsigned char *buf, size_t len,
                          cli_npy_info *out);
 
+/* The checks of a parsed .npy header against the options (Fortran order with channels, a
+ * conflicting -t) and against the `have` bytes of data the file holds. @return CLI_EXIT_*. */
+int cli_npy_check(const cli_read_options *opt, const char *name, const cli_npy_info *h,
+                  uint64_t have);
+/* "NAME: size N bytes is not a multiple of the sample (pixel) size ..." @return CLI_EXIT_FAIL. */
+int cli_size_error(const char *name, uint64_t bytes, gpuhist_dtype dtype, uint32_t channels);
+
 /* ---- source.c -------------------------------------------------------------------------------- */
 
 /* Binary input (raw or .npy) to be streamed through the library in chunks. */

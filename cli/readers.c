@@ -423,34 +423,56 @@ int cli_npy_parse_header(const char *name, const unsigned char *buf, size_t len,
     return CLI_EXIT_OK;
 }
 
-static int read_npy(const cli_read_options *opt, cli_input *in, char *buf, size_t len)
+int cli_npy_check(const cli_read_options *opt, const char *name, const cli_npy_info *h,
+                  uint64_t have)
 {
-    const char *name = in->name;
-    cli_npy_info h;
-    int rc = cli_npy_parse_header(name, (const unsigned char *)buf, len, &h);
-    if (rc)
-        return rc;
-    if (h.fortran && h.ndim > 1 && opt->channels > 1)
+    if (h->fortran && h->ndim > 1 && opt->channels > 1)
         /* Channels must be the fastest-varying axis; Fortran order interleaves them otherwise.
          * Without channels the order does not matter to a histogram. */
         return cli_error(CLI_EXIT_FAIL,
                          "%s: a Fortran-order .npy cannot be read with --channels (save it in C "
                          "order)",
                          name);
-    if (opt->have_type && opt->type != h.dtype)
+    if (opt->have_type && opt->type != h->dtype)
         return cli_error(CLI_EXIT_USAGE,
                          "--type %s conflicts with the dtype '%s' (%s) in the header of %s; leave "
                          "out --type, or add --raw to read the file as raw bytes",
-                         gpuhist_dtype_name(opt->type), h.descr, gpuhist_dtype_name(h.dtype), name);
-    size_t size = gpuhist_dtype_size(h.dtype);
-    uint64_t have = (uint64_t)(len - h.data_offset);
-    if (h.count_overflow || h.count > have / size)
+                         gpuhist_dtype_name(opt->type), h->descr, gpuhist_dtype_name(h->dtype),
+                         name);
+    size_t size = gpuhist_dtype_size(h->dtype);
+    if (h->count_overflow || h->count > have / size)
         return cli_error(CLI_EXIT_FAIL,
                          "%s: truncated .npy: the header's shape needs %s%llu bytes of data, the "
                          "file has %llu",
-                         name, h.count_overflow ? "more than " : "",
-                         (unsigned long long)(h.count_overflow ? UINT64_MAX : h.count * size),
+                         name, h->count_overflow ? "more than " : "",
+                         (unsigned long long)(h->count_overflow ? UINT64_MAX : h->count * size),
                          (unsigned long long)have);
+    return CLI_EXIT_OK;
+}
+
+int cli_size_error(const char *name, uint64_t bytes, gpuhist_dtype dtype, uint32_t channels)
+{
+    size_t size = gpuhist_dtype_size(dtype);
+    if (channels <= 1)
+        return cli_error(CLI_EXIT_FAIL,
+                         "%s: size %llu bytes is not a multiple of the sample size %zu (%s; "
+                         "choose the type with -t)",
+                         name, (unsigned long long)bytes, size, gpuhist_dtype_name(dtype));
+    return cli_error(CLI_EXIT_FAIL,
+                     "%s: size %llu bytes is not a multiple of the pixel size %zu (%u channels "
+                     "of %s)",
+                     name, (unsigned long long)bytes, size * channels, channels,
+                     gpuhist_dtype_name(dtype));
+}
+
+static int read_npy(const cli_read_options *opt, cli_input *in, char *buf, size_t len)
+{
+    const char *name = in->name;
+    cli_npy_info h;
+    int rc = cli_npy_parse_header(name, (const unsigned char *)buf, len, &h);
+    if (rc || (rc = cli_npy_check(opt, name, &h, (uint64_t)(len - h.data_offset))))
+        return rc;
+    size_t size = gpuhist_dtype_size(h.dtype);
     /* Data after the array (np.save called repeatedly on one file) is ignored, as np.load does. */
     in->data = buf + h.data_offset;
     in->samples = h.count;
@@ -809,15 +831,7 @@ int cli_read_input(const cli_read_options *opt, cli_input *in)
         size_t pixel = size * (opt->channels ? opt->channels : 1);
         if (len % pixel) {
             free(buf);
-            if (pixel == size)
-                return cli_error(CLI_EXIT_FAIL,
-                                 "%s: size %zu bytes is not a multiple of the sample size %zu "
-                                 "(%s; choose the type with -t)",
-                                 in->name, len, size, gpuhist_dtype_name(in->dtype));
-            return cli_error(CLI_EXIT_FAIL,
-                             "%s: size %zu bytes is not a multiple of the pixel size %zu (%u "
-                             "channels of %s)",
-                             in->name, len, pixel, opt->channels, gpuhist_dtype_name(in->dtype));
+            return cli_size_error(in->name, len, in->dtype, opt->channels);
         }
         in->block = in->data = buf;
         in->samples = len / size;

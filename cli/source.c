@@ -79,19 +79,22 @@ static void *read_slice(void *arg)
 
 /* Readers that stay for the whole input: each chunk is cut into one slice per reader, started
  * and collected with two barriers (a thread start per chunk cost as much as the reading). */
-typedef struct reader_pool {
-    int n; /* readers, the calling thread included */
-    pthread_t tid[MAX_READERS];
-    pthread_mutex_t gate; /* held while the pool is being built */
-    pthread_barrier_t start, done;
-    reader_slice s[MAX_READERS];
-    int quit;
-} reader_pool;
+typedef struct reader_pool reader_pool;
 
 typedef struct pool_seat {
     reader_pool *pool;
     int index;
 } pool_seat;
+
+struct reader_pool {
+    int n; /* readers, the calling thread included */
+    pthread_t tid[MAX_READERS];
+    pthread_mutex_t gate; /* held while the pool is being built */
+    pthread_barrier_t start, done;
+    reader_slice s[MAX_READERS];
+    pool_seat seat[MAX_READERS]; /* what each reader thread is given: its pool and slice */
+    int quit;
+};
 
 static void *pool_worker(void *arg)
 {
@@ -109,8 +112,6 @@ static void *pool_worker(void *arg)
     }
 }
 
-static pool_seat g_seats[MAX_READERS];
-
 /* Start up to threads - 1 readers beside the calling thread (fewer if thread creation fails). */
 static void pool_start(reader_pool *p, int threads)
 {
@@ -122,8 +123,8 @@ static void pool_start(reader_pool *p, int threads)
     pthread_mutex_init(&p->gate, NULL);
     pthread_mutex_lock(&p->gate);
     for (int i = 1; i < want; ++i) {
-        g_seats[i] = (pool_seat){p, i};
-        if (pthread_create(&p->tid[i], NULL, pool_worker, &g_seats[i]) != 0)
+        p->seat[i] = (pool_seat){p, i};
+        if (pthread_create(&p->tid[i], NULL, pool_worker, &p->seat[i]) != 0)
             break;
         p->n = i + 1;
     }
@@ -233,25 +234,48 @@ static int map_window(const cli_stream_input *in, uint64_t at, uint64_t len, win
     return CLI_EXIT_OK;
 }
 
-/* A regular file on the CPU backend: windows of the mapping fed in place. */
-static int feed_mapped(const cli_stream_input *in, gpuhist_stream *st, cli_progress *bar)
+/* Call fn(arg, data, bytes) on the file's data, window after window of at most `span` bytes
+ * (rounded down to whole pixels), each mapped only while fn runs. @return CLI_EXIT_*. */
+static int each_window(const cli_stream_input *in, size_t span, cli_progress *bar,
+                       int (*fn)(void *arg, const unsigned char *data, uint64_t bytes),
+                       void *arg)
 {
-    const size_t pb = in->pixel_bytes;
-    const size_t span = CHUNK_BYTES / pb * pb; /* a whole number of pixels */
+    span = span / in->pixel_bytes * in->pixel_bytes;
     for (uint64_t done = 0; done < in->data_bytes;) {
         uint64_t want = in->data_bytes - done < span ? in->data_bytes - done : span;
-        window w;
+        window w = {NULL, 0, NULL};
         int rc = map_window(in, in->data_offset + done, want, &w);
         if (rc)
             return rc;
-        gpuhist_status st_rc = gpuhist_stream_feed(st, w.data, want / pb);
+        rc = fn(arg, w.data, want);
         munmap(w.map, w.map_len);
-        if (st_rc != GPUHIST_OK)
-            return stream_status(in->name, st);
+        if (rc)
+            return rc;
         done += want;
-        cli_progress_update(bar, (double)done);
+        if (bar)
+            cli_progress_update(bar, (double)done);
     }
     return CLI_EXIT_OK;
+}
+
+typedef struct feed_job {
+    const cli_stream_input *in;
+    gpuhist_stream *st;
+} feed_job;
+
+static int feed_window(void *arg, const unsigned char *data, uint64_t bytes)
+{
+    feed_job *j = arg;
+    if (gpuhist_stream_feed(j->st, data, bytes / j->in->pixel_bytes) != GPUHIST_OK)
+        return stream_status(j->in->name, j->st);
+    return CLI_EXIT_OK;
+}
+
+/* A regular file on the CPU backend: windows of the mapping fed in place. */
+static int feed_mapped(const cli_stream_input *in, gpuhist_stream *st, cli_progress *bar)
+{
+    feed_job j = {in, st};
+    return each_window(in, CHUNK_BYTES, bar, feed_window, &j);
 }
 
 /* A regular file: parallel pread into lent staging buffers. */
@@ -327,17 +351,9 @@ static int feed_pipe(const cli_stream_input *in, gpuhist_stream *st, cli_progres
         cli_progress_update(bar, (double)total);
     }
     *bytes_out = total + ncarry;
-    if (ncarry) {
-        if (in->pixel_bytes == in->sample_size)
-            return cli_error(CLI_EXIT_FAIL,
-                             "%s: size %llu bytes is not a multiple of the sample size %zu (%s; "
-                             "choose the type with -t)",
-                             in->name, (unsigned long long)(total + ncarry), in->sample_size,
-                             gpuhist_dtype_name(in->dtype));
-        return cli_error(CLI_EXIT_FAIL,
-                         "%s: size %llu bytes is not a multiple of the pixel size %zu",
-                         in->name, (unsigned long long)(total + ncarry), in->pixel_bytes);
-    }
+    if (ncarry)
+        return cli_size_error(in->name, total + ncarry, in->dtype,
+                              (uint32_t)(in->pixel_bytes / in->sample_size));
     return CLI_EXIT_OK;
 }
 
@@ -436,30 +452,11 @@ int cli_stream_input_open(const cli_read_options *opt, cli_stream_input *in)
         free(h);
         if (rc)
             return rc;
-        if (info.fortran && info.ndim > 1 && channels > 1)
-            return cli_error(CLI_EXIT_FAIL,
-                             "%s: a Fortran-order .npy cannot be read with --channels (save it in "
-                             "C order)",
-                             in->name);
-        if (opt->have_type && opt->type != info.dtype)
-            return cli_error(CLI_EXIT_USAGE,
-                             "--type %s conflicts with the dtype '%s' (%s) in the header of %s; "
-                             "leave out --type, or add --raw to read the file as raw bytes",
-                             gpuhist_dtype_name(opt->type), info.descr,
-                             gpuhist_dtype_name(info.dtype), in->name);
+        if ((rc = cli_npy_check(opt, in->name, &info, size - info.data_offset)))
+            return rc;
         in->dtype = info.dtype;
         in->swap = info.swap;
         in->sample_size = gpuhist_dtype_size(info.dtype);
-        uint64_t have = size - info.data_offset;
-        if (info.count_overflow || info.count > have / in->sample_size)
-            return cli_error(CLI_EXIT_FAIL,
-                             "%s: truncated .npy: the header's shape needs %s%llu bytes of data, "
-                             "the file has %llu",
-                             in->name, info.count_overflow ? "more than " : "",
-                             (unsigned long long)(info.count_overflow
-                                                      ? UINT64_MAX
-                                                      : info.count * in->sample_size),
-                             (unsigned long long)have);
         in->data_offset = info.data_offset;
         in->data_bytes = info.count * in->sample_size;
         in->pixel_bytes = in->sample_size * channels;
@@ -474,47 +471,39 @@ int cli_stream_input_open(const cli_read_options *opt, cli_stream_input *in)
     in->pixel_bytes = in->sample_size * channels;
     in->swap = !cli_host_little_endian() && in->sample_size > 1;
     in->data_bytes = size;
-    if (size % in->pixel_bytes) {
-        if (in->pixel_bytes == in->sample_size)
-            return cli_error(CLI_EXIT_FAIL,
-                             "%s: size %llu bytes is not a multiple of the sample size %zu (%s; "
-                             "choose the type with -t)",
-                             in->name, (unsigned long long)size, in->sample_size,
-                             gpuhist_dtype_name(in->dtype));
-        return cli_error(CLI_EXIT_FAIL,
-                         "%s: size %llu bytes is not a multiple of the pixel size %zu (%zu "
-                         "channels of %s)",
-                         in->name, (unsigned long long)size, in->pixel_bytes, channels,
-                         gpuhist_dtype_name(in->dtype));
-    }
+    if (size % in->pixel_bytes)
+        return cli_size_error(in->name, size, in->dtype, (uint32_t)channels);
     return CLI_EXIT_OK;
 }
 
 /* ---- a first pass for the auto range ------------------------------------------------------------ */
 
-/* Combine one part's min/max into the running ones. */
-static void minmax_join(double a, double b, int f, double *lo, double *hi, int *found)
-{
-    if (!f)
-        return;
-    *lo = *found && *lo < a ? *lo : a;
-    *hi = *found && *hi > b ? *hi : b;
-    *found = 1;
-}
+/* The running result of the first pass. */
+typedef struct minmax_pass {
+    const cli_stream_input *in;
+    gpuhist_ctx *ctx;
+    uint32_t channels, active;
+    double lo, hi;
+    int found;
+} minmax_pass;
 
-static int minmax_part(const cli_stream_input *in, gpuhist_ctx *ctx, const void *data,
-                       uint64_t bytes, uint32_t channels, uint32_t active, double *lo,
-                       double *hi, int *found)
+/* Add one part of the data (whole pixels) to the pass. */
+static int minmax_part(void *arg, const unsigned char *data, uint64_t bytes)
 {
-    gpuhist_samples s = gpuhist_samples_1d(data, in->dtype, bytes / in->pixel_bytes);
-    s.channels = channels;
-    s.active_channels = active;
+    minmax_pass *m = arg;
+    gpuhist_samples s = gpuhist_samples_1d(data, m->in->dtype, bytes / m->in->pixel_bytes);
+    s.channels = m->channels;
+    s.active_channels = m->active;
     s.location = GPUHIST_MEMORY_HOST;
     double a, b;
     int f;
-    if (gpuhist_minmax(ctx, &s, &a, &b, &f) != GPUHIST_OK)
-        return cli_error(CLI_EXIT_FAIL, "%s: %s", in->name, gpuhist_last_error(ctx));
-    minmax_join(a, b, f, lo, hi, found);
+    if (gpuhist_minmax(m->ctx, &s, &a, &b, &f) != GPUHIST_OK)
+        return cli_error(CLI_EXIT_FAIL, "%s: %s", m->in->name, gpuhist_last_error(m->ctx));
+    if (f) {
+        m->lo = m->found && m->lo < a ? m->lo : a;
+        m->hi = m->found && m->hi > b ? m->hi : b;
+        m->found = 1;
+    }
     return CLI_EXIT_OK;
 }
 
@@ -525,22 +514,12 @@ int cli_stream_input_minmax(const cli_stream_input *in, gpuhist_ctx *ctx, uint32
                             uint32_t active, double *lo, double *hi, int *found)
 {
     const size_t pb = in->pixel_bytes;
-    *found = 0;
+    minmax_pass m = {in, ctx, channels, active, 0.0, 0.0, 0};
+    int rc = CLI_EXIT_OK;
     if (gpuhist_context_backend(ctx) == GPUHIST_BACKEND_CPU) {
-        const size_t span = CHUNK_BYTES * 4 / pb * pb;
-        for (uint64_t done = 0; done < in->data_bytes;) {
-            uint64_t want = in->data_bytes - done < span ? in->data_bytes - done : span;
-            window w;
-            int rc = map_window(in, in->data_offset + done, want, &w);
-            if (rc)
-                return rc;
-            rc = minmax_part(in, ctx, w.data, want, channels, active, lo, hi, found);
-            munmap(w.map, w.map_len);
-            if (rc)
-                return rc;
-            done += want;
-        }
-        return CLI_EXIT_OK;
+        rc = each_window(in, CHUNK_BYTES * 4, NULL, minmax_part, &m);
+        *lo = m.lo, *hi = m.hi, *found = m.found;
+        return rc;
     }
     const size_t span = CHUNK_BYTES * 2 / pb * pb;
     void *buf;
@@ -548,15 +527,15 @@ int cli_stream_input_minmax(const cli_stream_input *in, gpuhist_ctx *ctx, uint32
         return cli_error(CLI_EXIT_FAIL, "%s: %s", in->name, gpuhist_last_error(ctx));
     reader_pool pool;
     pool_start(&pool, threads_wanted());
-    int rc = CLI_EXIT_OK;
     for (uint64_t done = 0; done < in->data_bytes && rc == CLI_EXIT_OK;) {
         size_t want = in->data_bytes - done < span ? (size_t)(in->data_bytes - done) : span;
         rc = pool_read(&pool, in->name, in->fd, buf, in->data_offset + done, want);
         if (rc == CLI_EXIT_OK)
-            rc = minmax_part(in, ctx, buf, want, channels, active, lo, hi, found);
+            rc = minmax_part(&m, buf, want);
         done += want;
     }
     pool_stop(&pool);
     gpuhist_host_free(ctx, buf);
+    *lo = m.lo, *hi = m.hi, *found = m.found;
     return rc;
 }
