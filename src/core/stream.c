@@ -108,15 +108,7 @@ gpuhist_status gpuhist_stream_begin(gpuhist_ctx *ctx, const gpuhist_samples *lay
     }
     if (rc == GPUHIST_OK)
         rc = gpuhist_prepare(ctx, &s0, &sp, counts_location, 1, &st->plan, &st->s);
-    if (rc == GPUHIST_OK && (unsigned)layout->location > GPUHIST_MEMORY_DEVICE)
-        rc = gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                          "samples.location: unknown memory location %d", (int)layout->location);
-    if (rc == GPUHIST_OK && layout->location == GPUHIST_MEMORY_DEVICE &&
-        ctx->backend != GPUHIST_BACKEND_CUDA)
-        rc = gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                          "samples.location: device memory needs the CUDA backend (context is "
-                          "%s)",
-                          gpuhist_backend_name(ctx->backend));
+    /* (gpuhist_prepare has checked layout->location: known, and DEVICE only on CUDA) */
     st->location = layout->location;
     st->counts_location = counts_location;
     st->core_slots = !(ctx->ops->stream_begin && ctx->ops->stream_buffer);
