@@ -62,8 +62,8 @@ typedef struct minmax_share {
     gpuhist_dtype dtype;
     uint64_t begin, end;
     double fmin, fmax;     /* floats: finite values only */
-    int64_t imin, imax;    /* signed integers */
-    uint64_t umin, umax;   /* unsigned integers */
+    int64_t imin, imax;    /* integers of every type but u64 */
+    uint64_t umin, umax;   /* u64 */
     int found;
 } minmax_share;
 
@@ -95,9 +95,9 @@ static void *minmax_run(void *arg)
 {
     minmax_share *sh = arg;
     switch (sh->dtype) {
-    case GPUHIST_U8: MINMAX_LOOP(uint8_t, umin, umax, 1); break;
-    case GPUHIST_U16: MINMAX_LOOP(uint16_t, umin, umax, 1); break;
-    case GPUHIST_U32: MINMAX_LOOP(uint32_t, umin, umax, 1); break;
+    case GPUHIST_U8: MINMAX_LOOP(uint8_t, imin, imax, 1); break;
+    case GPUHIST_U16: MINMAX_LOOP(uint16_t, imin, imax, 1); break;
+    case GPUHIST_U32: MINMAX_LOOP(uint32_t, imin, imax, 1); break;
     case GPUHIST_U64: MINMAX_LOOP(uint64_t, umin, umax, 1); break;
     case GPUHIST_I8: MINMAX_LOOP(int8_t, imin, imax, 1); break;
     case GPUHIST_I16: MINMAX_LOOP(int16_t, imin, imax, 1); break;
@@ -156,37 +156,13 @@ static void minmax_parallel(const gpuhist_ctx *ctx, const gpuhist_plan *plan, mi
     }
 }
 
-static gpuhist_status cpu_minmax(gpuhist_ctx *ctx, const gpuhist_plan *plan, double *lo,
-                                 double *hi, int *found)
+/* Any layout (channels, a ROI): one thread, sample by sample. */
+static void minmax_generic(const gpuhist_plan *plan, minmax_share *m)
 {
-    *found = 0;
-    if (plan->contiguous && plan->channels == 1) {
-        minmax_share m;
-        minmax_parallel(ctx, plan, &m);
-        *found = m.found;
-        if (!m.found)
-            return GPUHIST_OK;
-        switch (plan->dtype) {
-        case GPUHIST_F32:
-        case GPUHIST_F64: *lo = m.fmin, *hi = m.fmax; break;
-        case GPUHIST_U8:
-        case GPUHIST_U16:
-        case GPUHIST_U32:
-        case GPUHIST_U64:
-            *lo = gpuhist_u64_to_double_down(m.umin);
-            *hi = gpuhist_u64_to_double_up(m.umax);
-            break;
-        default:
-            *lo = gpuhist_i64_to_double_down(m.imin);
-            *hi = gpuhist_i64_to_double_up(m.imax);
-            break;
-        }
-        return GPUHIST_OK;
-    }
-    int is_float = plan->dtype == GPUHIST_F32 || plan->dtype == GPUHIST_F64;
-    double fmin = INFINITY, fmax = -INFINITY;
-    int64_t imin = INT64_MAX, imax = INT64_MIN;
-    uint64_t umin = UINT64_MAX, umax = 0;
+    memset(m, 0, sizeof *m);
+    m->fmin = INFINITY, m->fmax = -INFINITY;
+    m->imin = INT64_MAX, m->imax = INT64_MIN;
+    m->umin = UINT64_MAX, m->umax = 0;
     for (uint64_t r = 0; r < plan->rows; ++r) {
         for (uint64_t px = 0; px < plan->row_length; ++px) {
             const unsigned char *pixel = gpuhist_pixel_ptr(plan, r, px);
@@ -196,30 +172,43 @@ static gpuhist_status cpu_minmax(gpuhist_ctx *ctx, const gpuhist_plan *plan, dou
                 if (v.is_float) {
                     if (!isfinite(v.f))
                         continue;
-                    fmin = v.f < fmin ? v.f : fmin;
-                    fmax = v.f > fmax ? v.f : fmax;
+                    m->fmin = v.f < m->fmin ? v.f : m->fmin;
+                    m->fmax = v.f > m->fmax ? v.f : m->fmax;
                 } else if (v.is_unsigned64) {
-                    umin = v.u < umin ? v.u : umin;
-                    umax = v.u > umax ? v.u : umax;
+                    m->umin = v.u < m->umin ? v.u : m->umin;
+                    m->umax = v.u > m->umax ? v.u : m->umax;
                 } else {
-                    imin = v.i < imin ? v.i : imin;
-                    imax = v.i > imax ? v.i : imax;
+                    m->imin = v.i < m->imin ? v.i : m->imin;
+                    m->imax = v.i > m->imax ? v.i : m->imax;
                 }
-                *found = 1;
+                m->found = 1;
             }
         }
     }
-    if (!*found)
+}
+
+static gpuhist_status cpu_minmax(gpuhist_ctx *ctx, const gpuhist_plan *plan, double *lo,
+                                 double *hi, int *found)
+{
+    minmax_share m;
+    if (plan->contiguous && plan->channels == 1)
+        minmax_parallel(ctx, plan, &m);
+    else
+        minmax_generic(plan, &m);
+    *found = m.found;
+    if (!m.found)
         return GPUHIST_OK;
-    if (is_float) {
-        *lo = fmin;
-        *hi = fmax;
-    } else if (plan->dtype == GPUHIST_U64) {
-        *lo = gpuhist_u64_to_double_down(umin);
-        *hi = gpuhist_u64_to_double_up(umax);
-    } else {
-        *lo = gpuhist_i64_to_double_down(imin);
-        *hi = gpuhist_i64_to_double_up(imax);
+    switch (plan->dtype) {
+    case GPUHIST_F32:
+    case GPUHIST_F64: *lo = m.fmin, *hi = m.fmax; break;
+    case GPUHIST_U64:
+        *lo = gpuhist_u64_to_double_down(m.umin);
+        *hi = gpuhist_u64_to_double_up(m.umax);
+        break;
+    default:
+        *lo = gpuhist_i64_to_double_down(m.imin);
+        *hi = gpuhist_i64_to_double_up(m.imax);
+        break;
     }
     return GPUHIST_OK;
 }
