@@ -335,9 +335,15 @@ int host_page_locked(const void *p)
     return a.type == cudaMemoryTypeHost;
 }
 
-/* Call f(job) for each job of the input (see the file comment). */
-template <class F> gpuhist_status for_each_job(gpuhist_ctx *ctx, const gpuhist_plan *plan, F &&f)
+/* Call f(job) for each job of the input (see the file comment). *copied_from_locked (when
+ * given) says whether page-locked host data was copied straight from where it is: those copies
+ * may still be running when this returns. */
+template <class F>
+gpuhist_status for_each_job(gpuhist_ctx *ctx, const gpuhist_plan *plan, F &&f,
+                            int *copied_from_locked = nullptr)
 {
+    if (copied_from_locked)
+        *copied_from_locked = 0;
     cuda_state *st = state_of(ctx);
     gpuhist_cuda_job job;
     memset(&job, 0, sizeof job);
@@ -373,6 +379,8 @@ template <class F> gpuhist_status for_each_job(gpuhist_ctx *ctx, const gpuhist_p
     gpuhist_status rc;
     const int host_locked = !plan->data_on_device && plan->contiguous &&
                             host_page_locked(plan->data);
+    if (copied_from_locked)
+        *copied_from_locked = host_locked;
     for (int b = 0; b < 2; ++b) {
         if ((rc = grow_t(ctx, &st->stage[b], &st->stage_size[b], chunk_bytes, 0,
                          "device staging")) != GPUHIST_OK)
@@ -943,13 +951,13 @@ gpuhist_status cuda_stream_count(gpuhist_ctx *ctx, const gpuhist_plan *chunk,
 {
     cuda_state *st = state_of(ctx);
     void *out = st->run.out;
-    gpuhist_status rc = for_each_job(ctx, chunk, [&](const gpuhist_cuda_job &job) {
-        return s->run(ctx, chunk, &job, out);
-    });
+    int from_locked = 0;
+    gpuhist_status rc = for_each_job(
+        ctx, chunk, [&](const gpuhist_cuda_job &job) { return s->run(ctx, chunk, &job, out); },
+        &from_locked);
     /* Page-locked host data is copied from where it is, asynchronously: the caller may reuse
      * it once the call returns, so wait for the copies. */
-    if (rc == GPUHIST_OK && !chunk->data_on_device && chunk->pixels && chunk->contiguous &&
-        host_page_locked(chunk->data))
+    if (rc == GPUHIST_OK && from_locked)
         GPUHIST_CUDA_TRY(ctx, cudaStreamSynchronize(stream_of(ctx)), "copy input");
     return rc;
 }
