@@ -132,6 +132,8 @@ typedef struct cli_read_options {
     gpuhist_dtype type;
     uint32_t channels;      /* pixel size check for raw input */
     int progress;           /* allow a progress bar */
+    int sniff_pipe;         /* a pipe will be streamed whatever its format: cli_stream_input_open
+                               reads its first bytes to tell .npy from raw */
 } cli_read_options;
 
 /* Read the whole input into one buffer. @return CLI_EXIT_* (message printed). */
@@ -145,6 +147,10 @@ int cli_slurp(const char *path, const char *what, int progress, char **buf, size
  * messages ("name:LINE: ..."). On failure returns `fail_status`. *out is malloc'd. */
 int cli_parse_text(const char *name, const char *text, size_t len, gpuhist_dtype dtype,
                    int progress, int fail_status, void **out, uint64_t *count);
+/* The same for a part of a longer text that starts on line `first_line` (for the messages). */
+int cli_parse_text_at(const char *name, const char *text, size_t len, unsigned long first_line,
+                      gpuhist_dtype dtype, int progress, int fail_status, void **out,
+                      uint64_t *count);
 
 /* A .npy header (format versions 1, 2, 3), as cli_npy_parse_header() reads it. */
 typedef struct cli_npy_info {
@@ -185,20 +191,25 @@ typedef struct cli_stream_input {
     int fd;
     int owns_fd;
     int is_regular;          /* a regular file (else a pipe, terminal, device: read in order) */
-    cli_input_format format; /* RAW or NPY for a regular file; a pipe: RAW when declared, else
-                                AUTO (not looked at) */
+    cli_input_format format; /* RAW, NPY or TEXT; a pipe not declared --raw or --text is AUTO
+                                unless sniffed (cli_read_options.sniff_pipe) */
     gpuhist_dtype dtype;
     size_t sample_size, pixel_bytes;
     int swap;                /* reverse the bytes of each sample (big-endian .npy) */
     uint64_t data_offset;    /* where the samples start in the file */
-    uint64_t data_bytes;     /* bytes of samples (a pipe: known after the run) */
+    uint64_t data_bytes;     /* bytes of samples (a raw pipe or text: known after the run) */
+    uint64_t text_bytes;     /* text: the bytes of text read */
+    int bounded;             /* a .npy pipe: exactly data_bytes follow its header */
+    unsigned char prefix[16];/* a sniffed pipe's first bytes that are samples */
+    size_t nprefix;
     double seconds;          /* time spent reading and counting */
     char name[512];
 } cli_stream_input;
 
 /* Open the input and, for a regular file, read its format, type and size (messages as
- * cli_read_input gives them). Text and pipes are only opened (a pipe declared --raw takes its
- * type from -t). @return CLI_EXIT_*. */
+ * cli_read_input gives them). Text is only opened; a pipe is sniffed when asked (a .npy header
+ * read, else raw), else only opened (a pipe declared --raw takes its type from -t).
+ * @return CLI_EXIT_*. */
 int cli_stream_input_open(const cli_read_options *opt, cli_stream_input *in);
 /* Read the whole input into the open stream `st` (see source.c). @return CLI_EXIT_*. */
 int cli_stream_input_run(cli_stream_input *in, gpuhist_stream *st, int cpu_backend, int progress);

@@ -793,14 +793,17 @@ static int create_context(const options *o, gpuhist_ctx **ctx)
     return CLI_EXIT_OK;
 }
 
-/* The input can be streamed: a raw or .npy regular file whose bins do not depend on the data
- * (auto range and bincount up to the data's maximum need the data first). */
+/* The input can be streamed: raw, .npy or text whose bins do not depend on the data (auto range
+ * and bincount up to the data's maximum need the data first: a regular raw or .npy file gets a
+ * first pass for them, the rest is read whole). */
 static int streamable(const options *o, const cli_stream_input *si, int have_edges)
 {
-    if (si->format != CLI_IN_RAW && si->format != CLI_IN_NPY)
+    if (si->format != CLI_IN_RAW && si->format != CLI_IN_NPY && si->format != CLI_IN_TEXT)
         return 0;
     if (have_edges || o->have_range)
         return 1;
+    if (si->format == CLI_IN_TEXT) /* no first pass over text: parsing is the slow part */
+        return o->have_integer ? o->have_bins || is_small_int(si->dtype) : is_small_int(si->dtype);
     if (o->have_integer)
         return o->have_bins || is_small_int(si->dtype);
     if (is_small_int(si->dtype))
@@ -870,14 +873,16 @@ static int run(const options *o)
     if (o->format == CLI_FMT_NPY && (rc = cli_npy_open_edges(&out, &edges_file)))
         goto done;
 
-    cli_read_options ro = {o->input, o->in_format, o->have_type, o->type, o->channels, o->progress};
+    cli_read_options ro = {o->input, o->in_format, o->have_type, o->type, o->channels, o->progress,
+                           /* a pipe is streamed whatever its format when the bins are known */
+                           edges_in != NULL || o->have_range || (o->have_integer && o->have_bins)};
     if ((rc = cli_stream_input_open(&ro, &si)))
         goto done;
     gpuhist_bin_spec spec;
     gpuhist_result r;
     gpuhist_status st;
     if (streamable(o, &si, edges_in != NULL)) {
-        /* Raw or .npy file, range known: streamed in chunks, memory bounded. */
+        /* Raw, .npy or text, bins known: streamed in chunks, memory bounded. */
         in.dtype = si.dtype;
         in.format = si.format;
         snprintf(in.name, sizeof in.name, "%s", si.name);
@@ -930,12 +935,15 @@ static int run(const options *o)
                          t1 - t0, t2 - t1, cli_now() - t2, ctx_seconds);
         }
         in.samples = si.data_bytes / si.sample_size;
-        in.bytes_read = (double)si.data_bytes;
+        in.bytes_read = (double)(si.format == CLI_IN_TEXT ? si.text_bytes : si.data_bytes);
         in.seconds = si.seconds;
     } else {
-        /* Text, pipes, and ranges that need the data first: the input is read whole. */
+        /* Pipes and text whose bins need the data first: the input is read whole. (The
+         * descriptor opened above stays open until then: closing a FIFO's only reader would
+         * discard what its writer sent.) */
+        rc = cli_read_input(&ro, &in);
         cli_stream_input_close(&si);
-        if ((rc = cli_read_input(&ro, &in)))
+        if (rc)
             goto done;
         if (in.samples % o->channels) {
             rc = cli_error(CLI_EXIT_FAIL, "%s: %llu samples is not a multiple of %u channels",

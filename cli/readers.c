@@ -677,6 +677,13 @@ static void *parse_piece(void *arg)
 int cli_parse_text(const char *name, const char *text, size_t len, gpuhist_dtype dtype,
                    int progress, int fail_status, void **out, uint64_t *count)
 {
+    return cli_parse_text_at(name, text, len, 1, dtype, progress, fail_status, out, count);
+}
+
+int cli_parse_text_at(const char *name, const char *text, size_t len, unsigned long first_line,
+                      gpuhist_dtype dtype, int progress, int fail_status, void **out,
+                      uint64_t *count)
+{
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int np = (int)(len / TEXT_PIECE_MIN);
     if (np > cores)
@@ -692,7 +699,7 @@ int cli_parse_text(const char *name, const char *text, size_t len, gpuhist_dtype
     cli_progress_start(&bar, progress, "parsing text", (double)len);
     /* cut points: the first line end at or after i * len / np */
     const char *end = text + len, *at = text;
-    unsigned long line = 1;
+    unsigned long line = first_line;
     int k = 0;
     for (; k < np && at < end; ++k) {
         const char *cut = k + 1 < np ? text + len / (size_t)np * (size_t)(k + 1) : end;
@@ -714,7 +721,7 @@ int cli_parse_text(const char *name, const char *text, size_t len, gpuhist_dtype
     if (k == 0) { /* empty text */
         memset(&pc[0], 0, sizeof pc[0]);
         pc[0].begin = pc[0].end = text;
-        pc[0].line = 1;
+        pc[0].line = first_line;
         pc[0].dtype = dtype;
     }
     pc[0].bar = &bar;

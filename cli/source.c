@@ -310,36 +310,55 @@ static int feed_pread(const cli_stream_input *in, gpuhist_stream *st, cli_progre
     return rc;
 }
 
-/* A pipe: read() until each buffer is full; a partial pixel moves to the next buffer. */
-static int feed_pipe(const cli_stream_input *in, gpuhist_stream *st, cli_progress *bar,
-                     uint64_t *bytes_out)
+/* read() into dst until `want` bytes or the end of the input. @return bytes read, or -1 (errno). */
+static ssize_t read_full(int fd, unsigned char *dst, size_t want, int *eof)
+{
+    size_t have = 0;
+    while (have < want) {
+        ssize_t n = read(fd, dst + have, want - have);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0) {
+            *eof = 1;
+            break;
+        }
+        have += (size_t)n;
+    }
+    return (ssize_t)have;
+}
+
+/* A pipe: read() until each buffer is full; a partial pixel moves to the next buffer. Bytes
+ * sniffed by cli_stream_input_open come first; a .npy pipe ends after its data_bytes (trailing
+ * bytes are ignored, as in a file) and fails when it ends before. */
+static int feed_pipe(cli_stream_input *in, gpuhist_stream *st, cli_progress *bar)
 {
     const size_t pb = in->pixel_bytes;
     size_t chunk = CHUNK_BYTES / pb * pb + pb; /* room for a carried partial pixel */
     unsigned char carry[64];
-    size_t ncarry = 0;
+    size_t ncarry = in->nprefix;
+    memcpy(carry, in->prefix, in->nprefix); /* fewer than 16 bytes: within carry */
+    const uint64_t limit = in->bounded ? in->data_bytes : UINT64_MAX;
     uint64_t total = 0;
     int eof = 0;
-    while (!eof) {
+    while (!eof && total < limit) {
         void *vbuf;
         if (gpuhist_stream_buffer(st, chunk, &vbuf) != GPUHIST_OK)
             return stream_status(in->name, st);
         unsigned char *buf = vbuf;
-        size_t have = ncarry;
+        size_t have = ncarry, room = chunk;
+        if (limit - total < room)
+            room = (size_t)(limit - total);
         memcpy(buf, carry, ncarry);
-        while (have < chunk - pb + 1 && !eof) {
-            ssize_t n = read(in->fd, buf + have, chunk - have);
-            if (n < 0) {
-                if (errno == EINTR)
-                    continue;
-                int e = errno;
-                gpuhist_stream_submit(st, buf, 0);
-                return cli_error(CLI_EXIT_FAIL, "%s: read error: %s", in->name, strerror(e));
-            }
-            if (n == 0)
-                eof = 1;
-            have += (size_t)n;
+        ssize_t n = have < room ? read_full(in->fd, buf + have, room - have, &eof) : 0;
+        if (n < 0) {
+            int e = errno;
+            gpuhist_stream_submit(st, buf, 0);
+            return cli_error(CLI_EXIT_FAIL, "%s: read error: %s", in->name, strerror(e));
         }
+        have += (size_t)n;
         size_t whole = have / pb * pb;
         ncarry = have - whole;
         memcpy(carry, buf + whole, ncarry);
@@ -349,12 +368,138 @@ static int feed_pipe(const cli_stream_input *in, gpuhist_stream *st, cli_progres
         if (gpuhist_stream_submit(st, buf, whole / pb) != GPUHIST_OK)
             return stream_status(in->name, st);
         cli_progress_update(bar, (double)total);
+        if (whole == 0 && !eof && have >= room)
+            break; /* the bound left less than a pixel: reported below */
     }
-    *bytes_out = total + ncarry;
+    if (in->bounded && total + ncarry < limit)
+        return cli_error(CLI_EXIT_FAIL,
+                         "%s: truncated .npy: the header's shape needs %llu bytes of data, the "
+                         "input has %llu",
+                         in->name, (unsigned long long)limit,
+                         (unsigned long long)(total + ncarry));
+    if (!in->bounded)
+        in->data_bytes = total + ncarry;
     if (ncarry)
         return cli_size_error(in->name, total + ncarry, in->dtype,
                               (uint32_t)(in->pixel_bytes / in->sample_size));
     return CLI_EXIT_OK;
+}
+
+/* ---- text ----------------------------------------------------------------------------------- */
+
+/* Parsed values that do not fill a whole pixel wait here for the next block. */
+typedef struct text_feed {
+    cli_stream_input *in;
+    gpuhist_stream *st;
+    unsigned char carry[8 * 64];
+    size_t ncarry; /* samples */
+    uint64_t samples;
+} text_feed;
+
+static int feed_values(text_feed *t, const unsigned char *vals, uint64_t n)
+{
+    const size_t size = t->in->sample_size, per = t->in->pixel_bytes / size;
+    if (t->ncarry) { /* complete the carried pixel first */
+        size_t take = per - t->ncarry < n ? per - t->ncarry : (size_t)n;
+        memcpy(t->carry + t->ncarry * size, vals, take * size);
+        t->ncarry += take;
+        vals += take * size;
+        n -= take;
+        if (t->ncarry < per)
+            return CLI_EXIT_OK;
+        if (gpuhist_stream_feed(t->st, t->carry, 1) != GPUHIST_OK)
+            return stream_status(t->in->name, t->st);
+        t->ncarry = 0;
+    }
+    uint64_t pixels = n / per;
+    if (pixels && gpuhist_stream_feed(t->st, vals, pixels) != GPUHIST_OK)
+        return stream_status(t->in->name, t->st);
+    t->ncarry = (size_t)(n - pixels * per);
+    memcpy(t->carry, vals + pixels * per * size, t->ncarry * size);
+    return CLI_EXIT_OK;
+}
+
+static int is_text_sep(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == ',' || c == '\f' || c == '\v';
+}
+
+/* Text, read in order from a file or a pipe in blocks: each block is cut after its last line end
+ * (in a line longer than a block: after its last separator, or at a '#' whose comment is then
+ * skipped to its line end), parsed in parallel pieces with the line number it starts on, and
+ * fed; the uncut tail moves to the next block. Memory: a block and its values. */
+static int feed_text(cli_stream_input *in, gpuhist_stream *st, cli_progress *bar)
+{
+    const size_t block = 4 * CHUNK_BYTES;
+    unsigned char *buf = malloc(block);
+    if (!buf)
+        return cli_error(CLI_EXIT_FAIL, "%s: out of memory for the text buffer", in->name);
+    text_feed t;
+    memset(&t, 0, sizeof t);
+    t.in = in;
+    t.st = st;
+    size_t have = 0;
+    unsigned long line = 1;
+    int eof = 0, in_comment = 0, rc = CLI_EXIT_OK;
+    while (rc == CLI_EXIT_OK && (!eof || have)) {
+        if (!eof) {
+            ssize_t n = read_full(in->fd, buf + have, block - have, &eof);
+            if (n < 0) {
+                rc = cli_error(CLI_EXIT_FAIL, "%s: read error: %s", in->name, strerror(errno));
+                break;
+            }
+            have += (size_t)n;
+            in->text_bytes += (uint64_t)n;
+            cli_progress_update(bar, (double)in->text_bytes);
+        }
+        if (in_comment) { /* a comment from the previous block: skip to its line end */
+            unsigned char *nl = memchr(buf, '\n', have);
+            if (!nl) {
+                have = 0;
+                continue;
+            }
+            have -= (size_t)(nl - buf);
+            memmove(buf, nl, have);
+            in_comment = 0;
+        }
+        size_t cut = have, next = have; /* parse [0, cut), keep [next, have) */
+        if (!eof) {
+            unsigned char *nl = memrchr(buf, '\n', have);
+            unsigned char *hash = nl ? NULL : memchr(buf, '#', have);
+            if (nl) {
+                cut = next = (size_t)(nl - buf) + 1;
+            } else if (hash) {
+                cut = (size_t)(hash - buf);
+                in_comment = 1; /* the rest of the block is comment */
+            } else {
+                size_t i = have;
+                while (i > 0 && !is_text_sep((char)buf[i - 1]))
+                    --i;
+                if (i > 0) /* else one token fills the block: the parser names it */
+                    cut = next = i;
+            }
+        }
+        void *vals = NULL;
+        uint64_t n = 0;
+        rc = cli_parse_text_at(in->name, (const char *)buf, cut, line, in->dtype, 0,
+                               CLI_EXIT_FAIL, &vals, &n);
+        if (rc == CLI_EXIT_OK) {
+            rc = feed_values(&t, vals, n);
+            t.samples += n;
+        }
+        free(vals);
+        for (const unsigned char *q = buf; (q = memchr(q, '\n', (size_t)(buf + cut - q))) != NULL;
+             ++q)
+            ++line;
+        memmove(buf, buf + next, have - next);
+        have -= next;
+    }
+    free(buf);
+    in->data_bytes = t.samples * in->sample_size;
+    if (rc == CLI_EXIT_OK && t.ncarry)
+        rc = cli_error(CLI_EXIT_FAIL, "%s: %llu samples is not a multiple of %zu channels",
+                       in->name, (unsigned long long)t.samples, in->pixel_bytes / in->sample_size);
+    return rc;
 }
 
 int cli_stream_input_run(cli_stream_input *in, gpuhist_stream *st, int cpu_backend,
@@ -364,15 +509,20 @@ int cli_stream_input_run(cli_stream_input *in, gpuhist_stream *st, int cpu_backe
     if (fault && *fault)
         g_fault_read_at = strtoull(fault, NULL, 10);
     cli_progress bar;
-    cli_progress_start(&bar, progress, "reading", in->is_regular ? (double)in->data_bytes : 0);
+    double size = !in->is_regular ? 0 : in->format == CLI_IN_TEXT ? (double)in->text_bytes
+                                                                   : (double)in->data_bytes;
+    in->text_bytes = 0;
+    cli_progress_start(&bar, progress, "reading", size);
     double t0 = cli_now();
     int rc;
-    if (in->is_regular && cpu_backend && !in->swap)
+    if (in->format == CLI_IN_TEXT)
+        rc = feed_text(in, st, &bar);
+    else if (in->is_regular && cpu_backend && !in->swap)
         rc = feed_mapped(in, st, &bar);
     else if (in->is_regular)
         rc = feed_pread(in, st, &bar);
     else
-        rc = feed_pipe(in, st, &bar, &in->data_bytes);
+        rc = feed_pipe(in, st, &bar);
     cli_progress_end(&bar);
     in->seconds = cli_now() - t0;
     return rc;
@@ -387,6 +537,53 @@ void cli_stream_input_close(cli_stream_input *in)
     in->fd = -1;
 }
 
+/* A pipe that starts with the .npy magic is a .npy stream: read and check its header, the data
+ * follows; anything else is raw, its first bytes kept as samples. */
+static int sniff_pipe(const cli_read_options *opt, cli_stream_input *in)
+{
+    static const unsigned char magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+    int eof = 0;
+    ssize_t got = read_full(in->fd, in->prefix, 12, &eof);
+    if (got < 0)
+        return cli_error(CLI_EXIT_FAIL, "%s: read error: %s", in->name, strerror(errno));
+    in->nprefix = (size_t)got;
+    in->format = CLI_IN_RAW;
+    if (got < 6 || memcmp(in->prefix, magic, 6) != 0)
+        return CLI_EXIT_OK;
+    in->format = CLI_IN_NPY;
+    size_t hsize = cli_npy_header_size(in->prefix, in->nprefix);
+    if (hsize < in->nprefix)
+        hsize = in->nprefix; /* malformed or short: the parser names the problem */
+    unsigned char *h = malloc(hsize);
+    if (!h)
+        return cli_error(CLI_EXIT_FAIL, "%s: out of memory for the .npy header", in->name);
+    memcpy(h, in->prefix, in->nprefix);
+    ssize_t more = read_full(in->fd, h + in->nprefix, hsize - in->nprefix, &eof);
+    if (more < 0) {
+        free(h);
+        return cli_error(CLI_EXIT_FAIL, "%s: read error: %s", in->name, strerror(errno));
+    }
+    cli_npy_info info;
+    int rc = cli_npy_parse_header(in->name, h, in->nprefix + (size_t)more, &info);
+    free(h);
+    if (rc == CLI_EXIT_OK)
+        rc = cli_npy_check(opt, in->name, &info, UINT64_MAX);
+    if (rc)
+        return rc;
+    size_t channels = opt->channels ? opt->channels : 1;
+    in->nprefix = 0; /* the data starts right after the header */
+    in->dtype = info.dtype;
+    in->swap = info.swap;
+    in->sample_size = gpuhist_dtype_size(info.dtype);
+    in->pixel_bytes = in->sample_size * channels;
+    in->data_bytes = info.count * in->sample_size;
+    in->bounded = 1;
+    if (info.count % channels)
+        return cli_error(CLI_EXIT_FAIL, "%s: %llu samples is not a multiple of %zu channels",
+                         in->name, (unsigned long long)info.count, channels);
+    return CLI_EXIT_OK;
+}
+
 int cli_stream_input_open(const cli_read_options *opt, cli_stream_input *in)
 {
     memset(in, 0, sizeof *in);
@@ -394,8 +591,6 @@ int cli_stream_input_open(const cli_read_options *opt, cli_stream_input *in)
     int from_stdin = !opt->path || strcmp(opt->path, "-") == 0;
     snprintf(in->name, sizeof in->name, "%s", from_stdin ? "standard input" : opt->path);
     in->format = opt->format;
-    if (opt->format == CLI_IN_TEXT)
-        return CLI_EXIT_OK; /* text is parsed whole (cli_read_input) */
     if (from_stdin) {
         in->fd = 0;
     } else {
@@ -411,14 +606,23 @@ int cli_stream_input_open(const cli_read_options *opt, cli_stream_input *in)
         return cli_error(CLI_EXIT_FAIL, "%s: is a directory", in->name);
     in->is_regular = S_ISREG(sb.st_mode);
     size_t channels = opt->channels ? opt->channels : 1;
+    if (opt->format == CLI_IN_TEXT) { /* parsed as it is read (feed_text) */
+        in->dtype = opt->have_type ? opt->type : GPUHIST_F64;
+        in->sample_size = gpuhist_dtype_size(in->dtype);
+        in->pixel_bytes = in->sample_size * channels;
+        in->text_bytes = in->is_regular ? (uint64_t)sb.st_size : 0;
+        return CLI_EXIT_OK;
+    }
     if (!in->is_regular) {
-        /* A pipe is read once, in order: streamed when it is declared raw (--raw), else read
-         * whole by the caller (its format is only known from its first bytes). */
+        /* A pipe is read once, in order: streamed when it is declared raw (--raw) or when the
+         * caller streams it whatever its format (sniffed here), else read whole by the caller. */
         in->format = opt->format == CLI_IN_RAW ? CLI_IN_RAW : CLI_IN_AUTO;
         in->dtype = opt->have_type ? opt->type : GPUHIST_U8;
         in->sample_size = gpuhist_dtype_size(in->dtype);
         in->pixel_bytes = in->sample_size * channels;
         in->swap = !cli_host_little_endian() && in->sample_size > 1;
+        if (in->format == CLI_IN_AUTO && opt->sniff_pipe)
+            return sniff_pipe(opt, in);
         return CLI_EXIT_OK;
     }
     uint64_t size = (uint64_t)sb.st_size;

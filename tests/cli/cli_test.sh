@@ -892,6 +892,61 @@ PY
     ok "$G" -B cpu -t f64 -b 50 -r -1:2 -f csv big.f64
     cmp -s out.txt text.txt || fail "big text parsed in pieces differs from the raw file"
     err 1 "bad.txt:150002: '1.5x' is not a number" "$G" -B cpu --text -b 5 -r 0:1 bad.txt
+    # Text with known bins is parsed block by block as it is read (a block is 4 chunks: 4 MiB
+    # here), from a file or a pipe: the values of the raw file, line numbers across blocks, and
+    # lines longer than a block (with a comment that spans blocks) cut between tokens.
+    "$py" - <<'PY' || { fail "cannot generate the long-line text"; return; }
+import random, struct
+r = random.Random(11)
+vals = [r.uniform(-1, 2) for _ in range(900000)]
+with open("long.txt", "w") as f:
+    f.write(" ".join(repr(v) for v in vals[:500000]))
+    f.write(" # " + "a comment 1.5 " * 700000 + "\n")
+    f.write(",".join(repr(v) for v in vals[500000:]) + "\n")
+open("long.f64", "wb").write(struct.pack("<%dd" % len(vals), *vals))
+PY
+    for t in big long; do
+        "$G" -B cpu -t f64 -b 50 -r -1:2 -f csv $t.f64 >want.txt 2>err.txt
+        GPUHIST_CHUNK_MIB=1 "$G" -B cpu -v --text -b 50 -r -1:2 -f csv $t.txt >got.txt 2>err.txt
+        cmp -s want.txt got.txt || fail "$t.txt streamed differs from the raw file: $(head -c 300 err.txt)"
+        grep -q 'streamed:' err.txt || fail "$t.txt was not streamed: $(cat err.txt)"
+        grep -q 'peak memory: [0-9] MiB\|peak memory: [0-4][0-9] MiB' err.txt ||
+            fail "$t.txt: memory not bounded: $(grep peak err.txt)"
+        cat $t.txt | GPUHIST_CHUNK_MIB=1 "$G" -B cpu --text -b 50 -r -1:2 -f csv - >got.txt 2>err.txt
+        cmp -s want.txt got.txt || fail "$t.txt through a pipe differs: $(head -c 300 err.txt)"
+        checks=$((checks + 3))
+    done
+    GPUHIST_CHUNK_MIB=1 err 1 "bad.txt:150002: '1.5x' is not a number" "$G" -B cpu --text -b 5 -r 0:1 bad.txt
+    # three values a pixel, pixels split across blocks
+    "$G" -B cpu -t f64 --channels 3 -b 20 -r -1:2 -f csv big.f64 >want.txt 2>err.txt
+    GPUHIST_CHUNK_MIB=1 "$G" -B cpu --text --channels 3 -b 20 -r -1:2 -f csv big.txt >got.txt 2>err.txt
+    cmp -s want.txt got.txt || fail "text with 3 channels differs: $(head -c 300 err.txt)"
+    printf '1 2 3 4\n' | "$G" -B cpu --text --channels 3 -r 0:5 - >got.txt 2>err.txt
+    grep -q '4 samples is not a multiple of 3 channels' err.txt || fail "text channels: $(cat err.txt)"
+    checks=$((checks + 2))
+    # .npy through a pipe with known bins: the header is read from the pipe, the data streamed;
+    # bytes after the data are ignored, as in a file; a pipe that ends early is a truncated .npy.
+    for spec in "i64.npy:-b 33 -r -1e12:1e12" "f64be.npy:-b 10 -r 0:1" "i64pad.npy:-e -1e12,0,5e11,1e12"; do
+        f=${spec%%:*}
+        args=${spec#*:}
+        # shellcheck disable=SC2086
+        "$G" -B cpu $args -f csv "$f" >want.txt 2>err.txt
+        # shellcheck disable=SC2086
+        (cat "$f"; printf 'trailing') | GPUHIST_CHUNK_MIB=1 "$G" -B cpu -v $args -f csv - >got.txt 2>err.txt
+        cmp -s want.txt got.txt || fail ".npy pipe of $f ($args) differs: $(head -c 300 err.txt)"
+        grep -q 'streamed:' err.txt || fail ".npy pipe of $f was not streamed: $(cat err.txt)"
+        checks=$((checks + 1))
+    done
+    head -c 200000 i64.npy | "$G" -B cpu -b 4 -r 0:1 -o got.csv - >out.txt 2>err.txt
+    grep -q 'truncated .npy: the header.s shape needs 2400008 bytes of data, the input has 199872' err.txt ||
+        fail "truncated .npy pipe: $(cat err.txt)"
+    [ -e got.csv ] && fail "a truncated .npy pipe left got.csv"
+    head -c 50 i64.npy | "$G" -B cpu -b 4 -r 0:1 - >out.txt 2>err.txt
+    grep -q 'malformed .npy: header longer than the file' err.txt || fail "cut .npy header: $(cat err.txt)"
+    "$G" -B cpu -b 4 -r 0:1 - <i64.npy >out.txt 2>err.txt || fail "a .npy on standard input (a file)"
+    printf 'ab' | "$G" -B cpu -t u8 -r 0:256 -f csv - >out.txt 2>err.txt
+    has "97,97,98,1" out.txt
+    checks=$((checks + 4))
     # Inputs that do not fit: a raw size not a multiple of the sample, a truncated .npy.
     head -c 1000001 f32.bin >odd.bin
     err 1 'not a multiple of the sample size' "$G" -B cpu -t f32 -r 0:1 odd.bin
