@@ -4,7 +4,8 @@ ceilings and the peers a user would reach for, measured in the same run.
 
 For each case (u8/256, f32/4096, f32/2^20; 1 GiB, and 16 GiB with --big) it reports the wall time
 and peak resident memory of `gpuhist` (median of --reps runs; the file is read once first so it is
-in the page cache), the histogram throughput (bytes / (wall - CUDA start)), the file read ceiling
+in the page cache), the histogram throughput (bytes / (wall - the context's creation and release,
+as the command itself reports them with -v in the same run)), the file read ceiling
 (bench/e2e/read_ceiling: parallel pread), pinned and pageable host-to-device bandwidth and the
 host-array figures (bench/cuda/e2e_host.cu), numpy (fromfile + bincount / histogram) and torch
 (fromfile -> cuda -> histc). Every gpuhist result is compared with numpy's counts.
@@ -21,20 +22,31 @@ import numpy as np
 
 
 def run_measured(cmd, stdout=subprocess.DEVNULL):
-    """Run cmd (a gpuhist command with -v); return (wall seconds, peak RSS in MiB, exit status).
-    The peak is the command's own "peak memory" line (VmHWM of its address space): rusage would
-    also count this Python process's pages, inherited until exec."""
+    """Run cmd (a gpuhist command with -v); return (wall seconds, peak RSS in MiB, exit status,
+    seconds of context creation + release). The peak is the command's own "peak memory" line
+    (VmHWM of its address space): rusage would also count this Python process's pages, inherited
+    until exec. Creation and release are the command's own figures for this run (the CUDA start
+    varies by 0.1 s from one process to the next)."""
     t0 = time.perf_counter()
     p = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE)
     wall = time.perf_counter() - t0
     err = p.stderr.decode(errors="replace")
     peak = float("nan")
+    start = 0.0
+    global last_phases
+    last_phases = [l for l in err.splitlines() if "streamed:" in l or "first pass" in l or "throughput" in l]
     for line in err.splitlines():
         if "peak memory:" in line:
             peak = float(line.split("peak memory:")[1].split()[0])
+        for key in ("context created in", "context released in"):
+            if key in line:
+                start += float(line.split(key)[1].split()[0])
     if p.returncode != 0:
         print(f"  FAILED ({p.returncode}): {' '.join(cmd)}: {err.strip()}")
-    return wall, peak, p.returncode
+    return wall, peak, p.returncode, start
+
+
+last_phases = []  # the command's own phase lines (-v) of the latest run
 
 
 def median(xs):
@@ -80,15 +92,9 @@ def main():
     host_bin = os.path.join(args.build, "bench", "cuda", "gpuhist-e2e-host")
     os.makedirs(args.dir, exist_ok=True)
 
-    cuda_start = 0.0
     if args.backend == "cuda" and os.path.exists(host_bin):
         out = subprocess.run([host_bin, "4"], capture_output=True, text=True)
         print(out.stdout.strip() or out.stderr.strip())
-        for line in out.stdout.splitlines():
-            if line.startswith("cuda start:"):
-                nums = [float(w) for w in line.replace(",", " ").split() if w.replace(".", "", 1).isdigit()]
-                cuda_start = sum(nums)
-    print(f"CUDA start used below: {cuda_start:.3f} s")
 
     sizes = [1] + ([16] if args.big else [])
     cases = [("u8", np.uint8, 256, []), ("f32", np.float32, 4096, ["-t", "f32", "-b", "4096", "-r", "0:1"]),
@@ -111,11 +117,12 @@ def main():
                 ceiling = best
             for fmt in (["-f", "csv"],):
                 cmd = [g, "-B", args.backend, "-v"] + opts + fmt + ["-o", os.devnull, path]
-                walls, rss = [], []
+                walls, rss, counting = [], [], []
                 for _ in range(args.reps):
-                    w, m, rc = run_measured(cmd)
+                    w, m, rc, st = run_measured(cmd)
                     walls.append(w)
                     rss.append(m)
+                    counting.append(w - st)
                 wall = median(walls)
                 # correctness: the counts against numpy (1 GiB cases only: numpy holds the file)
                 ok = "-"
@@ -124,7 +131,9 @@ def main():
                                          capture_output=True, text=True)
                     got = np.array([int(l.split(",")[-1]) for l in res.stdout.splitlines()[1:]])
                     ok = "ok" if np.array_equal(got, numpy_counts(path, dtype, bins)) else "MISMATCH"
-                hist_s = max(wall - (cuda_start if args.backend == "cuda" else 0.0), 1e-9)
+                hist_s = median(counting)
+                for l in last_phases:
+                    print("  " + l.strip(), flush=True)
                 rows.append((f"{name}/{bins} {gib} GiB", wall, size / hist_s / 1e9, ceiling, max(rss), ok))
                 print(f"{name}/{bins} {gib} GiB: wall {wall:.3f} s, histogram {size / hist_s / 1e9:.2f} GB/s, "
                       f"read ceiling {ceiling} GB/s, peak RSS {max(rss):.0f} MiB, counts {ok}", flush=True)
