@@ -4,8 +4,9 @@
  * Flow of gpuhist_histogram():
  *   1. core/plan.c checks the samples and the spec (messages name the field), builds a
  *      gpuhist_plan (geometry, channels, the binmap of binmap.h, the edges), resolves the auto
- *      range with the backend's minmax() (finite values only) and picks the strategy (forced, or
- *      the backend's auto policy; core/registry.c holds the list);
+ *      range with the backend's minmax() (finite values only) and picks the strategy
+ *      (core/select.c: the one forced by name, or the first rule of the backend's policy whose
+ *      strategy accepts the plan; core/registry.c holds the list of strategies);
  *   2. the backend's execute() runs the strategy and writes the final counts and tallies:
  *      strategies count *slots* (bins + 3 per channel, see binmap.h) or, for the value-counting
  *      strategies of 8/16-bit data, raw values (256 / 65536 per channel), which the backend folds
@@ -107,6 +108,38 @@ const gpuhist_strategy *gpuhist_registry_find(const char *name);
 int gpuhist_strategy_accepts(const gpuhist_ctx *ctx, const gpuhist_strategy *s,
                              const gpuhist_plan *plan);
 
+/* ---- choosing the strategy (select.c) ------------------------------------------------------------ */
+
+/*
+ * One rule of a backend's auto policy: prefer `strategy` for the plans that meet the rule's
+ * conditions. The conditions are preferences only; what a strategy can run is stated by the
+ * strategy alone (its masks, max_bins, caps and supports_fn: gpuhist_strategy_accepts), which
+ * the selection asks as well. A zero field imposes nothing.
+ */
+typedef struct gpuhist_rule {
+    const gpuhist_strategy *strategy;
+    uint32_t dtypes;             /* GPUHIST_DTYPE_BIT mask: only for these dtypes */
+    uint32_t kinds;              /* GPUHIST_KIND_BIT mask: only for these bin kinds */
+    uint32_t min_bins, max_bins; /* only for bins in [min_bins, max_bins] */
+    uint32_t samples_per_thread; /* only with several CPU threads (gpuhist_cpu_threads) and at
+                                    least this many samples (pixels x histogrammed channels)
+                                    for each */
+} gpuhist_rule;
+
+/* A backend's auto policy: its rules in order of preference (src/<backend>/registry_*). */
+typedef struct gpuhist_policy {
+    const gpuhist_rule *rules;
+    size_t count;
+} gpuhist_policy;
+
+/*
+ * The strategy that runs `plan`: the one forced by name (ctx->forced) when it accepts the plan;
+ * without one, the strategy of the first rule of the backend's policy whose conditions hold and
+ * whose strategy accepts the plan, else the first of the backend's registered strategies that
+ * accepts it. NULL when there is none.
+ */
+const gpuhist_strategy *gpuhist_select(const gpuhist_ctx *ctx, const gpuhist_plan *plan);
+
 /* ---- backends ------------------------------------------------------------------------------------ */
 
 typedef struct gpuhist_backend_ops {
@@ -117,8 +150,8 @@ typedef struct gpuhist_backend_ops {
     /* Finite min and max of the histogrammed channels; *found = 0 when there is no finite value. */
     gpuhist_status (*minmax)(gpuhist_ctx *ctx, const gpuhist_plan *plan, double *lo, double *hi,
                              int *found);
-    /* Pick the strategy for a plan when none is forced (the per-device policy). */
-    const gpuhist_strategy *(*choose)(gpuhist_ctx *ctx, const gpuhist_plan *plan);
+    /* The auto policy: which strategy for which plan, as data (gpuhist_select). */
+    const gpuhist_policy *policy;
     /* Run `s` over the whole input and write the final counts and tallies into `result`
      * (counts on host or device as result->counts_location says; tallies unless async). */
     gpuhist_status (*execute)(gpuhist_ctx *ctx, const gpuhist_plan *plan,
@@ -153,16 +186,19 @@ typedef struct gpuhist_backend_ops {
 extern const gpuhist_backend_ops gpuhist_cpu_backend;
 extern const gpuhist_strategy *const gpuhist_cpu_strategies[]; /* src/cpu/registry_cpu.c */
 extern const size_t gpuhist_cpu_strategy_count;
+extern const gpuhist_policy gpuhist_cpu_policy;
 #if GPUHIST_HAVE_CUDA
 extern const gpuhist_backend_ops gpuhist_cuda_backend;
 extern const gpuhist_strategy *const gpuhist_cuda_strategies[]; /* src/cuda/registry_cuda.cu */
 extern const size_t gpuhist_cuda_strategy_count;
+extern const gpuhist_policy gpuhist_cuda_policy;
 gpuhist_status gpuhist_cuda_list_devices(char *buf, size_t size);
 #endif
 #if GPUHIST_HAVE_OPENCL
 extern const gpuhist_backend_ops gpuhist_opencl_backend;
 extern const gpuhist_strategy *const gpuhist_opencl_strategies[]; /* src/opencl/registry_opencl.c */
 extern const size_t gpuhist_opencl_strategy_count;
+extern const gpuhist_policy gpuhist_opencl_policy;
 gpuhist_status gpuhist_opencl_list_devices(char *buf, size_t size);
 #endif
 

@@ -398,31 +398,27 @@ gpuhist_status gpuhist_prepare(gpuhist_ctx *ctx, const gpuhist_samples *samples,
     if ((st = check_even_edges(ctx, plan)) != GPUHIST_OK)
         return st;
 
-    /* The strategy. */
-    const gpuhist_strategy *s = ctx->forced;
-    if (s) {
-        if (!gpuhist_strategy_accepts(ctx, s, plan))
-            return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
-                                "strategy: %s cannot histogram %s samples into %u %s bins with "
-                                "%u channel(s) (it supports: %s)",
-                                s->name, gpuhist_dtype_name(plan->dtype), plan->bins,
-                                spec->kind == GPUHIST_BINS_EVEN    ? "even"
-                                : spec->kind == GPUHIST_BINS_EDGES ? "explicit-edge"
-                                                                   : "integer",
-                                plan->channels, s->supports);
-    } else {
-        /* A stream's size is unknown: choose as for a large input (chunks are large). */
-        uint64_t pixels = plan->pixels;
-        if (stream)
-            plan->pixels = (uint64_t)1 << 28;
-        s = ctx->ops->choose(ctx, plan);
-        plan->pixels = pixels;
-        if (!s)
-            return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
-                                "%s: no strategy can histogram %s samples into %u bins",
-                                gpuhist_backend_name(ctx->backend),
-                                gpuhist_dtype_name(plan->dtype), plan->bins);
-    }
+    /* The strategy: the one forced by name, or the backend's auto policy (select.c). A stream's
+     * size is unknown: it is chosen for as a large input (chunks are large). */
+    uint64_t pixels = plan->pixels;
+    if (stream)
+        plan->pixels = (uint64_t)1 << 28;
+    const gpuhist_strategy *s = gpuhist_select(ctx, plan);
+    plan->pixels = pixels;
+    if (!s && ctx->forced)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                            "strategy: %s cannot histogram %s samples into %u %s bins with "
+                            "%u channel(s) (it supports: %s)",
+                            ctx->forced->name, gpuhist_dtype_name(plan->dtype), plan->bins,
+                            spec->kind == GPUHIST_BINS_EVEN    ? "even"
+                            : spec->kind == GPUHIST_BINS_EDGES ? "explicit-edge"
+                                                               : "integer",
+                            plan->channels, ctx->forced->supports);
+    if (!s)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                            "%s: no strategy can histogram %s samples into %u bins",
+                            gpuhist_backend_name(ctx->backend), gpuhist_dtype_name(plan->dtype),
+                            plan->bins);
     *strategy = s;
     return GPUHIST_OK;
 }

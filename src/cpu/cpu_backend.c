@@ -213,26 +213,6 @@ static gpuhist_status cpu_minmax(gpuhist_ctx *ctx, const gpuhist_plan *plan, dou
     return GPUHIST_OK;
 }
 
-static const gpuhist_strategy *cpu_choose(gpuhist_ctx *ctx, const gpuhist_plan *plan)
-{
-    /* Threads pay off once each thread has a few hundred thousand samples to amortise the
-     * fork/join and the merge of its private histogram (measured: docs/PERFORMANCE.md, CPU). */
-    uint64_t samples = plan->pixels * plan->active;
-    int threads = gpuhist_cpu_threads(ctx);
-    const char *order[3] = {"cpu-serial", "cpu-reference", NULL};
-    if (threads > 1 && samples >= (uint64_t)threads * 262144u && plan->bins <= (1u << 22)) {
-        order[0] = "cpu-threads";
-        order[1] = "cpu-serial";
-        order[2] = "cpu-reference";
-    }
-    for (int i = 0; i < 3 && order[i]; ++i) {
-        const gpuhist_strategy *s = gpuhist_registry_find(order[i]);
-        if (s && gpuhist_strategy_accepts(ctx, s, plan))
-            return s;
-    }
-    return gpuhist_registry_find("cpu-reference");
-}
-
 /* Counters of a histogram in progress (one per context: a context runs one at a time). */
 typedef struct cpu_counters {
     uint64_t *slots;  /* active * slots */
@@ -331,7 +311,7 @@ const gpuhist_backend_ops gpuhist_cpu_backend = {
     .open = cpu_open,
     .close = cpu_close,
     .minmax = cpu_minmax,
-    .choose = cpu_choose,
+    .policy = &gpuhist_cpu_policy,
     .execute = cpu_execute,
     .is_device_pointer = cpu_is_device_pointer,
     .stream_begin = cpu_stream_begin,

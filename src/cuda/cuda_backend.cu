@@ -1,5 +1,5 @@
 /*
- * cuda_backend.cu - the CUDA backend: device, buffers, jobs, auto policy, fold and finish.
+ * cuda_backend.cu - the CUDA backend: device, buffers, jobs, fold and finish.
  *
  * What a call does (execute):
  *   1. the EDGES array (if any) goes to the device once;
@@ -625,75 +625,6 @@ static double decode_key(gpuhist_dtype dt, unsigned long long k, int round_up)
     }
 }
 
-/* ---- the auto policy, as data ------------------------------------------------------------------- */
-
-/*
- * Rules are tried in order; the first whose conditions hold and whose strategy accepts the plan
- * (gpuhist_strategy_accepts: dtype, kind, bins, channels, shared-memory fit) wins. A rule
- * applies to devices of compute capability >= min_cc (major * 10 + minor). Every entry cites
- * the measurement that justified it; "to be measured" marks a default awaiting the benchmark.
- */
-struct gh_rule {
-    int min_cc;
-    uint32_t dtypes;   /* GPUHIST_DTYPE_BIT mask */
-    uint32_t kinds;    /* GPUHIST_KIND_BIT mask */
-    uint32_t min_bins, max_bins;
-    const char *strategy;
-};
-
-const gh_rule gh_policy[] = {
-    /* Measurements: docs/PERFORMANCE.md, "CUDA (NVIDIA H200)": GB/s of input, 1 GiB
-     * device-resident, every strategy that accepts a cell timed in the same run as CUB and the
-     * read ceiling, on uniform / hot90 / constant / bell data; the H100 matrix beside it. */
-
-    /* 8-bit data, any bins, one channel or 2 of 2 / 2-4 of 4 interleaved: two bytes per shared
-     * atomic (a 65536-entry pair histogram of packed 16-bit counters), per-warp byte tables for
-     * the iterations whose data is skewed, one red per byte value for runs of one word.
-     * u8/256 and RGBA 3 of 4: spread data (uniform, bell, most images) runs 1.2-1.6x faster than
-     * cuda-histogram256, 90%-one-value and constant data within 3% of it: without a look at the
-     * data the smaller worst case wins (0.81 of the ceiling against 0.52), within 5% of the best
-     * strategy everywhere. Also ahead of histogram256 on spread data on 4 of 4, 2 of 2 and 2 of 4
-     * channels, within 4% on their skewed data ("RGBA u8, 3 of 4 channels"). 3 channels and one
-     * histogrammed channel of several: byte-pairs declines, histogram256. */
-    {0, GPUHIST_INT8_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-byte-pairs"},
-    /* 8-bit data, any bins, the layouts byte-pairs declines: raw values in per-warp
-     * sub-histograms (hardware shared atomics), folded into bins. Second to byte-pairs on RGBA
-     * 3 of 4, ahead of CUB and cuda-fast-bytes on every distribution. */
-    {0, GPUHIST_INT8_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-histogram256"},
-    /* 16-bit data, any bins: 65536 16-bit counters packed in 128 KiB of shared memory with an
-     * exact carry hand-off. u16/65536: the best strategy on every distribution, 6-19x CUB and
-     * ~12x cuda-multipass. */
-    {0, GPUHIST_DTYPE_BIT(GPUHIST_U16) | GPUHIST_DTYPE_BIT(GPUHIST_I16), GPUHIST_ALL_KINDS, 1,
-     0xFFFFFFFFu, "cuda-fast-packed16"},
-    /* Slots that fit one block's shared memory (32-bit counters): cuda-fast-smem. The best
-     * strategy on f32/256, f32/4096 (ahead of cuda-fast-packed16-f32) and f32 with 256 explicit
-     * edges, on every distribution; 1.05-1.3x CUB on f32/256, 2-13x on the others. */
-    {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-fast-smem"},
-    /* f32 even bins past shared memory, as long as bins + 3 16-bit counters fit one block
-     * (~115k on H100/H200; its supports check decides): 16-bit packed counters, host-certified
-     * float estimate. f32/65536: the best on every distribution, 2-40x CUB, well ahead of
-     * cuda-two-pass (one pass instead of two); 65537..115k bins are not measured, the kernel is
-     * the same. */
-    {0, GPUHIST_DTYPE_BIT(GPUHIST_F32), GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 1, 0xFFFFFFFFu,
-     "cuda-fast-packed16-f32"},
-    /* f32 even bins past one block, up to 28 x 65536: partition by the slot's high bits
-     * into 16-bit keys, then packed shared counters per 65536-key bucket. f32/2^20: the best
-     * on every distribution, 1.6-2.7x cuda-fast-global and 6-19x CUB. Other dtypes and kinds
-     * with this many bins are not measured, so they stay with cuda-fast-global. */
-    {0, GPUHIST_DTYPE_BIT(GPUHIST_F32), GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 65537, 28u * 65536u,
-     "cuda-two-pass"},
-    /* Everything larger: global 32-bit partial counters behind a per-thread two-entry cache and
-     * warp aggregation; never collapses on skewed data. f32/2^20: as fast as plain global
-     * atomics on spread data and over 100x faster on skewed data, ahead of cuda-sort-rle,
-     * cuda-fast-cluster and CUB on every distribution. */
-    {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-fast-global"},
-    /* Safety nets, for a plan that every rule above declines. */
-    {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-block-shared"},
-    {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 1u << 17, "cuda-multipass"},
-    {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-sort-rle"},
-    {0, GPUHIST_ALL_DTYPES, GPUHIST_ALL_KINDS, 1, 0xFFFFFFFFu, "cuda-global-atomic"},
-};
-
 /* ---- backend ops ----------------------------------------------------------------------------------- */
 
 gpuhist_status cuda_open(gpuhist_ctx *ctx, int device)
@@ -850,27 +781,6 @@ gpuhist_status cuda_minmax(gpuhist_ctx *ctx, const gpuhist_plan *plan, double *l
         *hi = decode_key(plan->dtype, st->h_minmax[1], 1);
     }
     return GPUHIST_OK;
-}
-
-const gpuhist_strategy *cuda_choose(gpuhist_ctx *ctx, const gpuhist_plan *plan)
-{
-    cuda_state *st = state_of(ctx);
-    const int cc = st ? st->cc_major * 10 + st->cc_minor : 0;
-    for (size_t i = 0; i < sizeof gh_policy / sizeof gh_policy[0]; ++i) {
-        const gh_rule *r = &gh_policy[i];
-        if (cc < r->min_cc || !(r->dtypes & GPUHIST_DTYPE_BIT(plan->dtype)) ||
-            !(r->kinds & GPUHIST_KIND_BIT(plan->map.kind)) || plan->bins < r->min_bins ||
-            plan->bins > r->max_bins)
-            continue;
-        const gpuhist_strategy *s = gpuhist_registry_find(r->strategy);
-        if (s && s->backend == GPUHIST_BACKEND_CUDA && gpuhist_strategy_accepts(ctx, s, plan))
-            return s;
-    }
-    /* the table ends with strategies that accept every plan; keep a safety net anyway */
-    for (size_t i = 0; i < gpuhist_cuda_strategy_count; ++i)
-        if (gpuhist_strategy_accepts(ctx, gpuhist_cuda_strategies[i], plan))
-            return gpuhist_cuda_strategies[i];
-    return NULL;
 }
 
 /* ---- a histogram in progress: begin, count chunks, finish (execute = all three) ----------------- */
@@ -1201,7 +1111,7 @@ extern "C" gpuhist_status gpuhist_cuda_list_devices(char *buf, size_t size)
 
 extern "C" const gpuhist_backend_ops gpuhist_cuda_backend = {
     GPUHIST_BACKEND_CUDA, cuda_open,    cuda_close,
-    cuda_minmax,          cuda_choose,  cuda_execute,
+    cuda_minmax,          &gpuhist_cuda_policy, cuda_execute,
     cuda_is_device_pointer,
     cuda_stream_begin,    cuda_stream_count, cuda_stream_buffer,
     cuda_stream_submit,   cuda_stream_finish, cuda_stream_abort,

@@ -1,6 +1,8 @@
 /*
  * registry_cuda.cu - the CUDA backend's part of the strategy registry (core/registry.c lists
- * these after the CPU strategies). Order matters only for --list-strategies.
+ * these after the CPU strategies; order matters only for --list-strategies), and its auto policy
+ * (core/select.c; the measurements behind each rule: docs/PERFORMANCE.md, "Why the auto policy
+ * picks what it picks").
  */
 #include "cuda_internal.cuh"
 
@@ -50,4 +52,33 @@ const gpuhist_strategy *const gpuhist_cuda_strategies[] = {
 };
 const size_t gpuhist_cuda_strategy_count =
     sizeof(gpuhist_cuda_strategies) / sizeof(gpuhist_cuda_strategies[0]);
+
+/*
+ * In order; the first rule whose conditions hold and whose strategy accepts the plan wins (what
+ * each strategy takes: its masks and supports check). Columns: strategy, dtypes, bin kinds,
+ * min bins, max bins, samples per CPU thread; 0 imposes nothing.
+ */
+static const gpuhist_rule cuda_rules[] = {
+    /* 8-bit data in the layouts it takes: two bytes per packed 16-bit shared atomic. */
+    {&gpuhist_strategy_cuda_byte_pairs, 0, 0, 0, 0, 0},
+    /* 8-bit data in the other layouts: per-warp 256-value shared histograms. */
+    {&gpuhist_strategy_cuda_histogram256, 0, 0, 0, 0, 0},
+    /* 16-bit data: 65536 packed 16-bit shared counters. */
+    {&gpuhist_strategy_cuda_fast_packed16, 0, 0, 0, 0, 0},
+    /* Slots that fit one block's shared memory: 32-bit shared counters. */
+    {&gpuhist_strategy_cuda_fast_smem, 0, 0, 0, 0, 0},
+    /* f32 even bins past that, while 16-bit counters fit a block: packed 16-bit counters. */
+    {&gpuhist_strategy_cuda_fast_packed16_f32, 0, 0, 0, 0, 0},
+    /* f32 even bins past one block (only those measured): radix partition + packed counters. */
+    {&gpuhist_strategy_cuda_two_pass, GPUHIST_DTYPE_BIT(GPUHIST_F32),
+     GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 65537, 0, 0},
+    /* Everything larger: global partial counters behind a per-thread run cache. */
+    {&gpuhist_strategy_cuda_fast_global, 0, 0, 0, 0, 0},
+    /* Safety nets, for a plan that every rule above declines. */
+    {&gpuhist_strategy_cuda_block_shared, 0, 0, 0, 0, 0},
+    {&gpuhist_strategy_cuda_multipass, 0, 0, 0, 1u << 17, 0},
+    {&gpuhist_strategy_cuda_sort_rle, 0, 0, 0, 0, 0},
+    {&gpuhist_strategy_cuda_global_atomic, 0, 0, 0, 0, 0},
+};
+const gpuhist_policy gpuhist_cuda_policy = {cuda_rules, sizeof cuda_rules / sizeof cuda_rules[0]};
 }

@@ -31,9 +31,6 @@ extern const char gpuhist_ocl_src_local_atomic_cl[];
 extern const char gpuhist_ocl_src_block_shared_cl[];
 extern const char gpuhist_ocl_src_tree_reduce_cl[];
 
-extern const gpuhist_strategy gpuhist_strategy_opencl_local_atomic;
-extern const gpuhist_strategy gpuhist_strategy_opencl_block_shared;
-
 #ifndef CL_PLATFORM_NOT_FOUND_KHR
 #define CL_PLATFORM_NOT_FOUND_KHR -1001
 #endif
@@ -642,28 +639,6 @@ static gpuhist_status gh_ocl_minmax(gpuhist_ctx *ctx, const gpuhist_plan *plan, 
     return gpuhist_cpu_backend.minmax(ctx, plan, lo, hi, found);
 }
 
-/* ---- auto policy ----------------------------------------------------------------------------------- */
-
-/*
- * In order of preference; the first that accepts the plan runs. block-shared (vector loads,
- * replicated local histograms) whenever the histogram fits in local memory; otherwise
- * local-atomic, whose global-atomic kernel takes any bin count. tree-reduce is never chosen: it
- * reads the input once per batch of counters that fits local memory (it is there for seed 004's
- * comparison and as an atomic-free cross-check).
- */
-static const gpuhist_strategy *const gh_ocl_policy[] = {
-    &gpuhist_strategy_opencl_block_shared,
-    &gpuhist_strategy_opencl_local_atomic,
-};
-
-static const gpuhist_strategy *gh_ocl_choose(gpuhist_ctx *ctx, const gpuhist_plan *plan)
-{
-    for (size_t i = 0; i < sizeof gh_ocl_policy / sizeof gh_ocl_policy[0]; ++i)
-        if (gpuhist_strategy_accepts(ctx, gh_ocl_policy[i], plan))
-            return gh_ocl_policy[i];
-    return &gpuhist_strategy_opencl_local_atomic;
-}
-
 /* ---- execute --------------------------------------------------------------------------------------- */
 
 /* Counters of 32 bits: add them to the host totals and zero them for the next job. */
@@ -854,7 +829,7 @@ const gpuhist_backend_ops gpuhist_opencl_backend = {
     .open = gh_ocl_open,
     .close = gh_ocl_close,
     .minmax = gh_ocl_minmax,
-    .choose = gh_ocl_choose,
+    .policy = &gpuhist_opencl_policy,
     .execute = gh_ocl_execute,
     .is_device_pointer = gh_ocl_is_device_pointer,
 };

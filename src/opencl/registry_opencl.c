@@ -1,6 +1,8 @@
 /*
  * registry_opencl.c - the OpenCL backend's part of the strategy registry (core/registry.c lists
- * these after the CPU and CUDA strategies). Order matters only for --list-strategies.
+ * these after the CPU and CUDA strategies; order matters only for --list-strategies), and its
+ * auto policy (core/select.c; the reasons: docs/PERFORMANCE.md, "Why the auto policy picks what
+ * it picks").
  */
 #include "opencl_internal.h"
 
@@ -15,3 +17,14 @@ const gpuhist_strategy *const gpuhist_opencl_strategies[] = {
 };
 const size_t gpuhist_opencl_strategy_count =
     sizeof(gpuhist_opencl_strategies) / sizeof(gpuhist_opencl_strategies[0]);
+
+/* In order; the first rule whose strategy accepts the plan wins. opencl-tree-reduce is never
+ * chosen. */
+static const gpuhist_rule opencl_rules[] = {
+    /* The histogram fits local memory (its supports check): replicated local histograms. */
+    {.strategy = &gpuhist_strategy_opencl_block_shared},
+    /* Anything else: local or global atomics, any bin count. */
+    {.strategy = &gpuhist_strategy_opencl_local_atomic},
+};
+const gpuhist_policy gpuhist_opencl_policy = {opencl_rules,
+                                              sizeof opencl_rules / sizeof opencl_rules[0]};
