@@ -6,8 +6,8 @@
  *   2. the input becomes *jobs* (cuda_internal.cuh): device data that is contiguous and aligned to
  *      the sample size is one job, used in place; anything else (host memory, a strided ROI, a
  *      device pointer not aligned to the sample size) is copied chunk by chunk (~256 MiB) into
- *      two device staging buffers: pageable host data through two pinned buffers (the host
- *      gathers chunk i+1 while the device copies and counts chunk i), page-locked contiguous
+ *      two device staging buffers: pageable host data through two pinned buffers (host threads
+ *      gather chunk i+1 while the device copies and counts chunk i), page-locked contiguous
  *      host data straight from where it is, device data with cudaMemcpy2DAsync; a stream's
  *      lent staging buffers (cuda_stream_buffer) are copied to their own device twins;
  *   3. each job is handed to the strategy, which adds into zeroed 64-bit slot (or raw-value)
@@ -25,9 +25,11 @@
 #include "common.cuh"
 
 #include <mutex>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define GH_SIGN64 0x8000000000000000ull
 
@@ -253,11 +255,61 @@ void free_state(cuda_state *st)
 /* ---- jobs -------------------------------------------------------------------------------------- */
 
 /* Host gather of pixels [p0, p0 + n) into dst (contiguous, as the job layout wants). */
+/* Pageable data is copied into page-locked staging by several threads: one thread's memcpy
+ * (6-11 GB/s) is far slower than the copy engine reads page-locked memory (~54 GB/s on PCIe 5).
+ * Pieces of at least 8 MiB, at most 8 threads; a thread that cannot start leaves its piece to
+ * the caller. */
+struct copy_piece {
+    unsigned char *dst;
+    const unsigned char *src;
+    size_t bytes;
+};
+
+void *copy_piece_run(void *arg)
+{
+    const copy_piece *c = (const copy_piece *)arg;
+    memcpy(c->dst, c->src, c->bytes);
+    return NULL;
+}
+
+void copy_to_staging(unsigned char *dst, const unsigned char *src, size_t bytes)
+{
+    enum { MAX_COPIERS = 8 };
+    const size_t min_piece = (size_t)8 << 20;
+    static const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t n = bytes / min_piece;
+    if (n > MAX_COPIERS)
+        n = MAX_COPIERS;
+    if (cores > 0 && n > (size_t)cores)
+        n = (size_t)cores;
+    if (n < 2) {
+        memcpy(dst, src, bytes);
+        return;
+    }
+    const size_t per = (bytes / n + 4095) & ~(size_t)4095;
+    copy_piece piece[MAX_COPIERS];
+    pthread_t tid[MAX_COPIERS];
+    int started[MAX_COPIERS] = {0};
+    for (size_t i = 0; i < n; ++i) {
+        const size_t at = i * per < bytes ? i * per : bytes;
+        piece[i] = copy_piece{dst + at, src + at, bytes - at < per ? bytes - at : per};
+        if (i > 0)
+            started[i] = pthread_create(&tid[i], NULL, copy_piece_run, &piece[i]) == 0;
+    }
+    copy_piece_run(&piece[0]);
+    for (size_t i = 1; i < n; ++i) {
+        if (started[i])
+            pthread_join(tid[i], NULL);
+        else
+            copy_piece_run(&piece[i]);
+    }
+}
+
 void gather_host(const gpuhist_plan *plan, uint64_t p0, uint64_t n, unsigned char *dst)
 {
     const size_t pb = (size_t)plan->channels * plan->sample_size;
     if (plan->contiguous) {
-        memcpy(dst, plan->data + p0 * pb, (size_t)(n * pb));
+        copy_to_staging(dst, plan->data + p0 * pb, (size_t)(n * pb));
         return;
     }
     uint64_t row = p0 / plan->row_length, col = p0 % plan->row_length;
