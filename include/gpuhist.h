@@ -171,7 +171,23 @@ typedef struct gpuhist_samples {
     uint32_t active_channels; /* histogram the first A channels (0 means all) */
     uint32_t channel_mask;    /* nonzero: histogram exactly these channels instead */
     gpuhist_memory location;  /* where `data` lives; AUTO detects */
+    /* Optional weights (see "Weights" below): NULL = unweighted. */
+    const void *weights;      /* one per pixel, contiguous, in pixel order (a ROI's pixels row
+                                 after row), in the same memory as `data` */
+    gpuhist_dtype weight_dtype; /* GPUHIST_F32 or GPUHIST_F64 */
 } gpuhist_samples;
+
+/*
+ * Weights: each pixel's weight is added to the bin of each of its histogrammed samples
+ * (result.sums, required with weights), and its square to result.sums_squared when given. Sums
+ * are exact and rounded once: each is the double nearest the exact sum of its weights (ties to
+ * even), so the bits are the same on every run, strategy, backend, thread count and chunking.
+ * A bin whose weights include NaN, or both +inf and -inf, sums to NaN; else an infinite weight
+ * makes it that infinity; an exact sum beyond the double range is +-inf. Squares of f64 weights
+ * are exact unless they fall below the subnormal range (each then rounded once) or overflow.
+ * NaN samples add nothing; with GPUHIST_OUTLIERS_CLAMP the weights of outliers go to the end
+ * bins like their counts. Counts are computed as without weights.
+ */
 
 /** A contiguous array of `count` single-channel samples in host (or detected) memory. */
 GPUHIST_API gpuhist_samples gpuhist_samples_1d(const void *data, gpuhist_dtype dtype,
@@ -288,6 +304,8 @@ typedef struct gpuhist_result {
     gpuhist_memory counts_location; /* HOST (AUTO means HOST) or DEVICE */
     double *edges;                  /* optional host buffer of bins + 1: the edges used */
     uint64_t *device_stats;         /* optional device buffer (see above) */
+    double *sums;                   /* with samples.weights: host, bins * channels weight sums */
+    double *sums_squared;           /* optional, with weights: sums of the squared weights */
     /* out */
     uint32_t bins;                  /* bins per channel */
     uint32_t channels;              /* number of histograms written */
@@ -368,6 +386,11 @@ GPUHIST_API gpuhist_status gpuhist_stream_begin(gpuhist_ctx *ctx, const gpuhist_
 /** Count `pixels` contiguous pixels at `data` (memory as layout->location says; AUTO detects). */
 GPUHIST_API gpuhist_status gpuhist_stream_feed(gpuhist_stream *stream, const void *data,
                                                uint64_t pixels);
+/** The same with one weight per pixel (layout->weight_dtype), for a stream begun with a layout
+ *  whose `weights` is non-NULL (any value: it only says the stream is weighted). A weighted
+ *  stream is fed only this way (no lent buffers). */
+GPUHIST_API gpuhist_status gpuhist_stream_feed_weighted(gpuhist_stream *stream, const void *data,
+                                                        const void *weights, uint64_t pixels);
 /** Lend a staging buffer of at least `min_bytes` (host memory, page-locked on CUDA); it stays
  *  the stream's: hand it back with gpuhist_stream_submit(). */
 GPUHIST_API gpuhist_status gpuhist_stream_buffer(gpuhist_stream *stream, size_t min_bytes,

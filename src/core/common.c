@@ -74,6 +74,70 @@ void gpuhist_finish_slots(const gpuhist_plan *plan, const uint64_t *slots, uint6
     }
 }
 
+size_t gpuhist_weight_acc_words(const gpuhist_plan *plan)
+{
+    if (!plan->weights)
+        return 0;
+    const size_t records = (size_t)plan->active * plan->slots;
+    return records * (GPUHIST_SUM_RECORD(plan) + (plan->want_squares ? GPUHIST_SQUARE_RECORD : 0));
+}
+
+/* Add record b into record a (limbs, then the flags word). */
+static void record_add(int64_t *a, const int64_t *b, size_t words)
+{
+    for (size_t i = 0; i + 1 < words; ++i)
+        a[i] += b[i];
+    a[words - 1] |= b[words - 1];
+}
+
+/* One bin's sum from its record (copied: rounding works in place). */
+static double record_sum(const int64_t *rec, size_t words, int bias, int64_t *scratch)
+{
+    const gh_u32 flags = (gh_u32)rec[words - 1];
+    if (flags)
+        return gh_xsum_special(flags);
+    memcpy(scratch, rec, (words - 1) * sizeof *scratch);
+    return gh_xsum_to_double(scratch, (gh_u32)(words - 1), bias);
+}
+
+/* Sums of one kind (weights or squares) of every bin of every channel: `acc` holds active *
+ * slots records of `words` int64. */
+static void finish_records(const gpuhist_plan *plan, const int64_t *acc, size_t words, int bias,
+                           double *out)
+{
+    const uint32_t bins = plan->bins;
+    int64_t scratch[GH_XSUM_LIMBS_F64 + 1], low[GH_XSUM_LIMBS_F64 + 1],
+        high[GH_XSUM_LIMBS_F64 + 1];
+    for (uint32_t k = 0; k < plan->active; ++k) {
+        const int64_t *r = acc + (size_t)k * plan->slots * words;
+        double *o = out + (size_t)k * bins;
+        for (uint32_t i = 0; i < bins; ++i)
+            o[i] = record_sum(r + (size_t)i * words, words, bias, scratch);
+        if (plan->outliers == GPUHIST_OUTLIERS_CLAMP) {
+            /* the outliers' weights join the end bins exactly, before the one rounding */
+            memcpy(low, r, words * sizeof *low);
+            record_add(low, r + (size_t)GPUHIST_SLOT_UNDERFLOW(bins) * words, words);
+            memcpy(high, r + (size_t)(bins - 1) * words, words * sizeof *high);
+            if (bins == 1)
+                memcpy(high, low, words * sizeof *high);
+            record_add(high, r + (size_t)GPUHIST_SLOT_OVERFLOW(bins) * words, words);
+            o[0] = record_sum(low, words, bias, scratch);
+            o[bins - 1] = record_sum(high, words, bias, scratch);
+        }
+    }
+}
+
+void gpuhist_finish_sums(const gpuhist_plan *plan, const int64_t *acc, gpuhist_result *result)
+{
+    if (!plan->weights)
+        return;
+    const size_t sum_words = GPUHIST_SUM_RECORD(plan);
+    finish_records(plan, acc, sum_words, plan->weight_bias, result->sums);
+    if (plan->want_squares && result->sums_squared)
+        finish_records(plan, acc + (size_t)plan->active * plan->slots * sum_words,
+                       GPUHIST_SQUARE_RECORD, GH_XSUM_BIAS_F64, result->sums_squared);
+}
+
 gpuhist_sample_value gpuhist_read_sample(gpuhist_dtype dtype, const void *p)
 {
     gpuhist_sample_value x = {0, 0, 0.0, 0, 0};

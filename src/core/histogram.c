@@ -25,6 +25,19 @@ void gpuhist_result_describe(const gpuhist_ctx *ctx, const gpuhist_plan *plan,
     result->strategy = s->name;
 }
 
+gpuhist_status gpuhist_check_sums(gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                                  const gpuhist_result *result)
+{
+    if (plan->weights && !result->sums)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "result.sums: NULL (a weighted histogram returns its sums there)");
+    if (!plan->weights && (result->sums || result->sums_squared))
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "result.%s: given without weights (samples.weights is NULL)",
+                            result->sums ? "sums" : "sums_squared");
+    return GPUHIST_OK;
+}
+
 void gpuhist_result_edges(const gpuhist_plan *plan, gpuhist_result *result)
 {
     if (result->edges)
@@ -56,6 +69,9 @@ static gpuhist_status histogram_held(gpuhist_ctx *ctx, const gpuhist_samples *sa
     gpuhist_status st = gpuhist_prepare(ctx, samples, spec, result->counts_location, 0, &plan, &s);
     if (st != GPUHIST_OK)
         return st;
+    if ((st = gpuhist_check_sums(ctx, &plan, result)) != GPUHIST_OK)
+        return st;
+    plan.want_squares = result->sums_squared != NULL;
     gpuhist_result_describe(ctx, &plan, s, result);
     st = ctx->ops->execute(ctx, &plan, s, result);
     if (st != GPUHIST_OK)

@@ -17,6 +17,7 @@
 
 #include "gpuhist.h"
 #include "binmap.h"
+#include "exact_sum.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -50,7 +51,23 @@ typedef struct gpuhist_plan {
     uint32_t bins;
     uint32_t slots;              /* bins + GPUHIST_EXTRA_SLOTS */
     gpuhist_outliers outliers;
+    /* Weights (exact_sum.h): one per pixel, contiguous; NULL = unweighted. */
+    const unsigned char *weights;
+    gpuhist_dtype weight_dtype;  /* F32 or F64 */
+    uint32_t weight_limbs;       /* GH_XSUM_LIMBS_F32 / _F64 of the sums */
+    int weight_bias;             /* GH_XSUM_BIAS_F32 / _F64 */
+    int want_squares;            /* sums of squares too (always in the f64 format) */
+    void *weight_acc;            /* set by the backend for each run: active * slots sum records
+                                    (weight_limbs limbs + 1 flags word, int64), then, with
+                                    want_squares, active * slots square records
+                                    (GH_XSUM_LIMBS_F64 + 1) */
 } gpuhist_plan;
+
+/* int64 words of one slot's sum record and square record (limbs + the non-finite flags). */
+#define GPUHIST_SUM_RECORD(plan) ((size_t)(plan)->weight_limbs + 1u)
+#define GPUHIST_SQUARE_RECORD ((size_t)GH_XSUM_LIMBS_F64 + 1u)
+/* int64 words of a plan's whole weight accumulator (0 unweighted). */
+size_t gpuhist_weight_acc_words(const gpuhist_plan *plan);
 
 /* Number of distinct raw values of an 8/16-bit dtype (256 / 65536), 0 for wider types. */
 uint32_t gpuhist_small_value_count(gpuhist_dtype dtype);
@@ -61,7 +78,8 @@ uint32_t gpuhist_small_value_count(gpuhist_dtype dtype);
 enum {
     GPUHIST_CAP_CHANNELS = 1u << 0, /* handles channels > 1 (interleaved) itself */
     GPUHIST_CAP_ROI = 1u << 1,      /* handles strided rows itself (else the backend compacts) */
-    GPUHIST_CAP_VALUES = 1u << 2    /* counts raw 8/16-bit values; the backend folds them */
+    GPUHIST_CAP_VALUES = 1u << 2,   /* counts raw 8/16-bit values; the backend folds them */
+    GPUHIST_CAP_WEIGHTS = 1u << 3   /* also sums weights into plan->weight_acc */
 };
 
 #define GPUHIST_DTYPE_BIT(d) (1u << (d))
@@ -257,6 +275,12 @@ void gpuhist_fold_values(const gpuhist_plan *plan, const uint64_t *values, uint6
  * memory, active * bins) and the tallies of `result`. */
 void gpuhist_finish_slots(const gpuhist_plan *plan, const uint64_t *slots, uint64_t *counts,
                           gpuhist_result *result);
+/* From a host weight accumulator (plan->weight_acc layout, normalised or not): the outlier
+ * policy, then result->sums (and sums_squared when asked), each rounded once. */
+void gpuhist_finish_sums(const gpuhist_plan *plan, const int64_t *acc, gpuhist_result *result);
+/* result.sums is given exactly when the plan is weighted. @return OK or INVALID_ARGUMENT. */
+gpuhist_status gpuhist_check_sums(gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                                  const gpuhist_result *result);
 
 /* One host sample read at any alignment, widened without loss: f32/f64 into `f`, u64 into `u`,
  * every other integer type into `i`. */

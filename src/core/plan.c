@@ -94,6 +94,16 @@ static gpuhist_status plan_samples(gpuhist_ctx *ctx, const gpuhist_samples *s, g
                             "samples.data: NULL with %llu samples",
                             (unsigned long long)p->pixels);
     p->data = s->data;
+    if (s->weights) {
+        if (s->weight_dtype != GPUHIST_F32 && s->weight_dtype != GPUHIST_F64)
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "samples.weight_dtype: weights must be f32 or f64, not %s",
+                                gpuhist_dtype_name(s->weight_dtype));
+        p->weights = s->weights;
+        p->weight_dtype = s->weight_dtype;
+        p->weight_limbs = s->weight_dtype == GPUHIST_F32 ? GH_XSUM_LIMBS_F32 : GH_XSUM_LIMBS_F64;
+        p->weight_bias = s->weight_dtype == GPUHIST_F32 ? GH_XSUM_BIAS_F32 : GH_XSUM_BIAS_F64;
+    }
     return GPUHIST_OK;
 }
 
@@ -408,12 +418,18 @@ gpuhist_status gpuhist_prepare(gpuhist_ctx *ctx, const gpuhist_samples *samples,
     if (!s && ctx->forced)
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                             "strategy: %s cannot histogram %s samples into %u %s bins with "
-                            "%u channel(s) (it supports: %s)",
+                            "%u channel(s)%s (it supports: %s)",
                             ctx->forced->name, gpuhist_dtype_name(plan->dtype), plan->bins,
                             spec->kind == GPUHIST_BINS_EVEN    ? "even"
                             : spec->kind == GPUHIST_BINS_EDGES ? "explicit-edge"
                                                                : "integer",
-                            plan->channels, ctx->forced->supports);
+                            plan->channels, plan->weights ? " and weights" : "",
+                            ctx->forced->supports);
+    if (!s && plan->weights)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                            "%s: no strategy of this backend sums weights (the CPU backend "
+                            "does)",
+                            gpuhist_backend_name(ctx->backend));
     if (!s)
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                             "%s: no strategy can histogram %s samples into %u bins",

@@ -66,6 +66,8 @@ int gpuhist_strategy_accepts(const gpuhist_ctx *ctx, const gpuhist_strategy *s,
         return 0;
     if ((s->caps & GPUHIST_CAP_VALUES) && gpuhist_small_value_count(plan->dtype) == 0)
         return 0;
+    if (plan->weights && !(s->caps & GPUHIST_CAP_WEIGHTS))
+        return 0;
     if (s->supports_fn && !s->supports_fn(ctx, plan))
         return 0;
     return 1;

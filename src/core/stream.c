@@ -108,6 +108,9 @@ gpuhist_status gpuhist_stream_begin(gpuhist_ctx *ctx, const gpuhist_samples *lay
     }
     if (rc == GPUHIST_OK)
         rc = gpuhist_prepare(ctx, &s0, &sp, counts_location, 1, &st->plan, &st->s);
+    /* a weighted stream: its chunks bring their weights; squares are summed too (the result
+     * that asks for them only comes at finish) */
+    st->plan.want_squares = st->plan.weights != NULL;
     /* (gpuhist_prepare has checked layout->location: known, and DEVICE only on CUDA) */
     st->location = layout->location;
     st->counts_location = counts_location;
@@ -139,6 +142,7 @@ static gpuhist_plan chunk_plan(const gpuhist_stream *st, const void *data, uint6
                                int on_device)
 {
     gpuhist_plan c = st->plan;
+    c.weights = NULL; /* gpuhist_stream_feed_weighted sets them */
     c.data = (const unsigned char *)data;
     c.pixels = pixels;
     c.rows = 1;
@@ -186,20 +190,48 @@ static gpuhist_status check_chunk(gpuhist_stream *st, const void *data, uint64_t
     return GPUHIST_OK;
 }
 
-gpuhist_status gpuhist_stream_feed(gpuhist_stream *st, const void *data, uint64_t pixels)
+static gpuhist_status feed(gpuhist_stream *st, const void *data, const void *weights,
+                           uint64_t pixels)
 {
-    if (!st)
-        return GPUHIST_ERROR_INVALID_ARGUMENT;
     gpuhist_status rc = check_chunk(st, data, pixels);
-    if (rc != GPUHIST_OK || pixels == 0)
+    if (rc != GPUHIST_OK)
         return rc;
+    if (!weights != !st->plan.weights)
+        return stream_fail(st, gpuhist_fail(st->ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                            st->plan.weights
+                                                ? "stream: a weighted stream is fed with "
+                                                  "gpuhist_stream_feed_weighted (weights NULL)"
+                                                : "stream: weights given to a stream begun "
+                                                  "without weights"));
+    if (pixels == 0)
+        return GPUHIST_OK;
     gpuhist_ctx *ctx = st->ctx;
     int on_device = st->location == GPUHIST_MEMORY_DEVICE ||
                     (st->location == GPUHIST_MEMORY_AUTO && ctx->ops->is_device_pointer(ctx, data));
     gpuhist_plan chunk = chunk_plan(st, data, pixels, on_device);
+    chunk.weights = (const unsigned char *)weights;
     rc = st->native ? ctx->ops->stream_count(ctx, &chunk, st->s) : count_by_execute(st, &chunk);
     st->pixels += pixels;
     return rc == GPUHIST_OK ? rc : stream_fail(st, rc);
+}
+
+gpuhist_status gpuhist_stream_feed(gpuhist_stream *st, const void *data, uint64_t pixels)
+{
+    if (!st)
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    return feed(st, data, NULL, pixels);
+}
+
+gpuhist_status gpuhist_stream_feed_weighted(gpuhist_stream *st, const void *data,
+                                            const void *weights, uint64_t pixels)
+{
+    if (!st)
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    if (!weights && st->plan.weights && pixels)
+        return stream_fail(st, gpuhist_fail(st->ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                            "stream: weights is NULL with %llu pixels",
+                                            (unsigned long long)pixels));
+    return feed(st, data, weights ? weights : st->plan.weights, pixels);
 }
 
 gpuhist_status gpuhist_stream_buffer(gpuhist_stream *st, size_t min_bytes, void **buf)
@@ -212,6 +244,10 @@ gpuhist_status gpuhist_stream_buffer(gpuhist_stream *st, size_t min_bytes, void 
     *buf = NULL;
     if (st->failed != GPUHIST_OK)
         return st->failed;
+    if (st->plan.weights)
+        return stream_fail(st, gpuhist_fail(st->ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                            "stream: a weighted stream is fed with "
+                                            "gpuhist_stream_feed_weighted, not lent buffers"));
     int slot = -1;
     for (int i = 0; i < GPUHIST_STREAM_SLOTS && slot < 0; ++i) {
         int j = (st->next_slot + i) % GPUHIST_STREAM_SLOTS;
@@ -290,6 +326,8 @@ gpuhist_status gpuhist_stream_finish(gpuhist_stream *st, gpuhist_result *result)
           st->counts_location == GPUHIST_MEMORY_HOST))
         rc = gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                           "result.counts_location: differs from the one given at begin");
+    if (rc == GPUHIST_OK)
+        rc = gpuhist_check_sums(ctx, &st->plan, result);
     if (rc == GPUHIST_OK) {
         gpuhist_result_describe(ctx, &st->plan, st->s, result);
         if (st->native) {

@@ -218,6 +218,7 @@ typedef struct cpu_counters {
     uint64_t *slots;  /* active * slots */
     uint64_t *values; /* active * 256 / 65536 when the strategy counts raw values, else NULL */
     void *edge_table; /* EVEN: the edges in the edge type, shared by every chunk and thread */
+    int64_t *wacc;    /* weighted: the exact weight accumulator (plan->weight_acc layout) */
 } cpu_counters;
 
 static void cpu_stream_abort(gpuhist_ctx *ctx)
@@ -228,6 +229,7 @@ static void cpu_stream_abort(gpuhist_ctx *ctx)
     free(c->slots);
     free(c->values);
     free(c->edge_table);
+    free(c->wacc);
     free(c);
     ctx->backend_state = NULL;
 }
@@ -242,7 +244,9 @@ static gpuhist_status cpu_stream_begin(gpuhist_ctx *ctx, const gpuhist_plan *pla
                          : 0u;
     char what[160];
     snprintf(what, sizeof what, "cpu: %u bins x %u channel(s)", plan->bins, plan->active);
-    gpuhist_status st = gpuhist_need_host_memory(ctx, (uint64_t)(nslots + nvalues) * 8u, what);
+    const size_t nweights = gpuhist_weight_acc_words(plan);
+    gpuhist_status st =
+        gpuhist_need_host_memory(ctx, (uint64_t)(nslots + nvalues + nweights) * 8u, what);
     if (st != GPUHIST_OK)
         return st;
     cpu_counters *c = calloc(1, sizeof *c);
@@ -250,15 +254,17 @@ static gpuhist_status cpu_stream_begin(gpuhist_ctx *ctx, const gpuhist_plan *pla
         c->slots = calloc(nslots, sizeof *c->slots);
     if (c && c->slots && nvalues)
         c->values = calloc(nvalues, sizeof *c->values);
+    if (c && c->slots && nweights)
+        c->wacc = calloc(nweights, sizeof *c->wacc);
     /* many even bins: their edge table once, not once per chunk and thread */
     if (c && c->slots && plan->map.kind == GH_KIND_EVEN && plan->bins >= 4096 &&
         !gpuhist_small_value_count(plan->dtype))
         c->edge_table = gpuhist_cpu_even_edge_table(plan); /* NULL: each call builds its own */
     ctx->backend_state = c;
-    if (!c || !c->slots || (nvalues && !c->values)) {
+    if (!c || !c->slots || (nvalues && !c->values) || (nweights && !c->wacc)) {
         cpu_stream_abort(ctx);
         return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
-                            "cpu: cannot allocate %zu bin counters", nslots + nvalues);
+                            "cpu: cannot allocate %zu bin counters", nslots + nvalues + nweights);
     }
     return GPUHIST_OK;
 }
@@ -271,6 +277,7 @@ static gpuhist_status cpu_stream_count(gpuhist_ctx *ctx, const gpuhist_plan *chu
         return GPUHIST_OK;
     gpuhist_plan p = *chunk;
     p.even_edge_table = c->edge_table;
+    p.weight_acc = c->wacc;
     return s->run(ctx, &p, &p, c->values ? c->values : c->slots);
 }
 
@@ -282,6 +289,8 @@ static gpuhist_status cpu_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *pl
     if (c->values)
         gpuhist_fold_values(plan, c->values, c->slots);
     gpuhist_finish_slots(plan, c->slots, result->counts, result);
+    if (c->wacc)
+        gpuhist_finish_sums(plan, c->wacc, result);
     cpu_stream_abort(ctx);
     return GPUHIST_OK;
 }

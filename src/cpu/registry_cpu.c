@@ -8,11 +8,13 @@
 extern const gpuhist_strategy gpuhist_strategy_cpu_reference;
 extern const gpuhist_strategy gpuhist_strategy_cpu_serial;
 extern const gpuhist_strategy gpuhist_strategy_cpu_threads;
+extern const gpuhist_strategy gpuhist_strategy_cpu_weighted;
 
 const gpuhist_strategy *const gpuhist_cpu_strategies[] = {
     &gpuhist_strategy_cpu_reference,
     &gpuhist_strategy_cpu_serial,
     &gpuhist_strategy_cpu_threads,
+    &gpuhist_strategy_cpu_weighted,
 };
 const size_t gpuhist_cpu_strategy_count =
     sizeof gpuhist_cpu_strategies / sizeof gpuhist_cpu_strategies[0];
@@ -25,6 +27,8 @@ static const gpuhist_rule cpu_rules[] = {
      .samples_per_thread = 262144u},
     /* Anything else: one thread. */
     {.strategy = &gpuhist_strategy_cpu_serial},
+    /* Weighted requests (the only CPU strategy that sums weights). */
+    {.strategy = &gpuhist_strategy_cpu_weighted},
     /* Safety net. */
     {.strategy = &gpuhist_strategy_cpu_reference},
 };

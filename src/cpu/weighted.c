@@ -1,0 +1,237 @@
+/*
+ * cpu-weighted - weighted histograms on the CPU: counts, and exact sums of weights and of their
+ * squares (src/core/exact_sum.h).
+ *
+ * Mechanism: the pixels are cut into pieces of at most WEIGHTED_PIECE; the threads share each
+ * piece, and each thread maps its samples to slots (gpuhist_slot_of, binmap.h) and adds counts
+ * and weight digits into private records (plain integer adds, so the order does not matter);
+ * after each piece the private records are normalised and added into the plan's accumulator
+ * (plan->weight_acc), which is normalised in turn. A limb therefore never takes more than
+ * 4 * WEIGHTED_PIECE deposits between normalisations (2^28 < 2^31). Weights of NaN samples are
+ * not summed (those samples are in no bin); outliers' are (the outlier policy may need them).
+ *
+ * Limits: any dtype, bin kind, channels, ROI; weights f32 or f64, one per pixel. Private records
+ * per thread: slots x (sum record + square record) int64; when that would pass PRIVATE_BUDGET
+ * for all threads together, fewer threads run. Speed: a slot lookup and 2-3 (f32) or 3-6 (f64,
+ * with squares) 64-bit adds per sample.
+ * Seed: 003 (private histograms per thread, merged), with the exact accumulator for the sums.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WEIGHTED_PIECE ((uint64_t)1 << 26)
+#define PRIVATE_BUDGET ((uint64_t)512 << 20)
+
+typedef struct weighted_share {
+    const gpuhist_plan *plan;
+    uint64_t begin, end; /* pixel indices */
+    uint64_t *counts;    /* active * slots */
+    int64_t *acc;        /* gpuhist_weight_acc_words(plan) */
+} weighted_share;
+
+static void deposit(int64_t *rec, gh_u32 r, gh_u32 limb, const gh_i64 *d, int digits,
+                    size_t words)
+{
+    if (r == 1u) {
+        for (int k = 0; k < digits; ++k)
+            rec[limb + (gh_u32)k] += d[k];
+    } else if (r) {
+        rec[words - 1] |= (int64_t)r;
+    }
+}
+
+/* Add the square of w (exact: f32 weights, and f64 ones whose product's low part is normal). */
+static void deposit_square(int64_t *rec, double w, int is_f32)
+{
+    const size_t words = GPUHIST_SQUARE_RECORD;
+    gh_u32 limb = 0;
+    gh_i64 d[3] = {0, 0, 0};
+    const double hi = w * w;
+    gh_u32 r = gh_xsum_split_f64(hi, &limb, d);
+    deposit(rec, r, limb, d, 3, words);
+    if (!is_f32 && isfinite(hi)) {
+        const double lo = fma(w, w, -hi);
+        r = gh_xsum_split_f64(lo, &limb, d);
+        deposit(rec, r, limb, d, 3, words);
+    }
+}
+
+static void *weighted_run_share(void *arg)
+{
+    weighted_share *sh = arg;
+    const gpuhist_plan *p = sh->plan;
+    const size_t sum_words = GPUHIST_SUM_RECORD(p);
+    int64_t *sums = sh->acc;
+    int64_t *squares = sh->acc + (size_t)p->active * p->slots * sum_words;
+    const int is_f32 = p->weight_dtype == GPUHIST_F32;
+    const uint32_t nan_slot = GPUHIST_SLOT_NAN(p->bins);
+    uint64_t row = sh->begin / p->row_length, col = sh->begin % p->row_length;
+    for (uint64_t i = sh->begin; i < sh->end; ++i) {
+        const unsigned char *pixel = gpuhist_pixel_ptr(p, row, col);
+        if (++col == p->row_length) {
+            col = 0;
+            ++row;
+        }
+        double w;
+        gh_u32 limb = 0, r;
+        gh_i64 d[3] = {0, 0, 0};
+        if (is_f32) {
+            float f;
+            memcpy(&f, p->weights + i * 4u, 4);
+            w = f;
+            r = gh_xsum_split_f32(f, &limb, d);
+        } else {
+            memcpy(&w, p->weights + i * 8u, 8);
+            r = gh_xsum_split_f64(w, &limb, d);
+        }
+        for (uint32_t k = 0; k < p->active; ++k) {
+            const uint32_t slot =
+                gpuhist_slot_of(p, pixel + (size_t)p->channel_index[k] * p->sample_size);
+            const size_t record = (size_t)k * p->slots + slot;
+            sh->counts[record] += 1;
+            if (slot == nan_slot)
+                continue;
+            deposit(sums + record * sum_words, r, limb, d, is_f32 ? 2 : 3, sum_words);
+            if (p->want_squares)
+                deposit_square(squares + record * GPUHIST_SQUARE_RECORD, w, is_f32);
+        }
+    }
+    return NULL;
+}
+
+/* Normalise every record of an accumulator (sums, then squares). */
+static void normalize_all(const gpuhist_plan *p, int64_t *acc)
+{
+    const size_t records = (size_t)p->active * p->slots, sum_words = GPUHIST_SUM_RECORD(p);
+    for (size_t r = 0; r < records; ++r)
+        gh_xsum_normalize(acc + r * sum_words, (gh_u32)(sum_words - 1));
+    if (p->want_squares) {
+        int64_t *sq = acc + records * sum_words;
+        for (size_t r = 0; r < records; ++r)
+            gh_xsum_normalize(sq + r * GPUHIST_SQUARE_RECORD, GH_XSUM_LIMBS_F64);
+    }
+}
+
+/* Add accumulator b into a, flags words OR'ed. */
+static void add_acc(const gpuhist_plan *p, int64_t *a, const int64_t *b)
+{
+    const size_t records = (size_t)p->active * p->slots, sum_words = GPUHIST_SUM_RECORD(p);
+    for (size_t r = 0; r < records; ++r) {
+        int64_t *x = a + r * sum_words;
+        const int64_t *y = b + r * sum_words;
+        for (size_t i = 0; i + 1 < sum_words; ++i)
+            x[i] += y[i];
+        x[sum_words - 1] |= y[sum_words - 1];
+    }
+    if (p->want_squares) {
+        int64_t *sa = a + records * sum_words;
+        const int64_t *sb = b + records * sum_words;
+        for (size_t r = 0; r < records; ++r) {
+            int64_t *x = sa + r * GPUHIST_SQUARE_RECORD;
+            const int64_t *y = sb + r * GPUHIST_SQUARE_RECORD;
+            for (size_t i = 0; i < GH_XSUM_LIMBS_F64; ++i)
+                x[i] += y[i];
+            x[GH_XSUM_LIMBS_F64] |= y[GH_XSUM_LIMBS_F64];
+        }
+    }
+}
+
+static gpuhist_status weighted_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *job,
+                                   void *out)
+{
+    (void)job;
+    uint64_t *counts = out;
+    const size_t records = (size_t)plan->active * plan->slots;
+    const size_t words = gpuhist_weight_acc_words(plan);
+    if (!plan->weights) { /* no weights: counts only, one slot lookup per sample */
+        for (uint64_t r = 0; r < plan->rows; ++r)
+            for (uint64_t px = 0; px < plan->row_length; ++px) {
+                const unsigned char *pixel = gpuhist_pixel_ptr(plan, r, px);
+                for (uint32_t k = 0; k < plan->active; ++k)
+                    counts[(size_t)k * plan->slots +
+                           gpuhist_slot_of(plan, pixel + (size_t)plan->channel_index[k] *
+                                                             plan->sample_size)] += 1;
+            }
+        return GPUHIST_OK;
+    }
+    /* threads: enough pixels each, and private records within the budget */
+    const uint64_t per_thread_bytes = (uint64_t)(records + words) * 8u;
+    int threads = gpuhist_cpu_threads(ctx);
+    if (threads > 64)
+        threads = 64;
+    if ((uint64_t)threads * per_thread_bytes > PRIVATE_BUDGET)
+        threads = (int)(PRIVATE_BUDGET / per_thread_bytes);
+    if ((uint64_t)threads > plan->pixels / 65536u + 1u)
+        threads = (int)(plan->pixels / 65536u + 1u);
+    if (threads < 1)
+        threads = 1;
+    gpuhist_status st =
+        gpuhist_need_host_memory(ctx, (uint64_t)threads * per_thread_bytes,
+                                 "cpu-weighted: its private counts and sums");
+    if (st != GPUHIST_OK)
+        return st;
+    weighted_share sh[64];
+    pthread_t tid[64];
+    int started[64] = {0};
+    int64_t *priv = calloc((size_t)threads, (records + words) * sizeof *priv);
+    if (!priv)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
+                            "cpu-weighted: cannot allocate %d private records of %zu words",
+                            threads, records + words);
+    for (int t = 0; t < threads; ++t) {
+        sh[t].plan = plan;
+        sh[t].counts = (uint64_t *)(priv + (size_t)t * (records + words));
+        sh[t].acc = priv + (size_t)t * (records + words) + records;
+    }
+    int64_t *acc = plan->weight_acc;
+    for (uint64_t p0 = 0; p0 < plan->pixels; p0 += WEIGHTED_PIECE) {
+        const uint64_t n = plan->pixels - p0 < WEIGHTED_PIECE ? plan->pixels - p0 : WEIGHTED_PIECE;
+        const uint64_t per = (n + (uint64_t)threads - 1) / (uint64_t)threads;
+        for (int t = 0; t < threads; ++t) {
+            uint64_t b = (uint64_t)t * per < n ? (uint64_t)t * per : n;
+            sh[t].begin = p0 + b;
+            sh[t].end = p0 + (n - b < per ? n : b + per);
+        }
+        for (int t = 1; t < threads; ++t)
+            started[t] = pthread_create(&tid[t], NULL, weighted_run_share, &sh[t]) == 0;
+        weighted_run_share(&sh[0]);
+        for (int t = 1; t < threads; ++t) {
+            if (started[t])
+                pthread_join(tid[t], NULL);
+            else
+                weighted_run_share(&sh[t]);
+        }
+        /* merge: counts add; each private accumulator is normalised, added and cleared */
+        for (int t = 0; t < threads; ++t) {
+            for (size_t i = 0; i < records; ++i)
+                counts[i] += sh[t].counts[i];
+            memset(sh[t].counts, 0, records * sizeof *sh[t].counts);
+            normalize_all(plan, sh[t].acc);
+            add_acc(plan, acc, sh[t].acc);
+            memset(sh[t].acc, 0, words * sizeof *sh[t].acc);
+        }
+        normalize_all(plan, acc);
+    }
+    free(priv);
+    return GPUHIST_OK;
+}
+
+const gpuhist_strategy gpuhist_strategy_cpu_weighted = {
+    .name = "cpu-weighted",
+    .backend = GPUHIST_BACKEND_CPU,
+    .seed = "003 (private histograms), exact sums",
+    .supports = "all dtypes, all bin kinds, any bins, channels, ROI; weights f32/f64",
+    .summary = "slot per sample and exact weight sums (64-bit integer limbs) in private records "
+               "per thread, merged",
+    .dtypes = GPUHIST_ALL_DTYPES,
+    .kinds = GPUHIST_ALL_KINDS,
+    .max_bins = 0,
+    .caps = GPUHIST_CAP_CHANNELS | GPUHIST_CAP_ROI | GPUHIST_CAP_WEIGHTS,
+    .supports_fn = NULL,
+    .run = weighted_run,
+};
