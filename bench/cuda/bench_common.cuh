@@ -66,11 +66,14 @@ __device__ __forceinline__ uint64_t bench_mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
+/* The generator kernels below are static: a program of several files (gpuhist-bench) may include
+ * this header in each, and a kernel with external linkage would then be defined twice. */
+
 /* 90% of hot90 samples take the hot value: the top 32 bits of the hash below this threshold. */
 #define BENCH_HOT_THRESHOLD 3865470566u /* 0.9 * 2^32 */
 
 /* u8: uniform over 0..255; hot90 / constant use `hot`; bell = mean of four uniform bytes. */
-__global__ void bench_gen_u8(uint8_t *p, uint64_t n, int dist, uint64_t seed, uint32_t hot)
+static __global__ void bench_gen_u8(uint8_t *p, uint64_t n, int dist, uint64_t seed, uint32_t hot)
 {
     uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
     for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -91,7 +94,7 @@ __global__ void bench_gen_u8(uint8_t *p, uint64_t n, int dist, uint64_t seed, ui
     }
 }
 
-__global__ void bench_gen_u16(uint16_t *p, uint64_t n, int dist, uint64_t seed, uint32_t hot)
+static __global__ void bench_gen_u16(uint16_t *p, uint64_t n, int dist, uint64_t seed, uint32_t hot)
 {
     uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
     for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -112,7 +115,7 @@ __global__ void bench_gen_u16(uint16_t *p, uint64_t n, int dist, uint64_t seed, 
 
 /* f32 in [0, 1): uniform = k * 2^-24 (exact, never 1.0); bell = (sum of four 22-bit uniforms)
  * * 2^-24, whose sum < 2^24 is exact in float, so bell never reaches 1.0 either. */
-__global__ void bench_gen_f32(float *p, uint64_t n, int dist, uint64_t seed, float hot)
+static __global__ void bench_gen_f32(float *p, uint64_t n, int dist, uint64_t seed, float hot)
 {
     uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
     for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -136,8 +139,8 @@ __global__ void bench_gen_f32(float *p, uint64_t n, int dist, uint64_t seed, flo
 
 /* Arbitrary-dtype noise for the sanitizer driver: raw random bits (so NaN, inf, denormals and
  * -0.0 show up for floats), with every 7th sample pulled into [0, 1000) so in-range bins get hits. */
-__global__ void bench_gen_bits(uint8_t *p, uint64_t bytes, uint32_t sample_size, int is_float,
-                               uint64_t seed)
+static __global__ void bench_gen_bits(uint8_t *p, uint64_t bytes, uint32_t sample_size,
+                                      int is_float, uint64_t seed)
 {
     uint64_t n = bytes / sample_size;
     uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
