@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
 
@@ -134,6 +135,8 @@ typedef struct cli_read_options {
     int progress;           /* allow a progress bar */
     int sniff_pipe;         /* a pipe will be streamed whatever its format: cli_stream_input_open
                                reads its first bytes to tell .npy from raw */
+    int weighted;           /* --weights: pixels are matched to weights in C order, so a
+                               Fortran-order .npy of more than one dimension is refused */
 } cli_read_options;
 
 /* Read the whole input into one buffer. @return CLI_EXIT_* (message printed). */
@@ -177,14 +180,28 @@ size_t cli_npy_header_size(const unsigned char *buf, size_t len);
 int cli_npy_parse_header(const char *name, const unsigned char *buf, size_t len,
                          cli_npy_info *out);
 
-/* The checks of a parsed .npy header against the options (Fortran order with channels, a
- * conflicting -t) and against the `have` bytes of data the file holds. @return CLI_EXIT_*. */
+/* The same for a .npy of weights: only float32 and float64 ('<f4', '<f8', '>f4', '>f8') are
+ * accepted, any other dtype is refused with a message saying so. */
+int cli_npy_parse_weights_header(const char *name, const unsigned char *buf, size_t len,
+                                 cli_npy_info *out);
+
+/* The checks of a parsed .npy header against the options (Fortran order with channels or
+ * weights, a conflicting -t) and against the `have` bytes of data the file holds.
+ * @return CLI_EXIT_*. */
 int cli_npy_check(const cli_read_options *opt, const char *name, const cli_npy_info *h,
                   uint64_t have);
 /* "NAME: size N bytes is not a multiple of the sample (pixel) size ..." @return CLI_EXIT_FAIL. */
 int cli_size_error(const char *name, uint64_t bytes, gpuhist_dtype dtype, uint32_t channels);
 
 /* ---- source.c -------------------------------------------------------------------------------- */
+
+struct cli_weights;
+
+/* The bytes of a chunk: 16 MiB, or GPUHIST_CHUNK_MIB (1..1024) for measurements and tests. */
+size_t cli_chunk_bytes(void);
+/* read() into dst until `want` bytes or the end of the input (*eof set then). @return the bytes
+ * read, or -1 with errno. */
+ssize_t cli_read_full(int fd, void *dst, size_t want, int *eof);
 
 /* Binary input (raw or .npy) to be streamed through the library in chunks. */
 typedef struct cli_stream_input {
@@ -203,6 +220,9 @@ typedef struct cli_stream_input {
     unsigned char prefix[16];/* a sniffed pipe's first bytes that are samples */
     size_t nprefix;
     double seconds;          /* time spent reading and counting */
+    struct cli_weights *weights; /* set before cli_stream_input_run for a weighted stream: each
+                                    chunk is fed with its pixels' weights (own buffers, never
+                                    lent ones); NULL = unweighted */
     char name[512];
 } cli_stream_input;
 
@@ -219,6 +239,56 @@ void cli_stream_input_close(cli_stream_input *in);
 int cli_stream_input_minmax(const cli_stream_input *in, gpuhist_ctx *ctx, uint32_t channels,
                             uint32_t active, double *lo, double *hi, int *found);
 
+/* ---- weights.c ------------------------------------------------------------------------------- */
+
+/* --weights FILE: one weight per pixel, in pixel order. A .npy of float32 or float64 (any shape
+ * in C order, any byte order; recognised by its magic) or raw little-endian samples of
+ * --weights-type (f32 or f64). A regular file is read with pread() at each chunk's offset; a
+ * pipe (or standard input) is read in order. */
+typedef struct cli_weights {
+    int fd;
+    int owns_fd;
+    int is_regular;
+    int is_npy;
+    gpuhist_dtype dtype;     /* GPUHIST_F32 or GPUHIST_F64 */
+    size_t size;             /* 4 or 8 */
+    int swap;                /* reverse the bytes of each weight */
+    uint64_t data_offset;    /* where the weights start in a regular file */
+    uint64_t count;          /* weights the input holds, when count_known */
+    int count_known;         /* a regular file or a .npy pipe (its header says) */
+    unsigned char prefix[16];/* a raw pipe's first bytes, read to tell .npy from raw */
+    size_t nprefix;
+    uint64_t next;           /* weights handed out so far */
+    uint64_t pixels;         /* pixels seen by cli_weights_feed (also those past the end) */
+    uint64_t expect;         /* the data's pixels when known before reading, else UINT64_MAX */
+    int exhausted;           /* the weights ended before the data */
+    unsigned char *buf;      /* a chunk's weights */
+    size_t cap;
+    char name[512];
+} cli_weights;
+
+/* Open the weights (path "-" = standard input) and read what tells their type and count (a
+ * .npy header; the size of a regular file). @return CLI_EXIT_* (message printed). */
+int cli_weights_open(const char *path, int have_type, gpuhist_dtype type, cli_weights *w);
+/* The data holds `pixels` pixels, known before it is read: a different count of weights fails
+ * now ("W: 999 weights for 1000 pixels"), and cli_weights_feed fails as soon as they run out.
+ * @return CLI_EXIT_*. */
+int cli_weights_expect(cli_weights *w, uint64_t pixels);
+/* Feed `pixels` pixels at `data` (pixel_bytes each) to the weighted stream `st` with their
+ * weights, the next ones in order, in pieces of at most a chunk of weights. When the weights run
+ * out, the pixels after them are only counted (for the message of cli_weights_end), or, with the
+ * count expected, it fails at once. `data_name` names the data in the stream's messages.
+ * @return CLI_EXIT_*. */
+int cli_weights_feed(cli_weights *w, gpuhist_stream *st, const void *data, uint64_t pixels,
+                     size_t pixel_bytes, const char *data_name);
+/* After the last feed: the weights must have ended exactly with the data (the rest of a pipe is
+ * read to count it). @return CLI_EXIT_*. */
+int cli_weights_end(cli_weights *w);
+/* All the weights, for data of `pixels` pixels read whole: *out is malloc'd (host byte order).
+ * @return CLI_EXIT_* (a different count fails with the message above). */
+int cli_weights_read_all(cli_weights *w, uint64_t pixels, void **out);
+void cli_weights_close(cli_weights *w);
+
 /* ---- writers.c ------------------------------------------------------------------------------- */
 
 typedef enum cli_format {
@@ -226,7 +296,8 @@ typedef enum cli_format {
     CLI_FMT_TABLE,
     CLI_FMT_CSV,
     CLI_FMT_JSON,
-    CLI_FMT_NPY /* the counts as a .npy array (uint64 '<u8'); the edges by cli_write_npy_edges */
+    CLI_FMT_NPY /* the counts as a .npy array (uint64 '<u8'); the edges, sums and sums of
+                   squares in files beside it (cli_npy_open_sides, cli_npy_commit) */
 } cli_format;
 
 typedef struct cli_histogram {
@@ -236,25 +307,32 @@ typedef struct cli_histogram {
     gpuhist_dtype dtype;
     gpuhist_bin_kind kind;
     int per_channel;              /* --channels given: counts is an array of arrays */
+    const double *sums;           /* --weights: the sums of weights, laid out as counts; NULL */
+    const double *sums_squared;   /* --squares: the sums of squared weights; NULL */
 } cli_histogram;
 
 /* Write the histogram in `format` to `f`; `bars` draws bars (table only, `columns` wide). */
 void cli_write_histogram(FILE *f, cli_format format, const cli_histogram *h, int bars,
                          int columns);
 
-/* -f npy. The edges (bins + 1 doubles) as a .npy '<f8' array. */
-void cli_write_npy_edges(FILE *f, const cli_histogram *h);
-/* The edges file beside counts file `path`: "X.npy" -> "X.edges.npy", another name gets
- * ".edges.npy" appended. @return malloc'd; NULL when out of memory. */
-char *cli_npy_edges_path(const char *path);
+/* -f npy: the arrays written beside the counts, each a .npy '<f8' file: the edges (bins + 1),
+ * the sums of weights and the sums of their squares (shaped as the counts). */
+enum { CLI_NPY_EDGES = 0, CLI_NPY_SUMS, CLI_NPY_SUMS_SQUARED, CLI_NPY_SIDES };
+/* The file of side `what` ("edges", "sums", "sums_squared") beside counts file `path`:
+ * "X.npy" -> "X.edges.npy", another name gets ".edges.npy" appended. @return malloc'd; NULL when
+ * out of memory. */
+char *cli_npy_side_path(const char *path, const char *what);
 /* After cli_output_open(counts, ...): refuse a terminal (CLI_EXIT_USAGE); when the counts go to
- * a regular file, open the edges file beside it, else leave edges->f NULL (counts only).
+ * a regular file, open the edges file beside it, and the sums / sums_squared files when asked;
+ * else leave every side's f NULL (the counts only), which is refused (CLI_EXIT_USAGE) when sums
+ * are asked for, as they would be lost. `side` (CLI_NPY_SIDES of them) is zeroed first.
  * @return CLI_EXIT_* (message printed). */
 struct cli_output;
-int cli_npy_open_edges(const struct cli_output *counts, struct cli_output *edges);
-/* Write the edges, then commit both outputs only once both are written in full; on failure
- * both are aborted. @return CLI_EXIT_* (message printed). */
-int cli_npy_commit(struct cli_output *counts, struct cli_output *edges, const cli_histogram *h);
+int cli_npy_open_sides(const struct cli_output *counts, int sums, int squares,
+                       struct cli_output *side);
+/* Write the side arrays, then commit every output only once all are written in full; on
+ * failure all are aborted. @return CLI_EXIT_* (message printed). */
+int cli_npy_commit(struct cli_output *counts, struct cli_output *side, const cli_histogram *h);
 /* The tallies (underflow, overflow, nan, total; per channel) on stderr, for -v with -f npy. */
 void cli_note_tallies(const cli_histogram *h);
 
@@ -276,8 +354,10 @@ typedef struct cli_output {
 } cli_output;
 /* The file the input is read from (NULL or "-" = standard input), which no output may replace:
  * cli_output_open refuses it (same device and inode, so also through links) with
- * CLI_EXIT_USAGE. Call before cli_output_open. */
+ * CLI_EXIT_USAGE. Call before cli_output_open; it forgets the files protected before. */
 void cli_output_set_input(const char *input_path);
+/* One more file no output may replace (the weights), `what` naming it in the message. */
+void cli_output_protect(const char *path, const char *what);
 int cli_output_open(cli_output *o, const char *path); /* @return CLI_EXIT_* (message printed) */
 int cli_output_commit(cli_output *o);  /* flush, close, rename; @return CLI_EXIT_* */
 void cli_output_abort(cli_output *o);  /* close and remove the temporary file */

@@ -1,21 +1,26 @@
 /*
  * main.c - the gpuhist command: options (README.md, "Using the command"), the bin
- * specification, the run (the input streamed through the library, or read whole), the output.
+ * specification, the run (the input, and its weights, streamed through the library or read
+ * whole), the output.
  *
  * Order of work, chosen so that mistakes cost nothing: every option is checked first (exit 2),
- * then the context is created and a forced strategy checked, and only then is a possibly huge
- * input read. The output goes through output.c: a file only appears once it is complete.
+ * then the context is created and a forced strategy checked, the output opened, the input and
+ * the weights opened (their counts compared when both are known, a backend that cannot sum
+ * weights refused), and only then is a possibly huge input read. The output goes through
+ * output.c: a file only appears once it is complete.
  */
 #include "cli.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum {
     O_TYPE = 1, O_TEXT, O_RAW, O_NPY, O_BINS, O_RANGE, O_EDGES, O_INTEGER, O_LAST_INCLUSIVE,
     O_OUTLIERS, O_CHANNELS, O_BACKEND, O_DEVICE, O_LIST_DEVICES, O_STRATEGY, O_LIST_STRATEGIES,
-    O_THREADS, O_FORMAT, O_OUTPUT, O_VERBOSE, O_NO_PROGRESS, O_VERSION, O_HELP
+    O_THREADS, O_FORMAT, O_OUTPUT, O_VERBOSE, O_NO_PROGRESS, O_VERSION, O_HELP, O_WEIGHTS,
+    O_WEIGHTS_TYPE, O_SQUARES
 };
 
 static const cli_optdef option_defs[] = {
@@ -30,6 +35,9 @@ static const cli_optdef option_defs[] = {
     {"last-inclusive", 0, 0, O_LAST_INCLUSIVE},
     {"outliers", 0, 1, O_OUTLIERS},
     {"channels", 0, 1, O_CHANNELS},
+    {"weights", 0, 1, O_WEIGHTS},
+    {"weights-type", 0, 1, O_WEIGHTS_TYPE},
+    {"squares", 0, 0, O_SQUARES},
     {"backend", 'B', 1, O_BACKEND},
     {"device", 0, 1, O_DEVICE},
     {"list-devices", 0, 0, O_LIST_DEVICES},
@@ -66,6 +74,11 @@ static const char usage_text[] =
     "      --last-inclusive    put HI into the last bin (NumPy's rule)\n"
     "      --outliers P        drop (default) | clamp (into the first / last bin)\n"
     "      --channels C[:A]    interleaved samples, C channels, first A histogrammed\n"
+    "Weights (summed per bin, exactly; on the CPU backend, which auto then uses)\n"
+    "      --weights FILE      one weight per pixel, in pixel order: a .npy of float32 or\n"
+    "                          float64, else raw little-endian samples of --weights-type\n"
+    "      --weights-type T    f32 | f64 (default): the type of raw weights\n"
+    "      --squares           also output the sums of the squared weights\n"
     "Execution\n"
     "  -B, --backend B         auto (default) | cuda | opencl | cpu\n"
     "      --device N          device number of the backend (see --list-devices)\n"
@@ -74,7 +87,8 @@ static const char usage_text[] =
     "Output\n"
     "  -f, --format F          table (default; bars when stdout is a terminal) | csv | json |\n"
     "                          npy (counts as uint64 .npy; with -o X.npy the edges go to\n"
-    "                          X.edges.npy; tallies on stderr with -v)\n"
+    "                          X.edges.npy, the sums to X.sums.npy and X.sums_squared.npy;\n"
+    "                          tallies on stderr with -v)\n"
     "  -o, --output FILE       write there (only once complete) instead of standard output\n"
     "  -v, --verbose           backend, device, strategy, time, throughput on stderr\n"
     "      --no-progress       no progress bar on stderr (drawn only on a terminal after ~1 s)\n"
@@ -84,7 +98,8 @@ static const char usage_text[] =
     "\n"
     "Exit status: 0 success, 2 usage error, 1 any other error (one-line message on stderr).\n"
     "JSON: {\"edges\", \"counts\" (one array per channel with --channels), \"underflow\",\n"
-    "\"overflow\", \"nan\", \"total\", \"backend\", \"strategy\", ...}. CSV: bin,lower,upper,count.\n";
+    "\"overflow\", \"nan\", \"total\", \"backend\", \"strategy\", ...}; with --weights \"sums\"\n"
+    "(and \"sums_squared\"), shaped as \"counts\". CSV: bin,lower,upper,count[,sum[,sum_sq]].\n";
 
 typedef struct options {
     const char *input;
@@ -101,6 +116,10 @@ typedef struct options {
     int64_t integer_lo;
     int last_inclusive;
     gpuhist_outliers outliers;
+    const char *weights;      /* --weights FILE, NULL = unweighted */
+    int have_weights_type;
+    gpuhist_dtype weights_type;
+    int squares;
     int have_channels;
     uint32_t channels, active;
     gpuhist_backend backend;
@@ -665,6 +684,23 @@ static int parse_options(int argc, char **argv, options *o)
             o->have_channels = 1;
             break;
         }
+        case O_WEIGHTS:
+            if (!*a)
+                return cli_error(CLI_EXIT_USAGE, "%s: empty file name", g.shown);
+            o->weights = a;
+            break;
+        case O_WEIGHTS_TYPE:
+            if (strcmp(a, "f32") == 0 || strcmp(a, "float32") == 0)
+                o->weights_type = GPUHIST_F32;
+            else if (strcmp(a, "f64") == 0 || strcmp(a, "float64") == 0)
+                o->weights_type = GPUHIST_F64;
+            else
+                return cli_error(CLI_EXIT_USAGE, "%s: expected f32 or f64, got '%s'", g.shown, a);
+            o->have_weights_type = 1;
+            break;
+        case O_SQUARES:
+            o->squares = 1;
+            break;
         case O_BACKEND:
             if (!gpuhist_backend_parse(a, &o->backend))
                 return cli_error(CLI_EXIT_USAGE, "%s: unknown backend '%s' (auto cuda opencl cpu)",
@@ -732,6 +768,10 @@ static int parse_options(int argc, char **argv, options *o)
         return cli_error(CLI_EXIT_USAGE, "--bins conflicts with --edges (the edges give the bins)");
     if (o->in_format == CLI_IN_NPY && o->have_type)
         return cli_error(CLI_EXIT_USAGE, "--npy takes the type from the header; leave out --type");
+    if (o->squares && !o->weights)
+        return cli_error(CLI_EXIT_USAGE, "--squares needs --weights (the squares of what?)");
+    if (o->have_weights_type && !o->weights)
+        return cli_error(CLI_EXIT_USAGE, "--weights-type needs --weights");
     return CLI_EXIT_OK;
 }
 
@@ -813,27 +853,79 @@ static int streamable(const options *o, const cli_stream_input *si, int have_edg
     return si->is_regular && !si->swap;
 }
 
-/* The counts and edges are written in full: check they fit before asking for them (the kernel
- * grants big allocations lazily and kills the process later instead). */
+/* The counts and edges (and with weights the sums, and the sums of squares) are written in
+ * full: check they fit before asking for them (the kernel grants big allocations lazily and
+ * kills the process later instead). */
 static int alloc_result(const options *o, const gpuhist_bin_spec *spec, uint64_t **counts,
-                        double **edges)
+                        double **edges, double **sums, double **squares)
 {
-    double need = ((double)spec->bins * o->active + (double)spec->bins + 1.0) * 8.0;
+    double arrays = 1.0 + (o->weights ? 1.0 : 0.0) + (o->squares ? 1.0 : 0.0);
+    double need = ((double)spec->bins * o->active * arrays + (double)spec->bins + 1.0) * 8.0;
     double avail = (double)gpuhist_host_memory_available();
     if (avail > 0 && need > avail) {
         char a[32], b[32];
         cli_format_bytes(a, sizeof a, need);
         cli_format_bytes(b, sizeof b, avail);
         return cli_error(CLI_EXIT_FAIL,
-                         "%u bins x %u channel(s): the counts and edges need %s of memory, only "
-                         "%s is available (use fewer bins)",
-                         spec->bins, o->active, a, b);
+                         "%u bins x %u channel(s): the counts and edges%s need %s of memory, "
+                         "only %s is available (use fewer bins)",
+                         spec->bins, o->active, o->weights ? " and sums" : "", a, b);
     }
-    *counts = calloc((size_t)spec->bins * o->active, sizeof **counts);
+    const size_t n = (size_t)spec->bins * o->active;
+    *counts = calloc(n, sizeof **counts);
     *edges = malloc(((size_t)spec->bins + 1) * sizeof **edges);
-    if (!*counts || !*edges)
+    if (o->weights)
+        *sums = calloc(n, sizeof **sums);
+    if (o->squares)
+        *squares = calloc(n, sizeof **squares);
+    if (!*counts || !*edges || (o->weights && !*sums) || (o->squares && !*squares))
         return cli_error(CLI_EXIT_FAIL, "out of memory for %u bins", spec->bins);
     return CLI_EXIT_OK;
+}
+
+/* --weights on a backend that cannot sum them is refused before the input is read, with the
+ * library's reason: a stream of the same layout is begun (and aborted) on a one-bin spec. A
+ * forced strategy is left to the real call, whose message names the request's bins. */
+static int check_weighted_backend(const options *o, gpuhist_ctx *ctx, gpuhist_dtype dtype,
+                                  gpuhist_dtype weight_dtype)
+{
+    if (gpuhist_context_backend(ctx) == GPUHIST_BACKEND_CPU ||
+        (o->strategy && strcmp(o->strategy, "auto") != 0))
+        return CLI_EXIT_OK;
+    gpuhist_samples layout = gpuhist_samples_1d(NULL, dtype, 0);
+    layout.channels = o->channels;
+    layout.active_channels = o->active;
+    layout.location = GPUHIST_MEMORY_HOST;
+    layout.weights = &layout; /* non-NULL: a weighted stream */
+    layout.weight_dtype = weight_dtype;
+    gpuhist_bin_spec probe = gpuhist_bins_even(1, 0.0, 1.0);
+    gpuhist_stream *gs;
+    gpuhist_status st = gpuhist_stream_begin(ctx, &layout, &probe, GPUHIST_MEMORY_HOST, &gs);
+    if (st == GPUHIST_OK)
+        gpuhist_stream_abort(gs);
+    if (st == GPUHIST_ERROR_UNSUPPORTED)
+        return cli_error(CLI_EXIT_USAGE, "--weights: %s", gpuhist_last_error(ctx));
+    return CLI_EXIT_OK; /* any other failure comes again, and is reported, in the real call */
+}
+
+/* Open the weights beside the open input `si`. A pipe cannot be read twice: the weights may not
+ * come from the one the data comes from (--weights /dev/stdin with the data on standard input).
+ * When both counts are known already, a difference fails here, before anything is read. */
+static int open_weights(const options *o, const cli_stream_input *si, cli_weights *w)
+{
+    struct stat ws, ds;
+    int from_stdin = strcmp(o->weights, "-") == 0;
+    if ((from_stdin ? fstat(0, &ws) : stat(o->weights, &ws)) == 0 && !S_ISREG(ws.st_mode) &&
+        fstat(si->fd, &ds) == 0 && ws.st_dev == ds.st_dev && ws.st_ino == ds.st_ino)
+        return cli_error(CLI_EXIT_USAGE,
+                         "--weights %s: the data comes from the same pipe; the weights need a "
+                         "file or a pipe of their own",
+                         o->weights);
+    int rc = cli_weights_open(o->weights, o->have_weights_type, o->weights_type, w);
+    if (rc == CLI_EXIT_OK && si->is_regular &&
+        (si->format == CLI_IN_RAW || si->format == CLI_IN_NPY))
+        rc = cli_weights_expect(w, si->data_bytes / si->pixel_bytes);
+    return rc;
 }
 
 static int run(const options *o)
@@ -846,14 +938,30 @@ static int run(const options *o)
     cli_stream_input si;
     memset(&si, 0, sizeof si);
     si.fd = -1;
+    cli_weights w;
+    memset(&w, 0, sizeof w);
+    w.fd = -1;
+    void *weights_whole = NULL;
     uint64_t *counts = NULL;
-    double *edges_out = NULL;
+    double *edges_out = NULL, *sums = NULL, *squares = NULL;
+    int weights_streamed = 0;
     int rc;
 
+    /* Weights are summed on the CPU backend only: auto goes there straight away, rather than
+     * starting a device it would then have to give up. */
+    options eff = *o;
+    if (o->weights && o->backend == GPUHIST_BACKEND_AUTO) {
+        if (o->device > 0)
+            return cli_error(CLI_EXIT_FAIL,
+                             "--device %d: no such device (--weights runs on the CPU backend, "
+                             "which has only device 0)",
+                             o->device);
+        eff.backend = GPUHIST_BACKEND_CPU;
+    }
     if (o->edges_arg && (rc = parse_edges(o->edges_arg, &edges_in, &edge_bins)))
         return rc;
     double ctx_t0 = cli_now();
-    rc = create_context(o, &ctx);
+    rc = create_context(&eff, &ctx);
     double ctx_seconds = cli_now() - ctx_t0;
     if (rc) {
         free(edges_in);
@@ -862,27 +970,35 @@ static int run(const options *o)
 
     /* The output first: an unwritable destination, or one that is the input itself, fails
      * before a big read. */
-    cli_output out, edges_file;
-    memset(&edges_file, 0, sizeof edges_file);
+    cli_output out, sides[CLI_NPY_SIDES];
+    memset(sides, 0, sizeof sides);
     cli_output_set_input(o->input);
+    if (o->weights)
+        cli_output_protect(o->weights, "weights");
     if ((rc = cli_output_open(&out, o->output))) {
         free(edges_in);
         gpuhist_destroy(ctx);
         return rc;
     }
-    if (o->format == CLI_FMT_NPY && (rc = cli_npy_open_edges(&out, &edges_file)))
+    if (o->format == CLI_FMT_NPY &&
+        (rc = cli_npy_open_sides(&out, o->weights != NULL, o->squares, sides)))
         goto done;
 
     cli_read_options ro = {o->input, o->in_format, o->have_type, o->type, o->channels, o->progress,
                            /* a pipe is streamed whatever its format when the bins are known */
-                           edges_in != NULL || o->have_range || (o->have_integer && o->have_bins)};
+                           edges_in != NULL || o->have_range || (o->have_integer && o->have_bins),
+                           o->weights != NULL};
     if ((rc = cli_stream_input_open(&ro, &si)))
+        goto done;
+    if (o->weights && ((rc = open_weights(o, &si, &w)) ||
+                       (rc = check_weighted_backend(o, ctx, si.dtype, w.dtype))))
         goto done;
     gpuhist_bin_spec spec;
     gpuhist_result r;
     gpuhist_status st;
     if (streamable(o, &si, edges_in != NULL)) {
-        /* Raw, .npy or text, bins known: streamed in chunks, memory bounded. */
+        /* Raw, .npy or text, bins known: streamed in chunks, memory bounded; the weights are
+         * read in step. */
         in.dtype = si.dtype;
         in.format = si.format;
         snprintf(in.name, sizeof in.name, "%s", si.name);
@@ -907,12 +1023,18 @@ static int run(const options *o)
                 goto done;
             }
         }
-        if ((rc = alloc_result(o, &spec, &counts, &edges_out)))
+        if ((rc = alloc_result(o, &spec, &counts, &edges_out, &sums, &squares)))
             goto done;
         gpuhist_samples layout = gpuhist_samples_1d(NULL, si.dtype, 0);
         layout.channels = o->channels;
         layout.active_channels = o->active;
         layout.location = GPUHIST_MEMORY_HOST;
+        if (o->weights) {
+            layout.weights = &w; /* non-NULL: a weighted stream */
+            layout.weight_dtype = w.dtype;
+            si.weights = &w;
+            weights_streamed = 1;
+        }
         gpuhist_stream *gs;
         double t0 = cli_now();
         st = gpuhist_stream_begin(ctx, &layout, &spec, GPUHIST_MEMORY_HOST, &gs);
@@ -921,6 +1043,8 @@ static int run(const options *o)
             rc = cli_stream_input_run(&si, gs,
                                       gpuhist_context_backend(ctx) == GPUHIST_BACKEND_CPU,
                                       o->progress);
+            if (rc == CLI_EXIT_OK && o->weights)
+                rc = cli_weights_end(&w);
             if (rc) {
                 gpuhist_stream_abort(gs);
                 goto done;
@@ -928,6 +1052,8 @@ static int run(const options *o)
             double t2 = cli_now();
             r = gpuhist_result_host(counts);
             r.edges = edges_out;
+            r.sums = sums;
+            r.sums_squared = squares;
             st = gpuhist_stream_finish(gs, &r);
             if (o->verbose)
                 cli_note("streamed: begin %.3f s, read and count %.3f s, finish %.3f s "
@@ -938,9 +1064,9 @@ static int run(const options *o)
         in.bytes_read = (double)(si.format == CLI_IN_TEXT ? si.text_bytes : si.data_bytes);
         in.seconds = si.seconds;
     } else {
-        /* Pipes and text whose bins need the data first: the input is read whole. (The
-         * descriptor opened above stays open until then: closing a FIFO's only reader would
-         * discard what its writer sent.) */
+        /* Pipes and text whose bins need the data first: the input is read whole, and so are
+         * the weights. (The descriptor opened above stays open until then: closing a FIFO's
+         * only reader would discard what its writer sent.) */
         rc = cli_read_input(&ro, &in);
         cli_stream_input_close(&si);
         if (rc)
@@ -950,20 +1076,30 @@ static int run(const options *o)
                            in.name, (unsigned long long)in.samples, o->channels);
             goto done;
         }
+        if (o->weights && (rc = cli_weights_read_all(&w, in.samples / o->channels,
+                                                     &weights_whole)))
+            goto done;
         if ((rc = build_spec(o, &in, edges_in, edge_bins, &spec)) ||
-            (rc = alloc_result(o, &spec, &counts, &edges_out)))
+            (rc = alloc_result(o, &spec, &counts, &edges_out, &sums, &squares)))
             goto done;
         gpuhist_samples s = gpuhist_samples_1d(in.data, in.dtype, in.samples / o->channels);
         s.channels = o->channels;
         s.active_channels = o->active;
         s.location = GPUHIST_MEMORY_HOST;
+        s.weights = weights_whole;
+        s.weight_dtype = w.dtype;
         r = gpuhist_result_host(counts);
         r.edges = edges_out;
+        r.sums = sums;
+        r.sums_squared = squares;
         st = gpuhist_histogram(ctx, &s, &spec, &r);
     }
     if (st != GPUHIST_OK) {
-        /* A strategy forced onto a request it cannot do is a conflict of options. */
-        int status = st == GPUHIST_ERROR_UNSUPPORTED && o->strategy ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+        /* A strategy forced onto a request it cannot do, or weights on a backend that does not
+         * sum them, is a conflict of options. */
+        int status = st == GPUHIST_ERROR_UNSUPPORTED && (o->strategy || o->weights)
+                         ? CLI_EXIT_USAGE
+                         : CLI_EXIT_FAIL;
         rc = cli_error(status, "%s: %s", in.name, gpuhist_last_error(ctx));
         goto done;
     }
@@ -975,11 +1111,17 @@ static int run(const options *o)
         cli_note("input: %s, %s %s, %llu samples of %s, read in %.3f s", in.name,
                  in.format == CLI_IN_NPY ? ".npy" : in.format == CLI_IN_TEXT ? "text" : "raw", sz,
                  (unsigned long long)in.samples, gpuhist_dtype_name(in.dtype), in.seconds);
+        if (o->weights)
+            cli_note("weights: %s, %s, %llu of %s, %s", w.name, w.is_npy ? ".npy" : "raw",
+                     (unsigned long long)w.next, gpuhist_dtype_name(w.dtype),
+                     weights_streamed ? "streamed with the data" : "read whole");
         cli_note("backend: %s, device: %s", gpuhist_backend_name(r.backend),
                  gpuhist_device_name(ctx));
         const char *note = gpuhist_backend_note(ctx);
         if (note && *note)
             cli_note("note: %s", note);
+        if (o->weights && o->backend == GPUHIST_BACKEND_AUTO)
+            cli_note("note: --weights: auto uses the CPU backend, the one that sums weights");
         cli_note("strategy: %s", r.strategy ? r.strategy : "?");
         cli_note("time: %.6f s, throughput: %.2f GB/s", r.seconds,
                  r.seconds > 0 ? bytes / r.seconds / 1e9 : 0.0);
@@ -990,21 +1132,27 @@ static int run(const options *o)
 
     cli_format fmt = o->format ? o->format : CLI_FMT_TABLE;
     int bars = fmt == CLI_FMT_TABLE && out.f == stdout && cli_isatty(stdout);
-    cli_histogram h = {&r, counts, edges_out, in.dtype, spec.kind, o->have_channels};
+    cli_histogram h = {&r, counts, edges_out, in.dtype, spec.kind, o->have_channels, sums,
+                       squares};
     if (fmt == CLI_FMT_NPY && o->verbose)
         cli_note_tallies(&h);
     cli_write_histogram(out.f, fmt, &h, bars, bars ? cli_terminal_columns() : 80);
-    rc = edges_file.f ? cli_npy_commit(&out, &edges_file, &h) : cli_output_commit(&out);
+    rc = sides[CLI_NPY_EDGES].f ? cli_npy_commit(&out, sides, &h) : cli_output_commit(&out);
 
 done:
-    if (rc)
+    if (rc) {
         cli_output_abort(&out); /* after commit failure it is already clean: a no-op */
-    if (rc)
-        cli_output_abort(&edges_file);
+        for (int i = 0; i < CLI_NPY_SIDES; ++i)
+            cli_output_abort(&sides[i]);
+    }
     cli_input_free(&in);
     cli_stream_input_close(&si);
+    cli_weights_close(&w);
+    free(weights_whole);
     free(counts);
     free(edges_out);
+    free(sums);
+    free(squares);
     free(edges_in);
     double d0 = cli_now();
     gpuhist_destroy(ctx);
@@ -1042,6 +1190,10 @@ static int dispatch(int argc, char **argv)
                              "or 'gpuhist --help')");
         o.input = "-";
     }
+    if (o.weights && strcmp(o.weights, "-") == 0 && strcmp(o.input, "-") == 0)
+        return cli_error(CLI_EXIT_USAGE,
+                         "--weights -: the data comes from standard input; the weights need a "
+                         "file of their own");
     return run(&o);
 }
 

@@ -11,9 +11,9 @@
  * device node, or leave the FIFO's reader waiting for a writer that never comes. A name of
  * standard output itself (/dev/stdout, /proc/self/fd/1) means standard output, as "-" does.
  *
- * Refused before anything is written: a directory, and the file the input is read from (the
- * same device and inode, so also through symbolic and hard links), which the output would
- * otherwise silently replace.
+ * Refused before anything is written: a directory, and the files the input and the weights are
+ * read from (the same device and inode, so also through symbolic and hard links), which the
+ * output would otherwise silently replace.
  *
  * The temporary files of every open output sit in a static table. SIGINT, SIGTERM, SIGHUP and
  * SIGPIPE remove them (unlink() is async-signal-safe) and then end the process with the signal's
@@ -91,23 +91,35 @@ static void install_handlers(void)
 
 /* ---- the input, which no output may replace -------------------------------------------------- */
 
-static int input_known;
-static dev_t input_dev;
-static ino_t input_ino;
-static char input_name[512];
+/* The input and the weights: regular files the rename would replace. */
+enum { MAX_PROTECTED = 2 };
+static int n_protected;
+static struct protected_file {
+    dev_t dev;
+    ino_t ino;
+    char name[512];  /* "" for standard input */
+    char what[16];   /* "input", "weights" */
+} protected_files[MAX_PROTECTED];
+
+void cli_output_protect(const char *path, const char *what)
+{
+    int from_stdin = path == NULL || strcmp(path, "-") == 0;
+    struct stat st;
+    /* Only a regular file can be replaced by the rename; a missing input fails on its own. */
+    if (n_protected == MAX_PROTECTED ||
+        (from_stdin ? fstat(STDIN_FILENO, &st) : stat(path, &st)) != 0 || !S_ISREG(st.st_mode))
+        return;
+    struct protected_file *p = &protected_files[n_protected++];
+    p->dev = st.st_dev;
+    p->ino = st.st_ino;
+    snprintf(p->name, sizeof p->name, "%s", from_stdin ? "" : path);
+    snprintf(p->what, sizeof p->what, "%s", what);
+}
 
 void cli_output_set_input(const char *input_path)
 {
-    int from_stdin = input_path == NULL || strcmp(input_path, "-") == 0;
-    struct stat st;
-    /* Only a regular file can be replaced by the rename; a missing input fails on its own. */
-    input_known = (from_stdin ? fstat(STDIN_FILENO, &st) : stat(input_path, &st)) == 0 &&
-                  S_ISREG(st.st_mode);
-    if (input_known) {
-        input_dev = st.st_dev;
-        input_ino = st.st_ino;
-        snprintf(input_name, sizeof input_name, "%s", from_stdin ? "" : input_path);
-    }
+    n_protected = 0;
+    cli_output_protect(input_path, "input");
 }
 
 /* ---- opening --------------------------------------------------------------------------------- */
@@ -304,12 +316,14 @@ int cli_output_open(cli_output *o, const char *path)
     }
     if (exists && S_ISDIR(st.st_mode))
         return cli_error(CLI_EXIT_FAIL, "%s: is a directory", path);
-    if (exists && S_ISREG(st.st_mode) && input_known && st.st_dev == input_dev &&
-        st.st_ino == input_ino) {
-        if (input_name[0])
+    for (int i = 0; exists && S_ISREG(st.st_mode) && i < n_protected; ++i) {
+        const struct protected_file *p = &protected_files[i];
+        if (st.st_dev != p->dev || st.st_ino != p->ino)
+            continue;
+        if (p->name[0])
             return cli_error(CLI_EXIT_USAGE,
-                             "%s: the output would overwrite the input %s (the same file)", path,
-                             input_name);
+                             "%s: the output would overwrite the %s %s (the same file)", path,
+                             p->what, p->name);
         return cli_error(CLI_EXIT_USAGE,
                          "%s: the output would overwrite standard input (the same file)", path);
     }

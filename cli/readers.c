@@ -375,8 +375,20 @@ size_t cli_npy_header_size(const unsigned char *buf, size_t len)
     return 0;
 }
 
-int cli_npy_parse_header(const char *name, const unsigned char *buf, size_t len,
-                         cli_npy_info *out)
+/* Weights: float32 or float64 only. @return 1, or 0 with `why` filled in. */
+static int npy_weight_dtype(const char *descr, gpuhist_dtype *out, int *swap, char *why,
+                            size_t why_size)
+{
+    if (npy_dtype(descr, out, swap, why, why_size) && (*out == GPUHIST_F32 || *out == GPUHIST_F64))
+        return 1;
+    snprintf(why, why_size,
+             "weights must be float32 or float64 ('<f4', '<f8', '>f4', '>f8'), not dtype '%s'",
+             descr);
+    return 0;
+}
+
+static int parse_header(const char *name, const unsigned char *buf, size_t len, int weights,
+                        cli_npy_info *out)
 {
     memset(out, 0, sizeof *out);
     if (len < 10 || memcmp(buf, npy_magic, 6) != 0)
@@ -409,9 +421,11 @@ int cli_npy_parse_header(const char *name, const unsigned char *buf, size_t len,
                          name);
     }
     if (h.structured)
-        return cli_error(CLI_EXIT_FAIL, "%s: structured .npy dtypes are not supported", name);
+        return cli_error(CLI_EXIT_FAIL, "%s: structured .npy dtypes are not supported%s", name,
+                         weights ? " (weights must be float32 or float64)" : "");
     char why[192];
-    if (!npy_dtype(h.descr, &out->dtype, &out->swap, why, sizeof why))
+    if (!(weights ? npy_weight_dtype : npy_dtype)(h.descr, &out->dtype, &out->swap, why,
+                                                  sizeof why))
         return cli_error(CLI_EXIT_FAIL, "%s: %s", name, why);
     out->count = h.count;
     out->count_overflow = h.count_overflow;
@@ -423,6 +437,18 @@ int cli_npy_parse_header(const char *name, const unsigned char *buf, size_t len,
     return CLI_EXIT_OK;
 }
 
+int cli_npy_parse_header(const char *name, const unsigned char *buf, size_t len,
+                         cli_npy_info *out)
+{
+    return parse_header(name, buf, len, 0, out);
+}
+
+int cli_npy_parse_weights_header(const char *name, const unsigned char *buf, size_t len,
+                                 cli_npy_info *out)
+{
+    return parse_header(name, buf, len, 1, out);
+}
+
 int cli_npy_check(const cli_read_options *opt, const char *name, const cli_npy_info *h,
                   uint64_t have)
 {
@@ -431,6 +457,12 @@ int cli_npy_check(const cli_read_options *opt, const char *name, const cli_npy_i
          * Without channels the order does not matter to a histogram. */
         return cli_error(CLI_EXIT_FAIL,
                          "%s: a Fortran-order .npy cannot be read with --channels (save it in C "
+                         "order)",
+                         name);
+    if (h->fortran && h->ndim > 1 && opt->weighted)
+        /* Weights go to pixels in C order; the file holds them in column order. */
+        return cli_error(CLI_EXIT_FAIL,
+                         "%s: a Fortran-order .npy cannot be read with --weights (save it in C "
                          "order)",
                          name);
     if (opt->have_type && opt->type != h->dtype)

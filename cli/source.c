@@ -9,6 +9,9 @@
  * (no copy; counting on all cores is the only work). Pipes and standard input are read with
  * read() into the lent buffers; bytes of a pixel split across reads are carried to the next
  * chunk. Big-endian .npy data is byte-swapped in the staging buffer.
+ * Weights (--weights): a weighted stream takes no lent buffers, so its data is read into one
+ * buffer of its own (or fed from the mapping in place); each piece of pixels is fed with its
+ * weights, read in step from the weights file by weights.c.
  * Limits: memory is a few chunks (CHUNK_BYTES each) whatever the input size. A file that
  * shrinks while being read, or a read error, fails with a message and nothing is counted.
  */
@@ -28,7 +31,7 @@
  * launch) vanish, small enough that the four page-locked staging buffers are quick to allocate
  * (pinning runs at a few GB/s) and far below the memory bound. GPUHIST_CHUNK_MIB overrides it
  * for measurements. */
-static size_t chunk_bytes(void)
+size_t cli_chunk_bytes(void)
 {
     const char *e = getenv("GPUHIST_CHUNK_MIB");
     long mib = e && *e ? strtol(e, NULL, 10) : 16;
@@ -36,7 +39,7 @@ static size_t chunk_bytes(void)
         mib = 16;
     return (size_t)mib << 20;
 }
-#define CHUNK_BYTES chunk_bytes()
+#define CHUNK_BYTES cli_chunk_bytes()
 #define MAX_READERS 16
 
 typedef struct reader_slice {
@@ -300,6 +303,50 @@ static int each_window(const cli_stream_input *in, size_t span, cli_progress *ba
     return cur.rc;
 }
 
+/* Count `pixels` whole pixels at `data`; a weighted stream gets their weights with them. */
+static int feed_pixels(const cli_stream_input *in, gpuhist_stream *st, const void *data,
+                       uint64_t pixels)
+{
+    if (in->weights)
+        return cli_weights_feed(in->weights, st, data, pixels, in->pixel_bytes, in->name);
+    if (gpuhist_stream_feed(st, data, pixels) != GPUHIST_OK)
+        return stream_status(in->name, st);
+    return CLI_EXIT_OK;
+}
+
+/* Staging buffers of `bytes`: lent by the stream, or `own` (the caller's one buffer) for a
+ * weighted stream, which takes no lent buffers. */
+static int take_buffer(const cli_stream_input *in, gpuhist_stream *st, size_t bytes,
+                       unsigned char *own, unsigned char **buf)
+{
+    void *b = own;
+    if (!own && gpuhist_stream_buffer(st, bytes, &b) != GPUHIST_OK)
+        return stream_status(in->name, st);
+    *buf = b;
+    return CLI_EXIT_OK;
+}
+
+/* Count the first `pixels` pixels of a buffer from take_buffer (0: only hand it back). */
+static int give_buffer(const cli_stream_input *in, gpuhist_stream *st, unsigned char *own,
+                       unsigned char *buf, uint64_t pixels)
+{
+    if (own)
+        return pixels ? feed_pixels(in, st, buf, pixels) : CLI_EXIT_OK;
+    if (gpuhist_stream_submit(st, buf, pixels) != GPUHIST_OK)
+        return stream_status(in->name, st);
+    return CLI_EXIT_OK;
+}
+
+/* The own staging buffer of a weighted stream; NULL (lent buffers) for an unweighted one.
+ * @return CLI_EXIT_*. */
+static int own_buffer(const cli_stream_input *in, size_t bytes, unsigned char **own)
+{
+    *own = NULL;
+    if (in->weights && !(*own = malloc(bytes)))
+        return cli_error(CLI_EXIT_FAIL, "%s: out of memory for a staging buffer", in->name);
+    return CLI_EXIT_OK;
+}
+
 typedef struct feed_job {
     const cli_stream_input *in;
     gpuhist_stream *st;
@@ -308,9 +355,7 @@ typedef struct feed_job {
 static int feed_window(void *arg, const unsigned char *data, uint64_t bytes)
 {
     feed_job *j = arg;
-    if (gpuhist_stream_feed(j->st, data, bytes / j->in->pixel_bytes) != GPUHIST_OK)
-        return stream_status(j->in->name, j->st);
-    return CLI_EXIT_OK;
+    return feed_pixels(j->in, j->st, data, bytes / j->in->pixel_bytes);
 }
 
 /* A regular file on the CPU backend: windows of the mapping fed in place. Windows of four chunks:
@@ -322,44 +367,45 @@ static int feed_mapped(const cli_stream_input *in, gpuhist_stream *st, cli_progr
     return each_window(in, CHUNK_BYTES * 4, bar, feed_window, &j);
 }
 
-/* A regular file: parallel pread into lent staging buffers. */
+/* A regular file: parallel pread into lent staging buffers (a weighted stream: into one buffer
+ * of its own). */
 static int feed_pread(const cli_stream_input *in, gpuhist_stream *st, cli_progress *bar)
 {
     const size_t pb = in->pixel_bytes;
     size_t chunk = CHUNK_BYTES / pb * pb;
+    unsigned char *own;
+    int rc = own_buffer(in, chunk, &own);
+    if (rc)
+        return rc;
     reader_pool pool;
     pool_start(&pool, threads_wanted());
     uint64_t done = 0;
-    int rc = CLI_EXIT_OK;
     while (done < in->data_bytes && rc == CLI_EXIT_OK) {
         size_t want = in->data_bytes - done < chunk ? (size_t)(in->data_bytes - done) : chunk;
-        void *buf;
-        if (gpuhist_stream_buffer(st, chunk, &buf) != GPUHIST_OK) {
-            rc = stream_status(in->name, st);
+        unsigned char *buf = NULL;
+        if ((rc = take_buffer(in, st, chunk, own, &buf)))
             break;
-        }
         rc = pool_read(&pool, in->name, in->fd, buf, in->data_offset + done, want);
         if (rc) {
-            gpuhist_stream_submit(st, buf, 0);
+            give_buffer(in, st, own, buf, 0);
             break;
         }
         if (in->swap)
             swap_samples(buf, want, in->sample_size);
-        if (gpuhist_stream_submit(st, buf, want / pb) != GPUHIST_OK)
-            rc = stream_status(in->name, st);
+        rc = give_buffer(in, st, own, buf, want / pb);
         done += want;
         cli_progress_update(bar, (double)done);
     }
     pool_stop(&pool);
+    free(own);
     return rc;
 }
 
-/* read() into dst until `want` bytes or the end of the input. @return bytes read, or -1 (errno). */
-static ssize_t read_full(int fd, unsigned char *dst, size_t want, int *eof)
+ssize_t cli_read_full(int fd, void *dst, size_t want, int *eof)
 {
     size_t have = 0;
     while (have < want) {
-        ssize_t n = read(fd, dst + have, want - have);
+        ssize_t n = read(fd, (unsigned char *)dst + have, want - have);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -376,11 +422,11 @@ static ssize_t read_full(int fd, unsigned char *dst, size_t want, int *eof)
 
 /* A pipe: read() until each buffer is full; a partial pixel moves to the next buffer. Bytes
  * sniffed by cli_stream_input_open come first; a .npy pipe ends after its data_bytes (trailing
- * bytes are ignored, as in a file) and fails when it ends before. */
-static int feed_pipe(cli_stream_input *in, gpuhist_stream *st, cli_progress *bar)
+ * bytes are ignored, as in a file) and fails when it ends before. `own`: as for take_buffer. */
+static int feed_pipe_into(cli_stream_input *in, gpuhist_stream *st, cli_progress *bar,
+                          size_t chunk, unsigned char *own)
 {
     const size_t pb = in->pixel_bytes;
-    size_t chunk = CHUNK_BYTES / pb * pb + pb; /* room for a carried partial pixel */
     unsigned char carry[64];
     size_t ncarry = in->nprefix;
     memcpy(carry, in->prefix, in->nprefix); /* fewer than 16 bytes: within carry */
@@ -388,18 +434,18 @@ static int feed_pipe(cli_stream_input *in, gpuhist_stream *st, cli_progress *bar
     uint64_t total = 0;
     int eof = 0;
     while (!eof && total < limit) {
-        void *vbuf;
-        if (gpuhist_stream_buffer(st, chunk, &vbuf) != GPUHIST_OK)
-            return stream_status(in->name, st);
-        unsigned char *buf = vbuf;
+        unsigned char *buf = NULL;
+        int rc = take_buffer(in, st, chunk, own, &buf);
+        if (rc)
+            return rc;
         size_t have = ncarry, room = chunk;
         if (limit - total < room)
             room = (size_t)(limit - total);
         memcpy(buf, carry, ncarry);
-        ssize_t n = have < room ? read_full(in->fd, buf + have, room - have, &eof) : 0;
+        ssize_t n = have < room ? cli_read_full(in->fd, buf + have, room - have, &eof) : 0;
         if (n < 0) {
             int e = errno;
-            gpuhist_stream_submit(st, buf, 0);
+            give_buffer(in, st, own, buf, 0);
             return cli_error(CLI_EXIT_FAIL, "%s: read error: %s", in->name, strerror(e));
         }
         have += (size_t)n;
@@ -409,8 +455,8 @@ static int feed_pipe(cli_stream_input *in, gpuhist_stream *st, cli_progress *bar
         total += whole;
         if (in->swap)
             swap_samples(buf, whole, in->sample_size);
-        if (gpuhist_stream_submit(st, buf, whole / pb) != GPUHIST_OK)
-            return stream_status(in->name, st);
+        if ((rc = give_buffer(in, st, own, buf, whole / pb)))
+            return rc;
         cli_progress_update(bar, (double)total);
         if (whole == 0 && !eof && have >= room)
             break; /* the bound left less than a pixel: reported below */
@@ -429,6 +475,18 @@ static int feed_pipe(cli_stream_input *in, gpuhist_stream *st, cli_progress *bar
     return CLI_EXIT_OK;
 }
 
+static int feed_pipe(cli_stream_input *in, gpuhist_stream *st, cli_progress *bar)
+{
+    const size_t pb = in->pixel_bytes;
+    size_t chunk = CHUNK_BYTES / pb * pb + pb; /* room for a carried partial pixel */
+    unsigned char *own;
+    int rc = own_buffer(in, chunk, &own);
+    if (rc == CLI_EXIT_OK)
+        rc = feed_pipe_into(in, st, bar, chunk, own);
+    free(own);
+    return rc;
+}
+
 /* ---- text ----------------------------------------------------------------------------------- */
 
 /* Parsed values that do not fill a whole pixel wait here for the next block. */
@@ -443,6 +501,7 @@ typedef struct text_feed {
 static int feed_values(text_feed *t, const unsigned char *vals, uint64_t n)
 {
     const size_t size = t->in->sample_size, per = t->in->pixel_bytes / size;
+    int rc;
     if (t->ncarry) { /* complete the carried pixel first */
         size_t take = per - t->ncarry < n ? per - t->ncarry : (size_t)n;
         memcpy(t->carry + t->ncarry * size, vals, take * size);
@@ -451,13 +510,13 @@ static int feed_values(text_feed *t, const unsigned char *vals, uint64_t n)
         n -= take;
         if (t->ncarry < per)
             return CLI_EXIT_OK;
-        if (gpuhist_stream_feed(t->st, t->carry, 1) != GPUHIST_OK)
-            return stream_status(t->in->name, t->st);
+        if ((rc = feed_pixels(t->in, t->st, t->carry, 1)))
+            return rc;
         t->ncarry = 0;
     }
     uint64_t pixels = n / per;
-    if (pixels && gpuhist_stream_feed(t->st, vals, pixels) != GPUHIST_OK)
-        return stream_status(t->in->name, t->st);
+    if (pixels && (rc = feed_pixels(t->in, t->st, vals, pixels)))
+        return rc;
     t->ncarry = (size_t)(n - pixels * per);
     memcpy(t->carry, vals + pixels * per * size, t->ncarry * size);
     return CLI_EXIT_OK;
@@ -487,7 +546,7 @@ static int feed_text(cli_stream_input *in, gpuhist_stream *st, cli_progress *bar
     int eof = 0, in_comment = 0, rc = CLI_EXIT_OK;
     while (rc == CLI_EXIT_OK && (!eof || have)) {
         if (!eof) {
-            ssize_t n = read_full(in->fd, buf + have, block - have, &eof);
+            ssize_t n = cli_read_full(in->fd, buf + have, block - have, &eof);
             if (n < 0) {
                 rc = cli_error(CLI_EXIT_FAIL, "%s: read error: %s", in->name, strerror(errno));
                 break;
@@ -587,7 +646,7 @@ static int sniff_pipe(const cli_read_options *opt, cli_stream_input *in)
 {
     static const unsigned char magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
     int eof = 0;
-    ssize_t got = read_full(in->fd, in->prefix, 12, &eof);
+    ssize_t got = cli_read_full(in->fd, in->prefix, 12, &eof);
     if (got < 0)
         return cli_error(CLI_EXIT_FAIL, "%s: read error: %s", in->name, strerror(errno));
     in->nprefix = (size_t)got;
@@ -602,7 +661,7 @@ static int sniff_pipe(const cli_read_options *opt, cli_stream_input *in)
     if (!h)
         return cli_error(CLI_EXIT_FAIL, "%s: out of memory for the .npy header", in->name);
     memcpy(h, in->prefix, in->nprefix);
-    ssize_t more = read_full(in->fd, h + in->nprefix, hsize - in->nprefix, &eof);
+    ssize_t more = cli_read_full(in->fd, h + in->nprefix, hsize - in->nprefix, &eof);
     if (more < 0) {
         free(h);
         return cli_error(CLI_EXIT_FAIL, "%s: read error: %s", in->name, strerror(errno));

@@ -2,11 +2,15 @@
  * writers.c - output of the gpuhist command: table (bars on a terminal), CSV, JSON and .npy.
  *
  * Edges are printed as the shortest decimal that reads back as the exact double (shortest.c),
- * so scripts can compare them with NumPy's edges with ==. Every writer builds its text in one
- * large buffer and hands it to stdio in big pieces: a histogram of 2^20 bins is written in tens
- * of milliseconds, so the output never costs more than the histogram. Each edge is converted
- * once (in CSV and the table the upper edge of bin i is the lower edge of bin i + 1); the table
- * first measures its columns in a pass that only converts the edges, without writing them.
+ * so scripts can compare them with NumPy's edges with ==; so are the sums of weights (and of
+ * their squares) of --weights, after the counts: "nan", "inf", "-inf" when not finite (NaN
+ * without its sign bit), in JSON the strings "NaN", "Infinity", "-Infinity" (JSON has no such
+ * numbers; those strings are what JavaScript's Number() and Python's float() read).
+ * Every writer builds its text in one large buffer and hands it to stdio in big pieces: a
+ * histogram of 2^20 bins is written in tens of milliseconds, so the output never costs more than
+ * the histogram. Each edge is converted once (in CSV and the table the upper edge of bin i is the
+ * lower edge of bin i + 1); the table first measures its columns in a pass that only converts
+ * the edges (and the sums), without writing them.
  */
 #include "cli.h"
 
@@ -149,6 +153,44 @@ static int named_channels(const cli_histogram *h)
     return h->result->channels > 1 || h->per_channel;
 }
 
+/* A sum of weights: the shortest decimal that reads back as it; "nan" for any NaN. buf >= 32
+ * bytes. @return the length. */
+static size_t sum_text(char *buf, double v)
+{
+    if (isnan(v)) {
+        memcpy(buf, "nan", 4);
+        return 3;
+    }
+    return cli_shortest_double(buf, v);
+}
+
+/* The same in JSON, where not-finite values are strings. */
+static size_t json_sum_text(char *buf, double v)
+{
+    const char *word = isnan(v) ? "\"NaN\"" : isinf(v) ? (v > 0 ? "\"Infinity\"" : "\"-Infinity\"")
+                                                       : NULL;
+    if (!word)
+        return cli_shortest_double(buf, v);
+    size_t n = strlen(word);
+    memcpy(buf, word, n + 1);
+    return n;
+}
+
+/* The arrays after the counts, in column order: the sums, then the sums of squares. */
+static int value_arrays(const cli_histogram *h, const double *arr[2], const char *names[2])
+{
+    int n = 0;
+    if (h->sums) {
+        arr[n] = h->sums;
+        names[n++] = "sum";
+    }
+    if (h->sums && h->sums_squared) {
+        arr[n] = h->sums_squared;
+        names[n++] = "sum_sq";
+    }
+    return n;
+}
+
 /* ---- table ----------------------------------------------------------------------------------- */
 
 /* Draw a bar of count/max * width cells. @return the cells drawn. */
@@ -212,6 +254,18 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
         wc = cli_u64_digits(max);
     if (nch > 1 && wc < 7)
         wc = 7;
+    /* The sums' columns: as wide as their longest number (and their names). */
+    const double *arr[2];
+    const char *aname[2];
+    int narr = value_arrays(h, arr, aname), wv[2] = {0, 0};
+    for (int k = 0; k < narr; ++k) {
+        wv[k] = (int)strlen(aname[k]) + (named_channels(h) ? 2 : 0);
+        for (size_t i = 0; i < (size_t)bins * nch; ++i) {
+            int n = (int)sum_text(a, arr[k][i]);
+            if (n > wv[k])
+                wv[k] = n;
+        }
+    }
 
     ob_printf(b, "%*s  %*s  %*s", wbin, "bin", wlo, "lower", whi, "upper");
     for (uint32_t c = 0; c < nch; ++c) {
@@ -220,15 +274,29 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
             snprintf(name, sizeof name, "count_%u", c);
         ob_printf(b, "  %*s", wc, name);
     }
+    for (int k = 0; k < narr; ++k)
+        for (uint32_t c = 0; c < nch; ++c) {
+            char name[24];
+            if (named_channels(h))
+                snprintf(name, sizeof name, "%s_%u", aname[k], c);
+            else
+                snprintf(name, sizeof name, "%s", aname[k]);
+            ob_printf(b, "  %*s", wv[k], name);
+        }
     ob_puts(b, "\n");
     int used = wbin + 2 + wlo + 2 + whi + (int)nch * (wc + 2) + 2;
+    for (int k = 0; k < narr; ++k)
+        used += (int)nch * (wv[k] + 2);
     int barw = bars ? (columns - used - 1) / (int)nch - (nch > 1 ? 1 : 0) : 0;
     if (barw < 8)
         barw = bars ? 8 : 0;
     int utf8 = cli_utf8();
 
-    /* A row: at most 10 + 24 + 24 digits and signs, four channels of 20, the gaps. */
+    /* A row: at most 10 + 24 + 24 digits and signs, four channels of 20 and of two sums of 24,
+     * the gaps. */
     size_t row = (size_t)wbin + wlo + whi + nch * ((size_t)wc + 2) + 8;
+    for (int k = 0; k < narr; ++k)
+        row += nch * ((size_t)wv[k] + 2);
     size_t alen = table_edge(a, h, h->edges[0]);
     for (uint32_t i = 0; i < bins; ++i) {
         size_t elen = table_edge(e, h, h->edges[i + 1]);
@@ -245,6 +313,14 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
             *p++ = ' ';
             p = put_u64_right(p, h->counts[(size_t)c * bins + i], wc);
         }
+        for (int k = 0; k < narr; ++k)
+            for (uint32_t c = 0; c < nch; ++c) {
+                char v[40];
+                size_t vlen = sum_text(v, arr[k][(size_t)c * bins + i]);
+                *p++ = ' ';
+                *p++ = ' ';
+                p = put_right(p, v, vlen, wv[k]);
+            }
         if (!bars) {
             *p++ = '\n';
             ob_done(b, p);
@@ -282,14 +358,24 @@ static void write_csv(obuf *b, const cli_histogram *h)
     const gpuhist_result *r = h->result;
     uint32_t bins = r->bins, nch = r->channels;
     char a[40], e[40];
+    const double *arr[2];
+    const char *aname[2];
+    int narr = value_arrays(h, arr, aname);
     ob_puts(b, "bin,lower,upper");
     if (named_channels(h))
         for (uint32_t c = 0; c < nch; ++c)
             ob_printf(b, ",count_%u", c);
     else
         ob_puts(b, ",count");
+    for (int k = 0; k < narr; ++k) {
+        if (named_channels(h))
+            for (uint32_t c = 0; c < nch; ++c)
+                ob_printf(b, ",%s_%u", aname[k], c);
+        else
+            ob_printf(b, ",%s", aname[k]);
+    }
     ob_puts(b, "\n");
-    size_t row = 10 + 2 * 32 + nch * 21 + 4;
+    size_t row = 10 + 2 * 32 + nch * 21 + (size_t)narr * nch * 33 + 4;
     size_t alen = cli_shortest_double(a, h->edges[0]);
     for (uint32_t i = 0; i < bins; ++i) {
         size_t elen = cli_shortest_double(e, h->edges[i + 1]);
@@ -305,6 +391,11 @@ static void write_csv(obuf *b, const cli_histogram *h)
             *p++ = ',';
             p = cli_put_u64(p, h->counts[(size_t)c * bins + i]);
         }
+        for (int k = 0; k < narr; ++k)
+            for (uint32_t c = 0; c < nch; ++c) {
+                *p++ = ',';
+                p += sum_text(p, arr[k][(size_t)c * bins + i]);
+            }
         *p++ = '\n';
         ob_done(b, p);
         memcpy(a, e, elen + 1);
@@ -326,6 +417,37 @@ static void json_u64_array(obuf *b, const uint64_t *v, size_t n)
         ob_done(b, cli_put_u64(p, v[i]));
     }
     ob_puts(b, "]");
+}
+
+static void json_sum_array(obuf *b, const double *v, size_t n)
+{
+    ob_puts(b, "[");
+    for (size_t i = 0; i < n; ++i) {
+        char *p = ob_room(b, 40);
+        if (i) {
+            *p++ = ',';
+            *p++ = ' ';
+        }
+        ob_done(b, p + json_sum_text(p, v[i]));
+    }
+    ob_puts(b, "]");
+}
+
+/* "KEY": the array, or one array per channel with --channels (as "counts"). */
+static void json_sums(obuf *b, const cli_histogram *h, const char *key, const double *v)
+{
+    uint32_t bins = h->result->bins, nch = h->result->channels;
+    ob_printf(b, ",\n  \"%s\": ", key);
+    if (h->per_channel) {
+        ob_puts(b, "[");
+        for (uint32_t c = 0; c < nch; ++c) {
+            ob_puts(b, c ? ", " : "");
+            json_sum_array(b, v + (size_t)c * bins, bins);
+        }
+        ob_puts(b, "]");
+    } else {
+        json_sum_array(b, v, bins);
+    }
 }
 
 static void write_json(obuf *b, const cli_histogram *h)
@@ -352,6 +474,10 @@ static void write_json(obuf *b, const cli_histogram *h)
     } else {
         json_u64_array(b, h->counts, bins);
     }
+    if (h->sums)
+        json_sums(b, h, "sums", h->sums);
+    if (h->sums && h->sums_squared)
+        json_sums(b, h, "sums_squared", h->sums_squared);
     ob_printf(b,
               ",\n  \"underflow\": %llu,\n  \"overflow\": %llu,\n  \"nan\": %llu,\n"
               "  \"total\": %llu,\n",
@@ -421,57 +547,87 @@ static void put_le64(obuf *b, const void *words, size_t n)
     }
 }
 
-static void write_npy_counts(obuf *b, const cli_histogram *h)
+/* The shape of the counts: (bins,), or (channels, bins) with --channels. */
+static void counts_shape(const cli_histogram *h, char *shape, size_t size)
 {
-    uint32_t bins = h->result->bins, nch = h->result->channels;
-    char shape[48];
     if (h->per_channel)
-        snprintf(shape, sizeof shape, "(%u, %u)", nch, bins);
+        snprintf(shape, size, "(%u, %u)", h->result->channels, h->result->bins);
     else
-        snprintf(shape, sizeof shape, "(%u,)", bins);
-    npy_header(b, "<u8", shape);
-    put_le64(b, h->counts, (size_t)nch * bins);
+        snprintf(shape, size, "(%u,)", h->result->bins);
 }
 
-void cli_write_npy_edges(FILE *f, const cli_histogram *h)
+static void write_npy_counts(obuf *b, const cli_histogram *h)
+{
+    char shape[48];
+    counts_shape(h, shape, sizeof shape);
+    npy_header(b, "<u8", shape);
+    put_le64(b, h->counts, (size_t)h->result->channels * h->result->bins);
+}
+
+/* Side array `which` (CLI_NPY_EDGES, _SUMS, _SUMS_SQUARED) as a .npy '<f8' array. */
+static void write_npy_side(FILE *f, const cli_histogram *h, int which)
 {
     obuf b;
     ob_open(&b, f);
-    char shape[32];
-    snprintf(shape, sizeof shape, "(%llu,)", (unsigned long long)h->result->bins + 1);
-    npy_header(&b, "<f8", shape);
-    put_le64(&b, h->edges, (size_t)h->result->bins + 1);
+    char shape[48];
+    if (which == CLI_NPY_EDGES) {
+        snprintf(shape, sizeof shape, "(%llu,)", (unsigned long long)h->result->bins + 1);
+        npy_header(&b, "<f8", shape);
+        put_le64(&b, h->edges, (size_t)h->result->bins + 1);
+    } else {
+        counts_shape(h, shape, sizeof shape);
+        npy_header(&b, "<f8", shape);
+        put_le64(&b, which == CLI_NPY_SUMS ? h->sums : h->sums_squared,
+                 (size_t)h->result->channels * h->result->bins);
+    }
     ob_close(&b);
 }
 
-char *cli_npy_edges_path(const char *path)
+char *cli_npy_side_path(const char *path, const char *what)
 {
-    size_t n = strlen(path);
+    size_t n = strlen(path), w = strlen(what);
     if (n > 4 && strcmp(path + n - 4, ".npy") == 0)
         n -= 4;
-    char *s = malloc(n + sizeof ".edges.npy");
+    char *s = malloc(n + 1 + w + sizeof ".npy");
     if (s) {
         memcpy(s, path, n);
-        memcpy(s + n, ".edges.npy", sizeof ".edges.npy");
+        s[n] = '.';
+        memcpy(s + n + 1, what, w);
+        memcpy(s + n + 1 + w, ".npy", sizeof ".npy");
     }
     return s;
 }
 
-int cli_npy_open_edges(const cli_output *counts, cli_output *edges)
+int cli_npy_open_sides(const cli_output *counts, int sums, int squares, cli_output *side)
 {
-    memset(edges, 0, sizeof *edges);
-    edges->slot = -1;
+    static const char *const what[CLI_NPY_SIDES] = {"edges", "sums", "sums_squared"};
+    memset(side, 0, CLI_NPY_SIDES * sizeof *side);
+    for (int i = 0; i < CLI_NPY_SIDES; ++i)
+        side[i].slot = -1;
     if (cli_isatty(counts->f))
         return cli_error(CLI_EXIT_USAGE, "-f npy writes binary data: give -o FILE.npy, or send "
                                          "standard output to a file or a pipe");
-    if (!counts->tmp)
-        return CLI_EXIT_OK; /* standard output, a device or a FIFO: the counts only */
-    char *path = cli_npy_edges_path(counts->path);
-    if (!path)
-        return cli_error(CLI_EXIT_FAIL, "%s: out of memory", counts->path);
-    int rc = cli_output_open(edges, path);
-    free(path);
-    return rc;
+    if (!counts->tmp) {
+        /* standard output, a device or a FIFO: the counts only, which would lose the sums */
+        if (sums)
+            return cli_error(CLI_EXIT_USAGE,
+                             "-f npy with --weights writes the sums to a file beside the counts: "
+                             "give -o FILE.npy (a regular file)");
+        return CLI_EXIT_OK;
+    }
+    const int want[CLI_NPY_SIDES] = {1, sums, sums && squares};
+    for (int i = 0; i < CLI_NPY_SIDES; ++i) {
+        if (!want[i])
+            continue;
+        char *path = cli_npy_side_path(counts->path, what[i]);
+        if (!path)
+            return cli_error(CLI_EXIT_FAIL, "%s: out of memory", counts->path);
+        int rc = cli_output_open(&side[i], path);
+        free(path);
+        if (rc)
+            return rc;
+    }
+    return CLI_EXIT_OK;
 }
 
 /* Flush o's stream. @return CLI_EXIT_OK, or CLI_EXIT_FAIL with the message printed. */
@@ -483,21 +639,30 @@ static int flushed(cli_output *o)
     return cli_error(CLI_EXIT_FAIL, "%s: write error: %s", o->path, strerror(errno ? errno : EIO));
 }
 
-int cli_npy_commit(cli_output *counts, cli_output *edges, const cli_histogram *h)
+int cli_npy_commit(cli_output *counts, cli_output *side, const cli_histogram *h)
 {
-    cli_write_npy_edges(edges->f, h);
-    /* Both written in full before either replaces its target. */
+    for (int i = 0; i < CLI_NPY_SIDES; ++i)
+        if (side[i].f)
+            write_npy_side(side[i].f, h, i);
+    /* All written in full before any replaces its target. */
     int rc = flushed(counts);
-    if (!rc)
-        rc = flushed(edges);
+    for (int i = 0; i < CLI_NPY_SIDES && !rc; ++i)
+        if (side[i].f)
+            rc = flushed(&side[i]);
     if (!rc)
         rc = cli_output_commit(counts);
     if (rc) {
         cli_output_abort(counts);
-        cli_output_abort(edges);
+        for (int i = 0; i < CLI_NPY_SIDES; ++i)
+            cli_output_abort(&side[i]);
         return rc;
     }
-    return cli_output_commit(edges);
+    for (int i = 0; i < CLI_NPY_SIDES; ++i)
+        if (side[i].f && !rc)
+            rc = cli_output_commit(&side[i]);
+        else
+            cli_output_abort(&side[i]); /* unused, or after a failed commit */
+    return rc;
 }
 
 void cli_note_tallies(const cli_histogram *h)

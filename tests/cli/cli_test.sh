@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # CLI tests of the gpuhist command: formats, inputs, exit codes and messages, --output safety,
-# standard input, listings, demo.
+# standard input, listings, demo, streamed input, weights.
 #
 # usage: cli_test.sh GPUHIST WORKDIR SECTION
 #   SECTION: formats | inputs | npy | errors | output | stdin | tty | listing | strategies | demo
-#            | npyout | stream |
-#            npyout
+#            | npyout | stream | weights
 # Exit 0 when every check passes, 1 otherwise (each failure printed with the command).
 set -u
 G=$1
@@ -954,6 +953,381 @@ PY
     err 1 'truncated .npy' "$G" -B cpu -b 4 -r 0:1 trunc.npy
 }
 
+# --weights: sums of weights per bin, exact (compared as text with sums computed exactly by
+# Python's fractions, rounded once), raw f32/f64 and .npy weights, every input path streaming
+# its weights in step (1 MiB chunks) equal to the whole read, channels, clamp, the errors, and
+# -f npy.
+cli_weights() {
+    local py=${GPUHIST_PYTHON:-python3}
+    "$py" - <<'PY' || { fail "cannot generate the weights test files"; return; }
+import random, struct
+from fractions import Fraction as F
+r = random.Random(20261125)
+N = 3000
+data = [r.uniform(-1.5, 2.5) for _ in range(N)]
+for i in range(0, N, 97):
+    data[i] = float("nan")
+data[5], data[6] = float("inf"), -float("inf")
+# magnitudes 2^-40 .. 2^40, and a cancellation a sum in array order would lose the 1 in
+w = [r.uniform(-1, 1) * 2.0 ** r.randrange(-40, 40) for _ in range(N)]
+data[10] = data[11] = data[12] = 0.1
+w[10], w[11], w[12] = 2.0 ** 60, 1.0, -2.0 ** 60
+w32 = [struct.unpack("<f", struct.pack("<f", x))[0] for x in w]
+E = [-1, -0.5, 0, 0.25, 0.5, 1, 2]
+open("edges.arg", "w").write(",".join(str(e) for e in E))
+open("d.f64", "wb").write(struct.pack("<%dd" % N, *data))
+with open("d.txt", "w") as f:
+    for i in range(0, N, 5):
+        f.write(" ".join(repr(v) for v in data[i:i + 5]) + "\n")
+open("w64.bin", "wb").write(struct.pack("<%dd" % N, *w))
+open("w32.bin", "wb").write(struct.pack("<%df" % N, *w32))
+open("w999.bin", "wb").write(struct.pack("<%dd" % (N - 1), *w[:N - 1]))
+open("w1001.bin", "wb").write(struct.pack("<%dd" % (N + 1), *(w + [1.0])))
+open("wp.bin", "wb").write(struct.pack("<%dd" % (N // 2), *w[:N // 2]))
+
+def npy(name, descr, shape, payload, fortran=False):
+    header = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, shape)
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(name, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        f.write(payload)
+npy("w64.npy", "<f8", "(%d,)" % N, struct.pack("<%dd" % N, *w))
+npy("w32be.npy", ">f4", "(%d, 10)" % (N // 10), struct.pack(">%df" % N, *w32))
+npy("wi4.npy", "<i4", "(%d,)" % N, struct.pack("<%di" % N, *range(N)))
+npy("wf2.npy", "<f2", "(%d,)" % N, b"\0\0" * N)
+npy("wfort.npy", "<f8", "(%d, 10)" % (N // 10), struct.pack("<%dd" % N, *w), True)
+npy("dfort.npy", "<f8", "(%d, 10)" % (N // 10), struct.pack("<%dd" % N, *data), True)
+
+def text(v):  # the command's shortest round-trip text: Python's repr without a trailing ".0"
+    s = repr(float(v))
+    return s[:-2] if s.endswith(".0") else s
+
+def bin_of(x, clamp):
+    if x != x:
+        return None
+    if x < E[0]:
+        return 0 if clamp else None
+    if x >= E[-1]:
+        return len(E) - 2 if clamp else None
+    return max(i for i in range(len(E) - 1) if E[i] <= x)
+
+def expect(name, pixels, weights, channels, clamp, squares):
+    nb = len(E) - 1
+    cnt = [[0] * nb for _ in range(channels)]
+    sm = [[F(0)] * nb for _ in range(channels)]
+    sq = [[F(0)] * nb for _ in range(channels)]
+    for p in range(pixels):
+        for c in range(channels):
+            b = bin_of(data[p * channels + c], clamp)
+            if b is not None:
+                cnt[c][b] += 1
+                sm[c][b] += F(weights[p])
+                sq[c][b] += F(weights[p]) ** 2
+    cols = ["count", "sum"] + (["sum_sq"] if squares else [])
+    head = ["bin", "lower", "upper"] + [
+        k if channels == 1 else "%s_%d" % (k, c) for k in cols for c in range(channels)]
+    with open(name, "w") as f:
+        f.write(",".join(head) + "\n")
+        for i in range(nb):
+            row = [str(i), text(E[i]), text(E[i + 1])]
+            row += [str(cnt[c][i]) for c in range(channels)]
+            row += [text(float(sm[c][i])) for c in range(channels)]
+            if squares:
+                row += [text(float(sq[c][i])) for c in range(channels)]
+            f.write(",".join(row) + "\n")
+expect("exp64.csv", N, w, 1, False, True)
+expect("exp64nosq.csv", N, w, 1, False, False)
+expect("exp32.csv", N, w32, 1, False, True)
+expect("expclamp.csv", N, w, 1, True, True)
+expect("expch.csv", N // 2, w, 2, False, True)
+PY
+    local E
+    E=$(cat edges.arg)
+    # Exact sums, whatever the weights' file format.
+    for spec in "w64.bin::exp64.csv" "w32.bin:--weights-type f32:exp32.csv" \
+        "w64.npy::exp64.csv" "w32be.npy::exp32.csv" "w64.bin:--weights-type f64:exp64.csv"; do
+        local wf=${spec%%:*} rest=${spec#*:}
+        local extra=${rest%%:*} exp=${rest#*:}
+        # shellcheck disable=SC2086
+        ok "$G" -B cpu -t f64 -e "$E" --weights "$wf" $extra --squares -f csv d.f64
+        cmp -s out.txt "$exp" || fail "sums with $wf $extra differ: $(diff out.txt "$exp" | head -5)"
+    done
+    ok "$G" -t f64 -e "$E" --weights w64.bin -f csv d.f64 # auto: the CPU backend
+    cmp -s out.txt exp64nosq.csv || fail "sums without --squares differ: $(diff out.txt exp64nosq.csv | head -5)"
+    ok "$G" -B cpu -t f64 -e "$E" --outliers clamp --weights w64.bin --squares -f csv d.f64
+    cmp -s out.txt expclamp.csv || fail "clamped sums differ: $(diff out.txt expclamp.csv | head -5)"
+    ok "$G" -B cpu -t f64 --channels 2 -e "$E" --weights wp.bin --squares -f csv d.f64
+    cmp -s out.txt expch.csv || fail "sums per channel differ: $(diff out.txt expch.csv | head -5)"
+    ok "$G" -B cpu --text -e "$E" --weights w64.bin --squares -f csv d.txt
+    cmp -s out.txt exp64.csv || fail "sums of text data differ: $(diff out.txt exp64.csv | head -5)"
+    # Pipes: the data, the weights (a pipe of their own), the weights on standard input.
+    checks=$((checks + 4))
+    cat d.f64 | "$G" -B cpu -t f64 -e "$E" --weights <(cat w64.bin) --squares -f csv - >got.csv 2>err.txt
+    cmp -s got.csv exp64.csv || fail "data and weights through pipes: $(head -c 300 err.txt)"
+    cat w64.npy | "$G" -B cpu -t f64 -e "$E" --weights - --squares -f csv d.f64 >got.csv 2>err.txt
+    cmp -s got.csv exp64.csv || fail ".npy weights on standard input: $(head -c 300 err.txt)"
+    cat w32.bin | "$G" -B cpu -t f64 -e "$E" --weights - --weights-type f32 --squares -f csv d.f64 >got.csv 2>err.txt
+    cmp -s got.csv exp32.csv || fail "raw f32 weights on standard input: $(head -c 300 err.txt)"
+    "$G" -B cpu -t f64 -e "$E" --weights - --squares -f csv d.f64 <w64.bin >got.csv 2>err.txt
+    cmp -s got.csv exp64.csv || fail "weights on standard input (a file): $(head -c 300 err.txt)"
+    # Read whole (a pipe whose auto range needs the data first) equals streamed (a first pass).
+    checks=$((checks + 2))
+    "$G" -B cpu -v -t f64 -b 7 --weights w64.bin --squares -f csv d.f64 >want.csv 2>err.txt
+    grep -q 'weights: w64.bin, raw, 3000 of f64, streamed with the data' err.txt ||
+        fail "weights of a file not streamed: $(cat err.txt)"
+    cat d.f64 | "$G" -B cpu -v -t f64 -b 7 --weights w64.bin --squares -f csv - >got.csv 2>err.txt
+    cmp -s got.csv want.csv || fail "weights read whole differ from streamed: $(head -c 300 err.txt)"
+    grep -q 'weights: w64.bin, raw, 3000 of f64, read whole' err.txt || fail "not read whole: $(cat err.txt)"
+    ok "$G" -B cpu --text -b 7 --weights w64.npy --squares -f csv d.txt
+    cmp -s out.txt want.csv || fail "text read whole with weights differs from raw streamed"
+
+    # Special sums: NaN, infinities, overflow, underflow of squares (CSV, JSON, table).
+    "$py" - <<'PY' || fail "cannot write the special weights"
+import math, struct
+from fractions import Fraction as F
+pix = [0, 1, 2, 3, 4, 4, 5, 6, 6, 1, 2, 7, 7]
+w = [1.5, float("nan"), float("inf"), -float("inf"), 2.0 ** 1023, 2.0 ** 1023, 1e-300, 0.1, 0.2,
+     2.0, float("inf"), float("inf"), -float("inf")]
+open("sp.u8", "wb").write(bytes(pix))
+open("sp.w", "wb").write(struct.pack("<%dd" % len(w), *w))
+def text(v):
+    s = repr(v)
+    return s[:-2] if s.endswith(".0") else s
+def total(vals):  # floats and Fractions: NaN, or an infinity, else the exact sum rounded once
+    fl = [v for v in vals if isinstance(v, float)]
+    if any(math.isnan(v) for v in fl) or (float("inf") in fl and -float("inf") in fl):
+        return float("nan")
+    for v in fl:
+        if math.isinf(v):
+            return v
+    s = sum((F(v) for v in vals), F(0))
+    try:
+        return float(s)
+    except OverflowError:
+        return float("inf") if s > 0 else -float("inf")
+with open("sp.csv", "w") as f:
+    f.write("bin,lower,upper,count,sum,sum_sq\n")
+    for b in range(8):
+        vals = [w[i] for i in range(len(pix)) if pix[i] == b]
+        sq = [v * v if math.isinf(v) or math.isnan(v) else F(v) ** 2 for v in vals]
+        f.write("%d,%d,%d,%d,%s,%s\n" % (b, b, b + 1, len(vals), text(total(vals)), text(total(sq))))
+PY
+    ok "$G" -r 0:8 --weights sp.w --squares -f csv sp.u8
+    cmp -s out.txt sp.csv || fail "special sums differ: $(diff out.txt sp.csv)"
+    has "1,1,2,2,nan,nan" out.txt
+    has "3,3,4,1,-inf,inf" out.txt
+    has "4,4,5,2,inf,inf" out.txt
+    has "7,7,8,2,nan,inf" out.txt
+    ok "$G" -r 0:8 --weights sp.w --squares -f json sp.u8
+    has '"NaN"' out.txt
+    has '"-Infinity"' out.txt
+    checks=$((checks + 1))
+    "$py" - out.txt sp.csv <<'PY' || fail "JSON sums differ from the CSV: $(grep sums out.txt)"
+import csv, json, math, struct, sys
+j = json.load(open(sys.argv[1]))
+rows = list(csv.reader(open(sys.argv[2])))[1:]
+def same(a, b):
+    return struct.pack("<d", a) == struct.pack("<d", b) or (math.isnan(a) and math.isnan(b))
+for key, col in (("sums", 4), ("sums_squared", 5)):
+    for v, r in zip(j[key], rows):
+        assert not isinstance(v, str) or v in ("NaN", "Infinity", "-Infinity"), v
+        assert same(float(v), float(r[col])), (key, v, r)
+PY
+    ok "$G" -r 0:8 --weights sp.w --squares sp.u8
+    line 1 "bin  lower  upper  count                  sum  sum_sq" out.txt
+    line 7 "  5      5      6      1               1e-300       0" out.txt
+    head -c 9 sp.u8 >sp3.u8
+    ok "$G" -r 0:8 --channels 3 --weights <(head -c 24 sp.w) --squares -f json sp3.u8
+    has '"sums": [[1.5, 0, 0, "NaN", 0, "Infinity", 0, 0], [0, 1.5, 0, 0, "NaN", 0, "Infinity", 0], [0, 0, 1.5, 0, "NaN", 0, "Infinity", 0]],' out.txt
+    has '"sums_squared": [[2.25, 0, 0, "NaN", 0, "Infinity", 0, 0], [0, 2.25,' out.txt
+    ok "$G" -r 0:8 --channels 3:2 --weights <(head -c 24 sp.w) -f csv sp3.u8
+    line 1 "bin,lower,upper,count_0,count_1,sum_0,sum_1" out.txt
+    line 2 "0,0,1,1,0,1.5,0" out.txt
+    ok "$G" -r 0:8 --channels 3:2 --weights <(head -c 24 sp.w) --squares sp3.u8
+    line 1 "bin  lower  upper  count_0  count_1  sum_0  sum_1  sum_sq_0  sum_sq_1" out.txt
+    line 2 "  0      0      1        1        0    1.5      0      2.25         0" out.txt
+
+    # Streamed in 1 MiB chunks (several chunks of data and of weights) through every path equals
+    # the whole read: mapped file, staging buffers (big-endian .npy), pipes, text, channels.
+    "$py" - <<'PY' || { fail "cannot generate the streamed weights files"; return; }
+import array, random, struct, sys
+r = random.Random(11)
+def le(a):  # the bytes of an array, little-endian
+    if sys.byteorder != "little":
+        a = array.array(a.typecode, a)
+        a.byteswap()
+    return a.tobytes()
+n = 3 * 1024 * 1024 + 7
+open("u8.bin", "wb").write(r.randbytes(n))
+w = array.array("d", (r.uniform(-1, 1) * 2.0 ** r.randrange(-30, 30) for _ in range(n)))
+open("w8.bin", "wb").write(le(w))
+open("w4.bin", "wb").write(le(array.array("f", w)))
+rgb = 400003
+open("rgb.bin", "wb").write(r.randbytes(3 * rgb))
+open("wrgb.bin", "wb").write(le(w[:rgb]))
+m = 700001
+vals = [r.uniform(-0.5, 1.5) for _ in range(m)]
+open("v.f64", "wb").write(struct.pack("<%dd" % m, *vals))
+header = "{'descr': '>f8', 'fortran_order': False, 'shape': (%d,), }" % m
+header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+with open("vbe.npy", "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+    f.write(struct.pack(">%dd" % m, *vals))
+with open("v.txt", "w") as f:
+    for i in range(0, m, 3):
+        f.write(" ".join(repr(v) for v in vals[i:i + 3]) + "\n")
+open("wv.bin", "wb").write(le(w[:m]))
+open("wv3.bin", "wb").write(le(w[:m // 3]))
+PY
+    # u8: the mapped file; the same data through a pipe is read whole, weights too (24 MiB of
+    # them: the streamed run's peak memory is well below the whole read's, also under ASan).
+    checks=$((checks + 2))
+    GPUHIST_CHUNK_MIB=1 "$G" -B cpu -v --weights w8.bin --squares -f csv u8.bin >got.csv 2>err.txt
+    grep -q 'streamed with the data' err.txt || fail "u8.bin: weights not streamed: $(cat err.txt)"
+    local peak_streamed peak_whole
+    peak_streamed=$(sed -n 's/.*peak memory: \([0-9]*\) MiB.*/\1/p' err.txt)
+    cat u8.bin | "$G" -B cpu -v --weights w8.bin --squares -f csv - >want.csv 2>err.txt
+    grep -q 'read whole' err.txt || fail "a u8 pipe with weights: $(cat err.txt)"
+    peak_whole=$(sed -n 's/.*peak memory: \([0-9]*\) MiB.*/\1/p' err.txt)
+    if [ -n "$peak_streamed" ] && [ -n "$peak_whole" ]; then
+        [ $((peak_streamed + 4)) -le "$peak_whole" ] ||
+            fail "streamed weights: peak $peak_streamed MiB, read whole $peak_whole MiB"
+    fi
+    cmp -s got.csv want.csv || fail "u8 streamed sums differ from the whole read"
+    checks=$((checks + 3))
+    # a raw pipe streamed with its weights from a pipe; f32 weights
+    cat u8.bin | GPUHIST_CHUNK_MIB=1 "$G" -B cpu --raw -r 0:256 --weights <(cat w8.bin) --squares -f csv - >got.csv 2>err.txt
+    cmp -s got.csv want.csv || fail "u8 raw pipe with a weights pipe differs: $(head -c 300 err.txt)"
+    GPUHIST_CHUNK_MIB=1 "$G" -B cpu --weights w4.bin --weights-type f32 -f csv u8.bin >got.csv 2>err.txt
+    "$G" -B cpu --weights <(cat w4.bin) --weights-type f32 -f csv - <u8.bin >want.csv 2>>err.txt
+    cmp -s got.csv want.csv || fail "f32 weights streamed differ: $(head -c 300 err.txt)"
+    # channels: one weight per pixel of 3 samples
+    GPUHIST_CHUNK_MIB=1 "$G" -B cpu --channels 3:2 --weights wrgb.bin -f csv rgb.bin >got.csv 2>err.txt
+    cat rgb.bin | "$G" -B cpu --channels 3:2 --weights wrgb.bin -f csv - >want.csv 2>>err.txt
+    cmp -s got.csv want.csv || fail "channels with weights streamed differ: $(head -c 300 err.txt)"
+    # f64: the mapped file, big-endian .npy (staging buffers, swapped), its pipe, text, and the
+    # auto range's first pass; all equal to the whole read of a pipe.
+    "$G" -B cpu -t f64 -b 50 -r -0.5:1.5 --weights wv.bin --squares -f csv - <v.f64 >want.csv 2>err.txt
+    for cmd in "-t f64 v.f64" "vbe.npy" "--text v.txt"; do
+        checks=$((checks + 1))
+        # shellcheck disable=SC2086
+        GPUHIST_CHUNK_MIB=1 "$G" -B cpu -b 50 -r -0.5:1.5 --weights wv.bin --squares -f csv $cmd >got.csv 2>err.txt
+        cmp -s got.csv want.csv || fail "streamed weights of $cmd differ: $(head -c 300 err.txt)"
+    done
+    checks=$((checks + 3))
+    cat vbe.npy | GPUHIST_CHUNK_MIB=1 "$G" -B cpu -b 50 -r -0.5:1.5 --weights <(cat wv.bin) --squares -f csv - >got.csv 2>err.txt
+    cmp -s got.csv want.csv || fail "a .npy pipe with a weights pipe differs: $(head -c 300 err.txt)"
+    GPUHIST_CHUNK_MIB=1 "$G" -B cpu -t f64 -b 9 --weights wv.bin -f csv v.f64 >got.csv 2>err.txt
+    cat v.f64 | "$G" -B cpu -t f64 -b 9 --weights wv.bin -f csv - >want.csv 2>>err.txt
+    cmp -s got.csv want.csv || fail "auto range streamed with weights differs: $(head -c 300 err.txt)"
+    # text, three values a pixel, pixels split across blocks
+    GPUHIST_CHUNK_MIB=1 "$G" -B cpu --text --channels 3 -b 20 -r -0.5:1.5 --weights wv3.bin -f csv v.txt >got.csv 2>err.txt
+    "$G" -B cpu -t f64 --channels 3 -b 20 -r -0.5:1.5 --weights wv3.bin -f csv - <v.f64 >want.csv 2>>err.txt
+    cmp -s got.csv want.csv || fail "text with 3 channels and weights differs: $(head -c 300 err.txt)"
+
+    # Errors: one line, the exit status, and no output file left behind.
+    err 1 "^gpuhist: w999.bin: 2999 weights for 3000 pixels$" "$G" -t f64 -r 0:1 --weights w999.bin -o o.csv d.f64
+    err 1 "^gpuhist: w1001.bin: 3001 weights for 3000 pixels$" "$G" -t f64 -r 0:1 --weights w1001.bin -o o.csv d.f64
+    err 1 "^gpuhist: w999.bin: 2999 weights for 3000 pixels$" "$G" -t f64 -b 5 --weights w999.bin -o o.csv d.f64
+    err 1 "^gpuhist: w999.bin: 2999 weights for 3000 pixels$" "$G" --text -r 0:1 --weights w999.bin -o o.csv d.txt
+    err 1 "^gpuhist: w1001.bin: 3001 weights for 3000 pixels$" "$G" --text -b 5 --weights w1001.bin -o o.csv d.txt
+    err 1 "w32.bin: 1500 weights for 3000 pixels" "$G" -t f64 -r 0:1 --weights w32.bin -o o.csv d.f64
+    [ -e o.csv ] && fail "a weights error left o.csv"
+    ls ./*.tmp.* >/dev/null 2>&1 && fail "a weights error left a temporary file: $(ls)"
+    checks=$((checks + 4))
+    cat d.f64 | "$G" -t f64 -r 0:1 --weights w999.bin -o o.csv - >out.txt 2>err.txt
+    has "w999.bin: 2999 weights for 3000 pixels" err.txt
+    cat d.f64 | "$G" -t f64 -r 0:1 --weights <(cat w1001.bin) -o o.csv - >out.txt 2>err.txt
+    has "3001 weights for 3000 pixels" err.txt
+    "$G" -t f64 -r 0:1 --weights <(head -c 23999 w64.bin) -o o.csv d.f64 >out.txt 2>err.txt
+    has "size 23999 bytes is not a multiple of the weight size 8 (f64; choose the type with --weights-type)" err.txt
+    "$G" -t f64 -r 0:1 --weights <(cat w1001.bin w1001.bin) -o o.csv d.f64 >out.txt 2>err.txt
+    has "6002 weights for 3000 pixels" err.txt
+    [ -e o.csv ] && fail "a weights error on a pipe left o.csv"
+    head -c 13 w64.bin >w13.bin
+    err 1 "w13.bin: size 13 bytes is not a multiple of the weight size 8 \(f64; choose the type with --weights-type\)" \
+        "$G" -t f64 -r 0:1 --weights w13.bin d.f64
+    err 1 "wi4.npy: weights must be float32 or float64 \('<f4', '<f8', '>f4', '>f8'\), not dtype '<i4'" \
+        "$G" -t f64 -r 0:1 --weights wi4.npy d.f64
+    err 1 "wf2.npy: weights must be float32 or float64 .*not dtype '<f2'" "$G" -t f64 -r 0:1 --weights wf2.npy d.f64
+    err 1 "wfort.npy: a Fortran-order .npy of weights" "$G" -t f64 -r 0:1 --weights wfort.npy d.f64
+    err 1 "dfort.npy: a Fortran-order .npy cannot be read with --weights" "$G" -r 0:1 --weights w64.bin dfort.npy
+    err 1 "nothere: cannot open" "$G" -t f64 -r 0:1 --weights nothere d.f64
+    err 2 "--weights-type f32 conflicts with the dtype '<f8' \(f64\) in the header of w64.npy" \
+        "$G" -t f64 -r 0:1 --weights w64.npy --weights-type f32 d.f64
+    err 2 "--weights-type: expected f32 or f64, got 'i32'" "$G" --weights w64.bin --weights-type i32 d.f64
+    err 2 "--squares needs --weights" "$G" --squares d.f64
+    err 2 "--weights-type needs --weights" "$G" --weights-type f32 d.f64
+    err 2 "--weights: empty file name" "$G" --weights '' d.f64
+    err 2 "--weights -: the data comes from standard input" "$G" -t f64 --weights - -
+    err 2 "--weights /dev/stdin: the data comes from the same pipe" "$G" -t f64 -r 0:1 --weights /dev/stdin < <(cat d.f64)
+    err 2 "w64.bin: the output would overwrite the weights w64.bin" "$G" -t f64 -r 0:1 --weights w64.bin -o w64.bin d.f64
+    err 2 "-f npy with --weights writes the sums to a file beside the counts" \
+        "$G" -t f64 -r 0:1 --weights w64.bin -f npy -o /dev/null d.f64
+    err 1 "--device 3: no such device \(--weights runs on the CPU backend" "$G" --device 3 -t f64 -r 0:1 --weights w64.bin d.f64
+    # Only the CPU backend sums weights: auto uses it (and says so), a device backend is refused
+    # before the input is read.
+    run "$G" -v -t f64 -r 0:1 --weights w64.bin d.f64
+    has "note: --weights: auto uses the CPU backend" err.txt
+    has "strategy: cpu-weighted" err.txt
+    for B in opencl cuda; do
+        "$G" -B $B --list-devices >/dev/null 2>&1 || continue
+        err 2 "^gpuhist: --weights: $B: no strategy of this backend sums weights \(the CPU backend does\)$" \
+            "$G" -B $B -t f64 -b 5 --weights w64.bin -o o.csv d.f64
+        err 2 "^gpuhist: --weights: $B: no strategy" "$G" -B $B -t f64 --text --weights w64.bin d.txt
+    done
+    [ -e o.csv ] && fail "a refused backend left o.csv"
+
+    # -f npy: the sums (and squares) as '<f8' arrays beside the counts and edges, shaped as the
+    # counts, their bits those the CSV prints; all four written or none.
+    ok "$G" -t f64 -e "$E" --weights w64.bin --squares -f npy -o h.npy d.f64
+    ok "$G" -t f64 -e "$E" --weights w64.bin -f npy -o nosq.npy d.f64
+    ok "$G" -t f64 --channels 2 -e "$E" --weights wp.bin --squares -f npy -o ch.npy d.f64
+    for f in h.npy h.edges.npy h.sums.npy h.sums_squared.npy nosq.npy nosq.edges.npy nosq.sums.npy \
+        ch.sums.npy ch.sums_squared.npy; do
+        [ -f $f ] || fail "-f npy: $f missing: $(ls ./*.npy)"
+    done
+    [ -e nosq.sums_squared.npy ] && fail "-f npy without --squares wrote nosq.sums_squared.npy"
+    npy_header h.sums.npy >hdr.txt
+    has "{'descr': '<f8', 'fortran_order': False, 'shape': (6,), }" hdr.txt
+    npy_header ch.sums_squared.npy >hdr.txt
+    has "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 6), }" hdr.txt
+    checks=$((checks + 1))
+    "$py" - <<'PY' || fail "-f npy sums differ from the CSV"
+import ast, csv, math, struct
+def load(path):
+    b = open(path, "rb").read()
+    n = struct.unpack("<H", b[8:10])[0]
+    h = ast.literal_eval(b[10:10 + n].decode())
+    count = 1
+    for d in h["shape"]:
+        count *= d
+    return h, struct.unpack("<%d%s" % (count, "Q" if h["descr"] == "<u8" else "d"), b[10 + n:])
+def same(a, b):
+    return struct.pack("<d", a) == struct.pack("<d", b) or (math.isnan(a) and math.isnan(b))
+for prefix, csvname, channels in (("h", "exp64.csv", 1), ("nosq", "exp64nosq.csv", 1), ("ch", "expch.csv", 2)):
+    rows = list(csv.reader(open(csvname)))[1:]
+    _, counts = load(prefix + ".npy")
+    _, sums = load(prefix + ".sums.npy")
+    bins = len(rows)
+    for c in range(channels):
+        for i, r in enumerate(rows):
+            assert counts[c * bins + i] == int(r[3 + c]), (prefix, i)
+            assert same(sums[c * bins + i], float(r[3 + channels + c])), (prefix, i)
+    if prefix != "nosq":
+        _, sq = load(prefix + ".sums_squared.npy")
+        for c in range(channels):
+            for i, r in enumerate(rows):
+                assert same(sq[c * bins + i], float(r[3 + 2 * channels + c])), (prefix, i)
+PY
+    mkdir -p blocked.sums_squared.npy
+    err 1 "blocked.sums_squared.npy" "$G" -t f64 -e "$E" --weights w64.bin --squares -f npy -o blocked.npy d.f64
+    for f in blocked.npy blocked.edges.npy blocked.sums.npy; do
+        [ -e $f ] && fail "$f written although blocked.sums_squared.npy could not be"
+    done
+    ls ./*.tmp.* >/dev/null 2>&1 && fail "temporary file left: $(ls)"
+}
+
 case "$SECTION" in
 formats) cli_formats ;;
 inputs) cli_inputs ;;
@@ -967,6 +1341,7 @@ strategies) cli_strategies ;;
 demo) cli_demo ;;
 stream) cli_stream ;;
 npyout) cli_npyout ;;
+weights) cli_weights ;;
 *)
     echo "unknown section $SECTION"
     exit 2
