@@ -27,39 +27,30 @@
  *    count or group sum) can wrap. If the scratch cannot be had, the same kernel adds straight
  *    into `out` with 64-bit atomics.
  *
- * f32 EVEN (bins <= 2^23, step not zero). The estimate f = (x - lower_f) * scale_f is only
- * that: at 2^20 bins a float has 4 fraction bits left, so fast-smem's certified-estimate error
- * bound (eps >= 1/2 here) cannot be used. Instead each sample's candidate i = trunc(f) (clamped
- * to [0, bins-1], truncated with a round-toward-zero add of 2^23, no conversion unit) is checked
- * against the two true float edges: accept when E(i) <= x and (i = bins-1 or x < E(i+1)). E(i)
- * is binmap.h's gpuhist_even_edge_f32 bit for bit: (float)(__dadd_rn(__dmul_rn((double)i,
- * step), lower)), with (double)i formed exactly as (2^52 + i) - 2^52 from the bit pattern
- * (a DADD instead of an I2F). Edges are non-decreasing in i (every rounding is monotone and
- * step > 0), so binmap.h's walk returns max{j < bins : E(j) <= x} from any start (j = 0 when
- * none); an accepted i is exactly that j. A rejected i (f off by one near an edge) runs the same
- * walk from i on the same edges: bit-identical to cpu-reference. Cost ~25 thread instructions,
- * 2 F2F conversions and 4 DADD/DMUL per sample. Where the float estimate's error bound
- * ((3.01 bins + 1.01 M) 2^-24 bins, M = max|edge| * bins / range; fast-smem's banner) exceeds
- * one bin - large offsets - the estimate is taken in double instead, as binmap.h's fallback
- * does, so the walk stays short; the result does not depend on the estimate.
+ * f32 EVEN (whenever fast_even.h's certificate holds). THE estimate and THE TEST of fast_even.h
+ * (two-sided, before any range check: FADD, FMUL, FADD.RM, IADD, ISETP, FADD, FADD, 2 FSETP);
+ * a sample that fails it (near an edge, NaN, out of range) takes the outside rule by compares
+ * and the one-edge rule, bin = j - 1 + (x >= E(j)), with one edge by binmap.h's own formula in
+ * double. Bit-identical to cpu-reference. Specs the certificate refuses take binmap.h per
+ * sample (as other dtypes do).
  * Other dtypes / kinds: common.cuh's gh_counter (binmap.h per sample; EDGES binary search on the
  * device edge array through L1/L2). Correct for everything, fast only where atomics bind.
  *
  * Cost (f32 2^20 even): on uniform and bell data one scattered L2 atomic per sample is the
  * bound, as for cuda-global-atomic (RED.32 against RED.64 is not measured); hot90 costs 0.1
- * scattered atomic per sample + ~40 instructions per sample; constant data no atomic until the
- * end, ~30 instructions per sample: issue bound. The final flush of constant data is one
- * same-address atomic per warp (~8.4k: ~7 us). Measured: docs/PERFORMANCE.md, "CUDA (NVIDIA
- * H200)", cell f32_1M.
+ * scattered atomic per sample + the run cache's instructions; constant data no atomic until
+ * the end: issue bound (the f32 mapping above is ~12 instructions per sample). The final flush
+ * of constant data is one same-address atomic per warp (~8.4k: ~7 us). Measured:
+ * docs/PERFORMANCE.md, "CUDA (NVIDIA H200)", cell f32_1M.
  * When slow: spread data over many bins (L2 atomic bound, as cuda-global-atomic); data with
  * 3+ interleaved hot values of similar weight (cache thrash; warp aggregation limits the damage
  * to one atomic per warp per hot value per step).
  * Limits: fewer than 2^32 - 1 counters (common.cuh); scratch of 4 bytes per counter; 1-4
  * channels; launches of at most 2^31 elements.
- * Data dependence: see "When slow"; the f32 fast path falls back to the edge walk for samples
- * whose float estimate lands in the neighbouring bin.
+ * Data dependence: see "When slow"; the f32 fast path computes one edge for samples that fail
+ * the test (near an edge).
  * Seed: 001 section V.A (global atomics), 002 (warp-aggregated atomics); the register run
- * cache, the hinted match_any aggregation and the edge-verified f32 estimate are new.
+ * cache, the hinted match_any aggregation and the certified f32 estimate are new.
  *
  * cuda-fast-cluster (same file, same kernel body, ROUTE = 1): the counters live in distributed
  * shared memory (sm_90 thread-block clusters). A cluster of S blocks (16 with the non-portable
@@ -85,6 +76,7 @@
  * cuda-fast-global.
  */
 #include "common.cuh"
+#include "fast_even.h"
 
 #include <cooperative_groups.h>
 #include <math.h>
@@ -102,48 +94,20 @@ template <typename T> struct fg_unroll {
     static constexpr int value = sizeof(T) >= 4 ? 4 : (sizeof(T) == 2 ? 2 : 1);
 };
 
-/* E(i) of binmap.h's gpuhist_even_edge_f32 for i < bins and step_is_zero == 0, bit for bit:
- * (double)i is exact either way (2^52 + i has i in its low mantissa bits). */
-__device__ __forceinline__ float fg_edge(double step, double lower, uint32_t i)
+/* Exact f32 EVEN slot (see banner): fast_even.h's test, else its one-edge rule. */
+__device__ __forceinline__ uint32_t fg_slot_even_f32(const gpuhist_binmap &m, float t_lo,
+                                                     float t_hi, float x)
 {
-    const double di = __dsub_rn(__hiloint2double(0x43300000, (int)i), 4503599627370496.0);
-    return __double2float_rn(__dadd_rn(__dmul_rn(di, step), lower));
-}
-
-/* Exact f32 EVEN slot (see banner): gpuhist_slot_even_f32 with a verified estimate. */
-__device__ __forceinline__ uint32_t fg_slot_even_f32(const gpuhist_binmap &m, float fmaxb,
-                                                     uint32_t est_double, float x)
-{
-    const uint32_t bins = m.bins;
-    uint32_t outside;
-    if (gpuhist_even_f32_outside(&m, x, &outside))
-        return outside;
-    uint32_t i;
-    if (est_double) { /* float estimate could be bins off (huge offsets): a long walk */
-        i = gpuhist_clamp_estimate(__dmul_rn(__dsub_rn((double)x, m.lower), m.scale), bins);
-    } else {
-        float f = __fmul_rn(__fsub_rn(x, m.lower_f), m.scale_f);
-        f = f >= 0.0f ? f : 0.0f;  /* also NaN -> 0 (the estimate only) */
-        f = f < fmaxb ? f : fmaxb; /* fmaxb = bins - 1, exact (bins <= 2^23) */
-        /* 0 <= f < 2^23: f + 2^23 rounded toward zero holds trunc(f) in its low mantissa bits */
-        i = __float_as_uint(__fadd_rz(f, 8388608.0f)) - 0x4B000000u;
-    }
-    const float lo = fg_edge(m.step, m.lower, i);
-    const float hi = i + 1u < bins ? fg_edge(m.step, m.lower, i + 1u) : INFINITY;
-    if (lo <= x && x < hi)
-        return i;
-    /* binmap.h's walk from i on the same edges */
-    while (i > 0u && x < fg_edge(m.step, m.lower, i))
-        --i;
-    while (i + 1u < bins && x >= fg_edge(m.step, m.lower, i + 1u))
-        ++i;
-    return i;
+    int ok;
+    const uint32_t key = gpuhist_fe_key_f32(x, m.lower_f, m.scale_f, m.bins, t_lo, t_hi, 1, &ok);
+    if (ok)
+        return key;
+    return gpuhist_fe_fix_f32(&m, t_lo, 0, x);
 }
 
 struct fg_params {
     gh_kparams k;
-    float fmaxb;        /* FG_F32_EVEN: (float)(bins - 1) */
-    uint32_t est_double; /* FG_F32_EVEN: estimate in double (float bound above one bin) */
+    float t_lo, t_hi;   /* FG_F32_EVEN: fast_even.h's thresholds (t_lo_f, t_hi_f) */
     uint32_t per_block; /* cluster route: counters held by each block of a cluster (P) */
     uint32_t kdsm;      /* cluster route: counters [0, kdsm) live in the cluster (<= size * P) */
 };
@@ -261,7 +225,7 @@ __global__ void __launch_bounds__(fg_threads<ROUTE>::value)
     auto counter = [&](T x, uint32_t ch) -> uint32_t {
         uint32_t s;
         if constexpr (MODE == FG_F32_EVEN)
-            s = fg_slot_even_f32(m, p.fmaxb, p.est_double, (float)x);
+            s = fg_slot_even_f32(m, p.t_lo, p.t_hi, (float)x);
         else
             s = gh_slot(&m, kp.edges, x);
         if (MULTI) {
@@ -307,26 +271,13 @@ __global__ void fg_add(const uint32_t *__restrict__ part, uint32_t n,
     }
 }
 
-static int fg_mode(const gpuhist_plan *plan)
+/* The f32 EVEN path when fast_even.h's certificate holds (its thresholds into *c). */
+static int fg_mode(const gpuhist_plan *plan, gpuhist_fe_cert *c)
 {
-    const gpuhist_binmap *m = &plan->map;
-    if (plan->dtype == GPUHIST_F32 && m->kind == GH_KIND_EVEN && !m->step_is_zero &&
-        m->bins <= (1u << 23) && m->step > 0.0 && isfinite(m->step) && isfinite(m->lower) &&
-        isfinite(m->scale_f) && m->scale_f > 0.0f)
-        return FG_F32_EVEN;
-    return FG_GENERIC;
-}
-
-/* Is the float estimate's error bound (fast-smem's banner: (3.01 bins + 1.01 M) 2^-24 bins,
- * M = max(|lower|, |upper|) * bins / (upper - lower)) above one bin? Then estimate in double. */
-static uint32_t fg_est_double(const gpuhist_binmap *m)
-{
-    const double B = (double)m->bins, D = m->upper - m->lower;
-    if (!(D > 0.0) || !isfinite(D))
-        return 1u;
-    const double M = fmax(fabs(m->lower), fabs(m->upper)) * (B / D);
-    const double bound = (3.01 * B + 1.01 * M) / 16777216.0;
-    return bound > 1.0 || !isfinite(bound) ? 1u : 0u;
+    if (plan->dtype != GPUHIST_F32 || plan->map.kind != GH_KIND_EVEN)
+        return FG_GENERIC;
+    gpuhist_fe_cert_of(&plan->map, c); /* cached per spec */
+    return c->ok ? FG_F32_EVEN : FG_GENERIC;
 }
 
 /* Cluster geometry of the cluster route for one kernel; 0 when the device cannot run it. */
@@ -423,11 +374,12 @@ static gpuhist_status fg_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
 
     fg_params p;
     p.k = gh_make_params(plan, job);
-    p.fmaxb = (float)(plan->bins - 1u);
-    p.est_double = fg_est_double(&plan->map);
+    gpuhist_fe_cert cert;
+    const int mode = fg_mode(plan, &cert);
+    p.t_lo = mode == FG_F32_EVEN ? cert.t_lo_f : 0.0f;
+    p.t_hi = mode == FG_F32_EVEN ? cert.t_hi_f : 0.0f;
     p.per_block = 1u;
     p.kdsm = 0u;
-    const int mode = fg_mode(plan);
     return gh_dispatch(plan, [&](auto tag, auto multi) -> gpuhist_status {
         typedef typename decltype(tag)::type T;
         constexpr bool MULTI = decltype(multi)::value;
@@ -548,11 +500,11 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_fast_global = {
     "cuda-fast-global",
     GPUHIST_BACKEND_CUDA,
     "001 section V.A, 002 (warp-aggregated atomics); new: two-entry register run cache, hinted "
-    "match_any aggregation, edge-verified f32 estimate",
+    "match_any aggregation, certified f32 estimate",
     "all dtypes, every bin kind, any bins (fewer than 2^32 - 1 counters), 1-4 channels",
     "global 32-bit partial counters (scratch) fed by 16-byte loads through a per-thread "
-    "two-entry run cache and warp-aggregated flushes; f32 even bins: float estimate verified "
-    "against the two true edges",
+    "two-entry run cache and warp-aggregated flushes; f32 even bins: float estimate certified "
+    "against every edge on the host, one true edge near edges",
     GPUHIST_ALL_DTYPES,
     GPUHIST_ALL_KINDS,
     0,

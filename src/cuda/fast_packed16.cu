@@ -66,10 +66,12 @@
  * (docs/PERFORMANCE.md, "Measurements behind the CUDA sources"). Without scratch the blocks add
  * straight into out.
  *
- * f32 slots: the certified grid of f32_grid.cuh (three float operations per sample, certified
- * against every edge on the host; samples failing the test take binmap.h's exact path). An
- * analytic bound instead (eps = 4 (M + bins + 1) 2^-24 ~ 1/32 for [0,1) x 65536) would send ~7%
- * of uniform samples, i.e. nearly every warp-step, to the double-precision walk (~116
+ * f32 slots: THE estimate and THE TEST of fast_even.h (three float operations and an integer
+ * compare per sample on direct specs, two more subtractions and compares otherwise; the
+ * certificate is measured on every edge on the host, once per spec); samples failing the test
+ * take binmap.h's exact path. A sample that fails is rare: the certificate's thresholds are the
+ * estimate's worst error at any edge, not an a-priori bound (which, at 65536 bins, would send a
+ * few % of uniform samples - nearly every warp-step - to the double-precision walk, ~116
  * instructions per sample).
  *
  * The counting engine (atomics, carry test, hot-key dummies, warp modes) lives in packed16.cuh,
@@ -90,7 +92,7 @@
  * docs/PERFORMANCE.md ("Hardware facts the CUDA strategies rely on"); carry accounting, hot-key
  * dummies with warp modes, partial-row epilogue and the certified grid are new.
  */
-#include "f32_grid.cuh"
+#include "fast_even.h"
 #include "packed16.cuh"
 
 #include <math.h>
@@ -117,7 +119,7 @@ struct p16_params {
     uint32_t nkeys; /* 65536 values, or bins + 3 slots */
     uint32_t bins;  /* f32 */
     float lower_f, scale_f;
-    float t_lo, t_hi; /* P16_F32_CUT: frac(f) must lie in (t_lo, t_hi) */
+    float t_lo, t_hi; /* P16_F32_CUT: THE TEST's thresholds (fast_even.h) */
 };
 
 template <int MODE>
@@ -139,10 +141,13 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
     constexpr uint32_t U = P16_U;
     const T *data = (const T *)p.k.data;
 
-    /* The certified estimate of an f32 sample (f32_grid.cuh); ok = it is binmap.h's slot. */
+    /* THE TEST of fast_even.h on an f32 sample; ok = its key is binmap.h's slot. */
     auto fast_key = [&](float x, bool &ok) -> uint32_t {
-        return fgrid_key<MODE == P16_F32_CUT>(x, p.lower_f, p.scale_f, p.bins, p.t_lo, p.t_hi,
-                                              ok);
+        int good;
+        const uint32_t key = gpuhist_fe_key_f32(x, p.lower_f, p.scale_f, p.bins, p.t_lo, p.t_hi,
+                                                MODE == P16_F32_CUT, &good);
+        ok = good != 0;
+        return key;
     };
     auto key_of = [&](T x) -> uint32_t {
         if constexpr (MODE == P16_U16) {
@@ -336,9 +341,10 @@ static gpuhist_status p16_run_f32(gpuhist_ctx *ctx, const gpuhist_plan *plan, co
     p.bins = plan->bins;
     p.lower_f = plan->map.lower_f;
     p.scale_f = plan->map.scale_f;
-    const fgrid_cut c = fgrid_cut_for(&plan->map);
-    p.t_lo = c.t_lo;
-    p.t_hi = c.t_hi;
+    gpuhist_fe_cert c; /* fast_even.h, cached per spec; refused: nothing passes, all exact */
+    gpuhist_fe_cert_of(&plan->map, &c);
+    p.t_lo = c.t_lo_f;
+    p.t_hi = c.t_hi_f;
     if (c.direct)
         return p16_launch<P16_F32_DIRECT>(ctx, job, p, out);
     return p16_launch<P16_F32_CUT>(ctx, job, p, out);

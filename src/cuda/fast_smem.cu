@@ -15,32 +15,20 @@
  * (the next stage is issued before the current one is counted), counters replicated per warp
  * group (warp w uses copy w % R), red.shared at a 32-bit shared address.
  *
- * fe_kernel, f32 EVEN ("certified estimate"). f = (x - lower_f) * scale_f in float.
- * Error analysis (u = 2^-24; g(y) = (y - lower) * bins / (upper - lower) the exact map, E(i) the
- * float edges of binmap.h, M = max(|lower|, |upper|) * bins / (upper - lower), S = bins / (upper -
- * lower)): for x in [E(0), E(bins)], |f - g(x)| <= err1 = (3.0001 bins + M + 0.75) u + 2^-150 S
- * (three roundings of <= u each on |g| <= bins + 2Mu, plus lower_f's rounding M u), and
- * |g(E(i)) - i| <= err2 = 1.0001 M u + 2^-150 S (double rounding ~2^-53 is negligible; subnormal
- * edges add the S terms). eps = (3.1 bins + 2.1 M + 1) u + 2^-147 S > err1 + err2; the kernel is
- * used when eps < 1/4 (else fs_kernel's exact walk runs).
- *   Fast path: mg = (f + 2^23) rounded toward zero holds trunc(f) in its low bits (idx = bits -
- * 0x4B000000, huge when f < 0, f >= 2^23, inf or NaN), and d = f - (mg - 8388607.5) equals
- * f - (trunc(f) + 1/2) exactly (Sterbenz; for trunc(f) = 0 and f < 1/4 it rounds, but monotonely,
- * so f <= eps still gives |d| >= h). If idx < bins and |d| < h (h <= 1/2 - eps) then frac(f) lies
- * in (eps, 1 - eps), g(x) lies strictly between g(E(idx)) and g(E(idx + 1)), and idx is the bin.
- * Out-of-range x needs no test: f is monotone in x, so x < E(0) gives f <= 0 (idx huge or d =
- * -1/2) and x >= E(bins) gives f > bins - eps (idx >= bins or frac(f) > 1 - eps).
- *   Per sample (PTX -> SASS): FADD, FMUL, FADD.RZ, IADD, FADD, FADD, ISETP, FSETP(|d|, AND), BRA,
- * LEA, RED = 11, plus ~0.8 of load/loop overhead per sample: ~12 thread-instructions per sample.
- *   Certified variant (fe_kernel<true>): when f32_grid.cuh's host check of every edge shows the
- * frac test is vacuous (every [0, 1) power-of-two grid, the benchmark's), idx < bins alone
- * certifies the bin: FADD, FMUL, FADD.RM, IADD, ISETP, BRA, LEA, RED; only out-of-range samples
- * take fe_slow. (The eps test sends ~0.27% of uniform samples at 4096 bins to fe_slow, i.e. a
- * divergent slow path in about half of the warp-steps.)
- *   Slow path (fe_slow; 0.02% of uniform samples at 256 bins, 0.27% at 4096, [0, 1)): NaN /
- * below / above range by compares; in range, j = rint(f): err1 + err2 < 1/2 puts x in
- * (E(j - 1), E(j + 1)), so the bin is j - 1 + (x >= E(j)), E(j) by binmap.h's own formula in
- * double (E(bins) = upper_f). No edge table, so no per-block set-up.
+ * fe_kernel, f32 EVEN: THE estimate and THE TEST of fast_even.h (f = (x - lower_f) * scale_f
+ * in float, key = floor(f), certified against every edge on the host once per spec; no error
+ * bound of its own). Used when the certificate holds and is direct or its symmetric form is
+ * usable (h_f > 0), else fs_kernel runs.
+ *   Direct certificates (fe_kernel<true>; every [0, 1) power-of-two grid, the benchmark's):
+ * key < bins alone proves the bin, out-of-range samples included: FADD, FMUL, FADD.RM, IADD,
+ * ISETP, BRA, LEA, RED; only out-of-range samples (and in-range ones whose estimate reaches
+ * bins: the last bin) take fe_slow, which needs no edge there.
+ *   Otherwise (fe_kernel<false>) the test's symmetric form, |f - (key + 1/2)| < h_f: FADD, FMUL,
+ * FADD.RM, IADD, FADD, FADD, ISETP, FSETP(|d|, AND), BRA, LEA, RED = 11, plus ~0.8 of load/loop
+ * overhead per sample: ~12 thread-instructions per sample. Out-of-range samples never pass.
+ *   Slow path (fe_slow; uniform data over [0, 1) with 1000 bins: ~0.01% of samples): NaN /
+ * below / above range by compares, then fast_even.h's one-edge rule, bin = j - 1 + (x >= E(j)):
+ * one edge by binmap.h's own formula in double. No edge table, so no per-block set-up.
  *
  * fx_kernel, f32 EDGES, bins <= 1024. For float x and a double edge e, x >= e <=> x >= ru(e) (e
  * rounded up to float), and x > e <=> x >= nextup(rd(e)). So with thresholds T[j] = ru(e[j])
@@ -81,12 +69,13 @@
  * remembered): docs/PERFORMANCE.md, "f32, 256 uneven edges" and "Measurements behind the CUDA
  * sources".
  *
- * fs_kernel (general). f32 EVEN outside fe_kernel's range: the same certified test with a shared
- * float edge table E[0..bins-1] and binmap.h's walk as the fallback. f32 EDGES past 1024 bins or
- * without a finite cell map: binmap.h's binary search on float edges rounded up (the rule above),
- * lane-replicated when bins + 1 <= 320. Other dtypes / kinds: binmap.h's gh_slot (common.cuh)
- * per sample, EDGES from a shared double copy of the edge array. fs_kernel keeps R = 4 counter
- * copies for <= 1024 counters, else 1.
+ * fs_kernel (general). f32 EVEN outside fe_kernel's range: fast_even.h's test (two-sided, before
+ * any range check), then NaN / outside by compares and the one-edge rule on a shared float edge
+ * table E[0..bins]; specs the certificate refuses take binmap.h's walk on the table. f32 EDGES
+ * past 1024 bins or without a finite cell map: binmap.h's binary search on float edges rounded up
+ * (the rule above), lane-replicated when bins + 1 <= 320. Other dtypes / kinds: binmap.h's gh_slot
+ * (common.cuh) per sample, EDGES from a shared double copy of the edge array. fs_kernel keeps
+ * R = 4 counter copies for <= 1024 counters, else 1.
  *
  * Counters: each block counts at most 2^31 samples per launch (common.cuh: gh_segments), so no
  * 32-bit counter wraps. Merge: sum of the copies, one 64-bit global atomic per non-zero counter
@@ -98,20 +87,20 @@
  * KiB on H100/H200). fe_kernel: (bins + 3) * 4 * R (R <= 16, chosen to stay <= 160 KiB) must fit.
  * Data dependence: atomics merge same-address lanes in hardware (hot data runs as fast as
  * spread data: docs/PERFORMANCE.md, "CUDA (NVIDIA H200)"); fe_kernel's slow path is taken for
- * samples within eps of an edge, fx_kernel's for samples in crowded cells (many narrow bins)
- * and below the first edge.
+ * samples that fail fast_even.h's test (near an edge), fx_kernel's for samples in crowded cells
+ * (many narrow bins) and below the first edge.
  * Exactness: the kernels are checked against cpu-reference on the GPU (tests/gpu edge_cells,
- * whose edge sets pick k = 0, 1 and 4, and the property suite). fe_kernel's arithmetic and the
- * float-threshold rule were also checked by a CPU emulation of the slot logic (float ops
- * without contraction, round-toward-zero add, fmaf) against binmap.h: ~1.1e9 f32 EVEN
- * evaluations over ~2300 certified specs (every edge +-48 ulps, random, random bit patterns,
- * specials) and ~9e7 EDGES evaluations over ~3000 edge sets (quadratic, random, sub-ulp
- * clusters, clumps, edges past FLT_MAX, both last-edge rules, 257 to 1025 cells): no mismatch.
+ * whose edge sets pick k = 0, 1 and 4, and the property suite). The f32 EVEN forms are
+ * fast_even.h's, checked against binmap.h by a CPU emulation of the device arithmetic (its
+ * banner); the float-threshold rule of fx_kernel by a CPU emulation of the slot logic (float ops
+ * without contraction, fmaf): ~9e7 EDGES evaluations over ~3000 edge sets
+ * (quadratic, random, sub-ulp clusters, clumps, edges past FLT_MAX, both last-edge rules, 257 to
+ * 1025 cells): no mismatch.
  * Seed: 001 section V.B, 002 (privatised shared histograms); certified estimate, float-rounded
  * edge thresholds and the monotone cell table are new.
  */
 #include "common.cuh"
-#include "f32_grid.cuh"
+#include "fast_even.h"
 
 #include <float.h>
 #include <math.h>
@@ -132,28 +121,31 @@ struct fs_params {
     gh_kparams k;
     uint32_t reps;      /* counter replicas */
     uint32_t edge_rep;  /* FS_F32_EDGES: 32 (lane-interleaved) or 1 */
-    uint32_t fast_ok;   /* FS_F32_EVEN: the certified estimate may be used */
-    float eps_lo;       /* frac(f) > eps_lo ... */
-    float eps_hi;       /* ... and < eps_hi */
-    float fmax;         /* f < fmax (= bins - 1) */
+    uint32_t cert_ok;   /* FS_F32_EVEN: fast_even.h's certificate holds */
+    float t_lo, t_hi;   /* FS_F32_EVEN: its thresholds (t_lo_f, t_hi_f) */
 };
 
-/* Exact f32 EVEN slot (see banner); tab = E(0..bins-1) as floats. */
+/* Exact f32 EVEN slot (see banner); tab = E(0..bins) as floats. */
 __device__ __forceinline__ uint32_t fs_slot_even_f32(const fs_params &p, const gpuhist_binmap &m,
                                                      const float *tab, float x)
 {
     const uint32_t bins = m.bins;
+    if (p.cert_ok) { /* THE TEST first: it also rejects NaN and out-of-range samples */
+        int ok;
+        const uint32_t key =
+            gpuhist_fe_key_f32(x, m.lower_f, m.scale_f, bins, p.t_lo, p.t_hi, 1, &ok);
+        if (ok)
+            return key;
+    }
     uint32_t outside;
     if (gpuhist_even_f32_outside(&m, x, &outside))
         return outside;
-    const float f = __fmul_rn(__fsub_rn(x, m.lower_f), m.scale_f);
-    if (p.fast_ok && f >= 0.0f && f < p.fmax) {
-        const float t = truncf(f);
-        const float fr = __fsub_rn(f, t); /* exact: f < 2^24 */
-        if (fr > p.eps_lo && fr < p.eps_hi)
-            return (uint32_t)t;
+    const float f = gpuhist_fe_estimate_f32(x, m.lower_f, m.scale_f);
+    if (p.cert_ok) { /* the one-edge rule */
+        const uint32_t j = gpuhist_fe_pivot_f32(f, bins, p.t_lo);
+        return j - 1u + (x >= tab[j] ? 1u : 0u);
     }
-    /* binmap.h's gpuhist_slot_even_f32, edges from the table */
+    /* refused: binmap.h's gpuhist_slot_even_f32, edges from the table */
     uint32_t i;
     if (f < (float)bins)
         i = gpuhist_clamp_estimate((double)f, bins);
@@ -208,7 +200,7 @@ __global__ void __launch_bounds__(FS_THREADS)
     const double *dedges = kp.edges;
     if (MODE == FS_F32_EVEN) {
         float *t = (float *)tables;
-        for (uint32_t i = tid; i < m.bins; i += FS_THREADS)
+        for (uint32_t i = tid; i <= m.bins; i += FS_THREADS) /* E(bins) = upper_f */
             t[i] = gpuhist_even_edge_f32(&m, i);
     } else if (MODE == FS_F32_EDGES) {
         float *t = (float *)tables;
@@ -331,8 +323,8 @@ struct fx_params {
     uint32_t reps;        /* counter replicas per block (warp w uses w % reps) */
     int32_t last_inclusive;
     /* EVEN */
-    float lo, sc, up, h;  /* lower_f, scale_f, upper_f, certified half-width (banner) */
-    double lower, step;   /* binmap.h's edge formula */
+    float lo, sc, h, t_lo; /* lower_f, scale_f; fast_even.h's h_f and t_lo_f */
+    gpuhist_binmap map;    /* fe_slow: the outside rule and binmap.h's edges */
     /* EDGES */
     const double *edges;  /* device copy, bins + 1 */
     float cs, ck, cq;     /* q(x) = bits(rz(sat(fma(x, cs, ck)) + cq)), cq = 2^-k */
@@ -342,31 +334,19 @@ struct fx_params {
     uint32_t subs;        /* sub-tables for crowded cells */
 };
 
-/* EVEN slot of x off the certified fast path: out of range, NaN, or within eps of an edge. */
-__device__ __forceinline__ uint32_t fe_slow(const fx_params &p, float x, float f)
+/* EVEN slot of x off the fast path: out of range, NaN, or a sample that failed the test. */
+template <bool DIRECT>
+__device__ __forceinline__ uint32_t fe_slow(const fx_params &p, float x)
 {
-    const uint32_t bins = p.bins;
-    if (!(x >= p.lo))
-        return x != x ? GPUHIST_SLOT_NAN(bins) : GPUHIST_SLOT_UNDERFLOW(bins);
-    if (x >= p.up)
-        return (p.last_inclusive && x == p.up) ? bins - 1u : GPUHIST_SLOT_OVERFLOW(bins);
-    /* In range, so |f - g(x)| <= err1 and err1 + err2 < 1/2 (banner): with j = rint(f) the bin
-     * is j - 1 or j, decided by the one edge E(j) (binmap.h's formula; E(bins) = upper_f). */
-    int j = __float2int_rn(f);
-    j = j < 0 ? 0 : j;
-    j = j > (int)bins ? (int)bins : j;
-    const float e = (uint32_t)j >= bins
-                        ? p.up
-                        : (float)__dadd_rn(__dmul_rn((double)(uint32_t)j, p.step), p.lower);
-    return (uint32_t)j - 1u + (x >= e ? 1u : 0u);
+    return gpuhist_fe_fix_f32(&p.map, p.t_lo, DIRECT, x);
 }
 
-/* f32 EVEN, one channel, certified estimate usable (fe_setup): see the banner. DIRECT: the
- * host certified every edge (f32_grid.cuh: frac test vacuous), so a sample whose estimate is a
- * bin needs no test at all and only out-of-range samples take fe_slow. */
+/* f32 EVEN, one channel, certificate usable (fe_setup): see the banner. DIRECT: the
+ * certificate is direct, so a sample whose key is a bin needs no test at all and only
+ * out-of-range samples take fe_slow. */
 template <bool DIRECT>
-__global__ void __launch_bounds__(FX_THREADS, 1) fe_kernel(const fx_params p,
-                                                          unsigned long long *__restrict__ out)
+__global__ void __launch_bounds__(FX_THREADS, 1)
+    fe_kernel(const __grid_constant__ fx_params p, unsigned long long *__restrict__ out)
 {
     extern __shared__ __align__(16) unsigned char fs_smem[];
     uint32_t *cnt = (uint32_t *)fs_smem;
@@ -375,23 +355,11 @@ __global__ void __launch_bounds__(FX_THREADS, 1) fe_kernel(const fx_params p,
     const float lo = p.lo, sc = p.sc, h = p.h;
     const uint32_t bins = p.bins;
     auto each = [&](float x) {
-        if (DIRECT) {
-            bool ok;
-            uint32_t idx = fgrid_key<false>(x, lo, sc, bins, 0.0f, 0.0f, ok);
-            if (!ok)
-                idx = fe_slow(p, x, __fmul_rn(__fsub_rn(x, lo), sc));
-            gh_red_shared(my + idx * 4u);
-            return;
-        }
-        const float f = __fmul_rn(__fsub_rn(x, lo), sc);
-        /* trunc(f) in the low bits for 0 <= f < 2^23; anything else gives idx >= bins */
-        const float mg = __fadd_rz(f, 8388608.0f);
-        uint32_t idx = __float_as_uint(mg) - 0x4B000000u;
-        /* f - (trunc(f) + 1/2): |.| < h <=> frac(f) in (eps, 1 - eps) (exact, banner) */
-        const float d = __fsub_rn(f, __fsub_rn(mg, 8388607.5f));
-        const bool ok = (idx < bins) & (fabsf(d) < h); /* one branch, not two */
+        int ok;
+        uint32_t idx = DIRECT ? gpuhist_fe_key_f32(x, lo, sc, bins, 0.0f, 0.0f, 0, &ok)
+                              : gpuhist_fe_key_sym_f32(x, lo, sc, bins, h, &ok);
         if (!ok)
-            idx = fe_slow(p, x, f);
+            idx = fe_slow<DIRECT>(p, x);
         gh_red_shared(my + idx * 4u);
     };
     auto setup = [&]() {
@@ -663,35 +631,6 @@ __global__ void __launch_bounds__(FX_THREADS, 1) fx_kernel(const fx_params p,
     }
 }
 
-/* eps of the certified estimate (banner); 0 = not usable. */
-static int fs_even_eps(const gpuhist_binmap *m, float *lo, float *hi, float *fmax_out)
-{
-    const double u = 1.0 / 16777216.0; /* 2^-24 */
-    const double B = (double)m->bins;
-    const double D = m->upper - m->lower;
-    if (m->step_is_zero || !(D > 0.0) || !isfinite(D) || !(m->scale > 0.0) ||
-        !isfinite(m->scale) || m->bins < 2u)
-        return 0;
-    /* as in fe_setup: no overflowing float difference, no subnormal float scale */
-    if (!isfinite(m->upper_f - m->lower_f) || !(m->scale_f >= FLT_MIN) || !isfinite(m->scale_f))
-        return 0;
-    const double bd = B / D;
-    const double M = fmax(fabs(m->lower), fabs(m->upper)) * bd;
-    const double eps = 4.0 * (M + B + 1.0) * u + ldexp(bd, -147);
-    if (!(eps < 0.25))
-        return 0;
-    float e = (float)eps;
-    if ((double)e < eps)
-        e = nextafterf(e, 1.0f);
-    float h = (float)(1.0 - eps);
-    if ((double)h > 1.0 - eps)
-        h = nextafterf(h, 0.0f);
-    *lo = e;
-    *hi = h;
-    *fmax_out = (float)(B - 1.0); /* exact: bins < 2^24 when eps < 1/4 */
-    return 1;
-}
-
 static int fs_mode(const gpuhist_plan *plan)
 {
     if (plan->dtype == GPUHIST_F32 && plan->map.kind == GH_KIND_EVEN)
@@ -712,7 +651,7 @@ static size_t fs_smem_bytes(const gpuhist_plan *plan, uint32_t *reps, uint32_t *
     size_t s = (((size_t)*reps * n * 4u) + 15u) & ~(size_t)15u;
     switch (fs_mode(plan)) {
     case FS_F32_EVEN:
-        s += (size_t)plan->bins * 4u;
+        s += ((size_t)plan->bins + 1u) * 4u;
         break;
     case FS_F32_EDGES:
         *edge_rep = plan->bins + 1u <= FS_LANE_REP_MAX_EDGES ? 32u : 1u;
@@ -733,38 +672,20 @@ static int fs_supports(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
     return s != 0 && s <= gpuhist_cuda_smem_optin(ctx);
 }
 
-/* Certified estimate of fe_kernel (banner): 0 if the spec is outside the proven range. */
-static int fe_setup(const gpuhist_plan *plan, fx_params *q)
+/* fe_kernel's parameters from fast_even.h's certificate (banner): 0 when it does not apply
+ * (refused, or neither direct nor with a usable symmetric form: then fs_kernel runs). */
+static int fe_setup(const gpuhist_plan *plan, fx_params *q, int *direct)
 {
-    const gpuhist_binmap *m = &plan->map;
-    const double u = 1.0 / 16777216.0; /* 2^-24 */
-    const double B = (double)m->bins;
-    const double D = m->upper - m->lower;
-    if (m->step_is_zero || !(D > 0.0) || !isfinite(D) || !(m->scale > 0.0) ||
-        !isfinite(m->scale) || !isfinite(m->scale_f) || !(m->scale_f > 0.0f) || m->bins < 1u ||
-        m->bins >= (1u << 22))
+    gpuhist_fe_cert c;
+    gpuhist_fe_cert_of(&plan->map, &c); /* cached per spec */
+    if (!c.ok || !(c.direct || c.h_f > 0.0f))
         return 0;
-    /* The error bound assumes x - lower_f cannot overflow for x in range and that scale_f is a
-     * normal float (relative error 2^-24): the property suite found auto ranges such as
-     * [-FLT_MAX, FLT_MAX] (overflowing difference, subnormal scale) off by whole bins. */
-    if (!isfinite(m->upper_f - m->lower_f) || m->scale_f < FLT_MIN)
-        return 0;
-    const double S = B / D;
-    const double M = fmax(fabs(m->lower), fabs(m->upper)) * S;
-    /* err1 + err2 <= (3.0001 B + 2.0001 M + 0.75) u + 2^-149 S (banner); keep a margin */
-    const double eps = (3.1 * B + 2.1 * M + 1.0) * u + ldexp(S, -147);
-    if (!(eps < 0.25))
-        return 0;
-    const double hd = 0.5 - eps * (1.0 + 1e-9);
-    float h = (float)hd;
-    if ((double)h > hd)
-        h = nextafterf(h, 0.0f);
-    q->lo = m->lower_f;
-    q->sc = m->scale_f;
-    q->up = m->upper_f;
-    q->h = h;
-    q->lower = m->lower;
-    q->step = m->step;
+    q->lo = plan->map.lower_f;
+    q->sc = plan->map.scale_f;
+    q->h = c.h_f;
+    q->t_lo = c.t_lo_f;
+    q->map = plan->map;
+    *direct = c.direct;
     return 1;
 }
 
@@ -983,7 +904,8 @@ static int fx_try(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gpuhist_cuda
     p.edges = job->edges;
     size_t smem;
     if (plan->map.kind == GH_KIND_EVEN) {
-        if (!fe_setup(plan, &p))
+        int direct;
+        if (!fe_setup(plan, &p, &direct))
             return 0;
         uint32_t r = FX_MAX_REPS;
         while (r > 1u && (size_t)r * p.ncnt * 4u > FX_REP_BYTES)
@@ -1002,8 +924,8 @@ static int fx_try(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gpuhist_cuda
         smem = (size_t)r * p.ncnt * 4u;
         if (smem > job->smem_per_block_optin)
             return 0;
-        /* Every edge certified on the host (cached per spec): no per-sample frac test. */
-        if (fgrid_cut_for(&plan->map).direct)
+        /* a direct certificate: no per-sample frac test */
+        if (direct)
             *st = fx_launch(ctx, job, fe_kernel<true>, p, smem, out);
         else
             *st = fx_launch(ctx, job, fe_kernel<false>, p, smem, out);
@@ -1032,13 +954,12 @@ static gpuhist_status fs_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
                             "cuda-fast-smem: %u bins x %u channels do not fit shared memory",
                             plan->bins, plan->active);
     p.k = gh_make_params(plan, job);
-    p.fast_ok = 0;
-    p.eps_lo = 1.0f;
-    p.eps_hi = 0.0f;
-    p.fmax = 0.0f;
-    if (fs_mode(plan) == FS_F32_EVEN)
-        p.fast_ok = (uint32_t)fs_even_eps(&plan->map, &p.eps_lo, &p.eps_hi, &p.fmax);
     const int mode = fs_mode(plan);
+    gpuhist_fe_cert c; /* fast_even.h, cached per spec */
+    gpuhist_fe_cert_of(&plan->map, &c);
+    p.cert_ok = mode == FS_F32_EVEN && c.ok ? 1u : 0u;
+    p.t_lo = c.t_lo_f;
+    p.t_hi = c.t_hi_f;
     return gh_dispatch(plan, [&](auto tag, auto multi) -> gpuhist_status {
         typedef typename decltype(tag)::type T;
         constexpr bool MULTI = decltype(multi)::value;
@@ -1078,9 +999,9 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_fast_smem = {
     "rounded-up float edges, monotone cell table",
     "all dtypes, every bin kind, 1-4 channels, while the 32-bit counters (x4 replicas up to 1024) "
     "and edge tables fit shared memory",
-    "per-block 32-bit shared counters, 16-byte loads; f32 even bins: error-bounded estimate with "
-    "an exact one-edge fix-up near edges; f32 edges: monotone cell table + two compares on "
-    "lane-replicated float edges (binary search in crowded cells)",
+    "per-block 32-bit shared counters, 16-byte loads; f32 even bins: estimate certified against "
+    "every edge on the host, an exact one-edge fix-up near edges; f32 edges: monotone cell "
+    "table + two compares on lane-replicated float edges (binary search in crowded cells)",
     GPUHIST_ALL_DTYPES,
     GPUHIST_ALL_KINDS,
     0,

@@ -12,9 +12,9 @@
  * Pass 1 (tp_partition, 512 threads, tiles of 4096 samples, grid-stride over tiles). Each thread
  * loads 8 samples (16 for 8-bit types) with 16-byte loads (__ldcs; the next tile's are loaded
  * while this one is ranked) and maps them to slots: binmap.h per sample (common.cuh's gh_slot),
- * or for f32 EVEN bins the certified grid of f32_grid.cuh (3 float operations per sample;
+ * or for f32 EVEN bins fast_even.h's estimate and test (3 float operations per sample, direct;
  * binmap.h's exact path for a thread's whole vector only when one of its samples fails the
- * certificate, so the common case has no branch per sample). A key's digit is its bucket, or
+ * test, so the common case has no branch per sample). A key's digit is its bucket, or
  * one of the three outlier slots, or "not a sample" (past the ragged end, or a reference-key
  * hit, below). Its rank within its digit is the answer of a shared atomic on the tile's digit
  * counter, issued as soon as the key is known ("not a sample" counts on the lane's own sink
@@ -75,7 +75,7 @@
  * one-digit radix partition (ranks by shared atomics) feeding 002's privatised shared
  * histograms.
  */
-#include "f32_grid.cuh"
+#include "fast_even.h"
 #include "packed16.cuh"
 
 #include <stdlib.h>
@@ -96,7 +96,7 @@ enum { TP_MAP_GENERIC = 0, TP_MAP_F32_DIRECT = 1, TP_MAP_F32_CUT = 2 };
 struct tp_params {
     gh_kparams k;
     uint32_t bins, buckets; /* buckets = ceil(bins / 65536) */
-    float lower_f, scale_f, t_lo, t_hi; /* f32 certified grid */
+    float lower_f, scale_f, t_lo, t_hi; /* f32 EVEN: fast_even.h's estimate and test */
     uint32_t pool;          /* pages per pass-1 block: block b owns [b pool, (b + 1) pool) */
     uint32_t *page_bucket;  /* device, one per page: its bucket, or TP_NO_BUCKET (unused) */
     uint16_t *arena;        /* device: grid * pool pages of TP_PAGE keys */
@@ -111,9 +111,9 @@ template <typename T, int MAP>
 __device__ __forceinline__ uint32_t tp_slot(const tp_params &p, T x)
 {
     if constexpr (MAP != TP_MAP_GENERIC) {
-        bool ok;
-        const uint32_t key =
-            fgrid_key<MAP == TP_MAP_F32_CUT>(x, p.lower_f, p.scale_f, p.bins, p.t_lo, p.t_hi, ok);
+        int ok;
+        const uint32_t key = gpuhist_fe_key_f32(x, p.lower_f, p.scale_f, p.bins, p.t_lo, p.t_hi,
+                                                MAP == TP_MAP_F32_CUT, &ok);
         return __builtin_expect(ok, 1) ? key : gpuhist_slot_even_f32(&p.k.map, x);
     } else {
         return gh_slot(&p.k.map, p.k.edges, x);
@@ -230,15 +230,15 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
             w.v = cur[u];
             uint32_t key[VE];
             if constexpr (MAP != TP_MAP_GENERIC) {
-                /* Every lane maps its whole vector (past the end: zeros, then dropped) with the
-                 * certified grid (its keys are bins: their own pass-1 keys), and takes binmap.h's
-                 * path for the vector only when a sample fails the certificate. */
+                /* Every lane maps its whole vector (past the end: zeros, then dropped) with
+                 * fast_even.h's test (its keys are bins: their own pass-1 keys), and takes
+                 * binmap.h's path for the vector only when a sample fails the test. */
                 bool ok = true;
 #pragma unroll
                 for (uint32_t e = 0; e < VE; ++e) {
-                    bool good;
-                    key[e] = fgrid_key<MAP == TP_MAP_F32_CUT>(w.e[e], p.lower_f, p.scale_f, p.bins,
-                                                              p.t_lo, p.t_hi, good);
+                    int good;
+                    key[e] = gpuhist_fe_key_f32(w.e[e], p.lower_f, p.scale_f, p.bins, p.t_lo,
+                                                p.t_hi, MAP == TP_MAP_F32_CUT, &good);
                     ok = ok && good;
                 }
                 if (!ok) {
@@ -592,11 +592,12 @@ static gpuhist_status tp_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
     p.bins = plan->bins;
     p.buckets = tp_buckets(plan->bins);
     if (plan->dtype == GPUHIST_F32 && plan->map.kind == GH_KIND_EVEN) {
-        const fgrid_cut c = fgrid_cut_for(&plan->map);
+        gpuhist_fe_cert c; /* fast_even.h, cached per spec; refused: nothing passes */
+        gpuhist_fe_cert_of(&plan->map, &c);
         p.lower_f = plan->map.lower_f;
         p.scale_f = plan->map.scale_f;
-        p.t_lo = c.t_lo;
-        p.t_hi = c.t_hi;
+        p.t_lo = c.t_lo_f;
+        p.t_hi = c.t_hi_f;
         if (c.direct)
             return tp_launch<float, TP_MAP_F32_DIRECT>(ctx, job, p, out);
         return tp_launch<float, TP_MAP_F32_CUT>(ctx, job, p, out);
