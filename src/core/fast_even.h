@@ -235,15 +235,6 @@ GH_FN gh_u32 gpuhist_fe_pivot_f32(float f, gh_u32 bins, float t_lo)
     return j < bins ? j : bins;
 }
 
-/* The same in the double domain (t_lo = the certificate's t_lo). */
-GH_FN gh_u32 gpuhist_fe_pivot_f64(double f, gh_u32 bins, double t_lo)
-{
-    const gh_u32 key = f < (double)bins ? (gh_u32)f : bins;
-    const double fr = GH_ADD(f, -(double)key); /* exact */
-    const gh_u32 j = key + (fr > t_lo ? 1u : 0u);
-    return j < bins ? j : bins;
-}
-
 /* ---- exact slots ------------------------------------------------------------------------------- */
 
 /* binmap.h's float edge E_j of a spec whose certificate holds: such a spec never has
@@ -253,14 +244,6 @@ GH_FN float gpuhist_fe_edge_f32(const gpuhist_binmap *m, gh_u32 j)
     gpuhist_binmap c = *m;
     c.step_is_zero = 0;
     return gpuhist_even_edge_f32(&c, j);
-}
-
-/* The same for double edges. */
-GH_FN double gpuhist_fe_edge_f64(const gpuhist_binmap *m, gh_u32 j)
-{
-    gpuhist_binmap c = *m;
-    c.step_is_zero = 0;
-    return gpuhist_even_edge_f64(&c, j);
 }
 
 /* Slot of an f32 sample that did not pass the test, under a certificate that holds: the outside
@@ -291,24 +274,6 @@ GH_FN gh_u32 gpuhist_fe_slot_f32(const gpuhist_binmap *m, const gpuhist_fe_cert 
     if (!c->ok)
         return gpuhist_slot_even_f32(m, x);
     return gpuhist_fe_fix_f32(m, c->t_lo_f, 0, x);
-}
-
-/* Slot of a double sample (f64; integers exact in double): binmap.h's gpuhist_slot_even_f64, by
- * the one-edge rule (certificate holds) or binmap.h itself (refused). */
-GH_FN gh_u32 gpuhist_fe_slot_f64(const gpuhist_binmap *m, const gpuhist_fe_cert *c, double x)
-{
-    const gh_u32 bins = m->bins;
-    if (!c->ok)
-        return gpuhist_slot_even_f64(m, x);
-    if (x != x)
-        return GPUHIST_SLOT_NAN(bins);
-    if (x < m->lower)
-        return GPUHIST_SLOT_UNDERFLOW(bins);
-    if (x >= m->upper)
-        return (m->last_inclusive && x == m->upper) ? bins - 1u : GPUHIST_SLOT_OVERFLOW(bins);
-    const double f = gpuhist_fe_estimate_f64(x, m->lower, m->scale);
-    const gh_u32 j = gpuhist_fe_pivot_f64(f, bins, c->t_lo);
-    return j - 1u + (x >= gpuhist_fe_edge_f64(m, j) ? 1u : 0u);
 }
 
 /* ---- host: the certification (fast_even.c) ----------------------------------------------------- */
