@@ -3,7 +3,8 @@
  * squares (src/core/exact_sum.h).
  *
  * Mechanism: the pixels are cut into pieces of at most WEIGHTED_PIECE; the threads share each
- * piece, and each thread maps its samples to slots (gpuhist_slot_of, binmap.h) and adds counts
+ * piece, and each thread maps its samples to slots (f32 EVEN: the certified estimate of
+ * fast_even.h; else gpuhist_slot_of, binmap.h) and adds counts
  * and weight digits into private records (plain integer adds, so the order does not matter);
  * after each piece the private records are normalised and added into the plan's accumulator
  * (plan->weight_acc), which is normalised in turn. A limb therefore never takes more than
@@ -18,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "fast_even.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -29,6 +31,7 @@
 
 typedef struct weighted_share {
     const gpuhist_plan *plan;
+    const gpuhist_fe_cert *cert; /* f32 EVEN: the spec's certificate (fast_even.h), else NULL */
     uint64_t begin, end; /* pixel indices */
     uint64_t *counts;    /* active * slots */
     int64_t *acc;        /* gpuhist_weight_acc_words(plan) */
@@ -90,8 +93,15 @@ static void *weighted_run_share(void *arg)
             r = gh_xsum_split_f64(w, &limb, d);
         }
         for (uint32_t k = 0; k < p->active; ++k) {
-            const uint32_t slot =
-                gpuhist_slot_of(p, pixel + (size_t)p->channel_index[k] * p->sample_size);
+            const unsigned char *at = pixel + (size_t)p->channel_index[k] * p->sample_size;
+            uint32_t slot;
+            if (sh->cert) { /* f32 EVEN: the certified estimate, binmap.h's answer */
+                float x;
+                memcpy(&x, at, 4);
+                slot = gpuhist_fe_slot_f32(&p->map, sh->cert, x);
+            } else {
+                slot = gpuhist_slot_of(p, at);
+            }
             const size_t record = (size_t)k * p->slots + slot;
             sh->counts[record] += 1;
             if (slot == nan_slot)
@@ -183,8 +193,13 @@ static gpuhist_status weighted_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, c
         return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
                             "cpu-weighted: cannot allocate %d private records of %zu words",
                             threads, records + words);
+    gpuhist_fe_cert cert;
+    const int certified = plan->dtype == GPUHIST_F32 && plan->map.kind == GH_KIND_EVEN;
+    if (certified)
+        gpuhist_fe_cert_of(&plan->map, &cert);
     for (int t = 0; t < threads; ++t) {
         sh[t].plan = plan;
+        sh[t].cert = certified ? &cert : NULL;
         sh[t].counts = (uint64_t *)(priv + (size_t)t * (records + words));
         sh[t].acc = priv + (size_t)t * (records + words) + records;
     }
