@@ -5,8 +5,9 @@
  * active channels or a channel mask, a contiguous array or a region of interest with padded
  * (or too short) rows, sizes that overflow the address space, memory locations, the bin kind,
  * bins (0, too many, or up to 70000), ranges and edges from raw bits or from friendlier
- * choices, auto range, the last-edge rule, the outlier policy, an edges output buffer, the CPU
- * strategy and the thread count, and then the sample bytes. Every buffer handed to the library
+ * choices, auto range, the last-edge rule, the outlier policy, an edges output buffer, weights
+ * (none, f32, f64, with squares), the CPU strategy and the thread count, and then the sample
+ * bytes. Every buffer handed to the library
  * is exactly as large as the request says it is (so AddressSanitizer catches any access beyond
  * it); requests whose sizes overflow are not backed by memory and must be refused.
  *
@@ -15,7 +16,9 @@
  * request reports the bins, channels and totals it was given, its tallies add up, and
  * cpu-reference returns the same counts, tallies, channel indices, range and edges bit for bit
  * (and gpuhist_compute_edges() the same edges); a refused request is refused by cpu-reference
- * too. Sizes stay small (<= 4096 pixels, <= 70000 bins) so that one input takes milliseconds.
+ * too (unweighted); a weighted request gives the same sums, bit for bit, with another thread
+ * count, and the counts of the same request without weights. Sizes stay small (<= 4096
+ * pixels, <= 70000 bins) so that one input takes milliseconds.
  */
 #include "gpuhist.h"
 #include "fuzz_common.h"
@@ -254,6 +257,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         bytes[i] = in.left ? in.p[i % in.left] : (unsigned char)(i * 131u + (i >> 8));
     s.data = bytes;
 
+    /* ---- weights (rflags bits 4-5): none, f32, f64, f64 with squares; one per pixel, from the
+     * sample bytes, exactly as many bytes as the pixels need (none behind refused sizes) ---- */
+    const int wkind = (rflags >> 4) & 3;
+    unsigned char *wblock = NULL;
+    double *sums = NULL, *squares = NULL;
+    if (wkind) {
+        const size_t wsize = wkind == 1 ? 4 : 8;
+        const int backed = pixels <= MAX_PIXELS * 64u;
+        wblock = malloc(backed && pixels ? (size_t)pixels * wsize : 1);
+        FUZZ_CHECK(wblock != NULL);
+        for (size_t i = 0; backed && i < (size_t)pixels * wsize; ++i)
+            wblock[i] = need ? bytes[(i * 7u) % need] : (unsigned char)i;
+        s.weights = wblock;
+        s.weight_dtype = wkind == 1 ? GPUHIST_F32 : GPUHIST_F64;
+        sums = malloc(ncounts * sizeof *sums);
+        squares = malloc(ncounts * sizeof *squares);
+        FUZZ_CHECK(sums && squares);
+        r.sums = sums;
+        r.sums_squared = wkind == 3 ? squares : NULL;
+    }
+
     gpuhist_status st = gpuhist_histogram(g_ctx, &s, &spec, &r);
     FUZZ_CHECK(st == GPUHIST_OK || st == GPUHIST_ERROR_INVALID_ARGUMENT ||
                st == GPUHIST_ERROR_UNSUPPORTED || st == GPUHIST_ERROR_OUT_OF_MEMORY);
@@ -269,9 +293,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                dtype_ok ? gpuhist_dtype_name(s.dtype) : "?", spec.bins, (int)spec.kind,
                (unsigned long long)pixels, channels, gpuhist_status_string(st),
                gpuhist_last_error(g_ctx));
+    if (wkind && st == GPUHIST_OK) {
+        /* the same bits with another thread count */
+        double *again = malloc(ncounts * sizeof *again);
+        uint64_t *counts2 = malloc(ncounts * sizeof *counts2);
+        FUZZ_CHECK(again && counts2);
+        gpuhist_result r2 = r;
+        r2.counts = counts2;
+        r2.sums = again;
+        r2.sums_squared = NULL;
+        r2.edges = NULL;
+        FUZZ_CHECK(gpuhist_set_threads(g_ctx, 1 + (how >> 6) % 3 == 1 ? 3 : 1) == GPUHIST_OK);
+        FUZZ_CHECK(gpuhist_histogram(g_ctx, &s, &spec, &r2) == GPUHIST_OK);
+        FUZZ_CHECK(memcmp(again, sums, ncounts * sizeof *again) == 0);
+        FUZZ_CHECK(memcmp(counts2, counts, ncounts * sizeof *counts2) == 0);
+        free(again);
+        free(counts2);
+    }
+    /* the reference counts the same request without weights (cpu-reference sums none) */
+    s.weights = NULL;
     FUZZ_CHECK(gpuhist_set_strategy(g_ctx, "cpu-reference") == GPUHIST_OK);
     gpuhist_status st_ref = gpuhist_histogram(g_ctx, &s, &spec, &rr);
-    if (st == GPUHIST_ERROR_INVALID_ARGUMENT)
+    if (st == GPUHIST_ERROR_INVALID_ARGUMENT && !wkind)
         FUZZ_CHECK(st_ref == GPUHIST_ERROR_INVALID_ARGUMENT);
     if (st == GPUHIST_OK) {
         FUZZ_CHECK(st_ref == GPUHIST_OK);
@@ -309,6 +352,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     free(block);
+    free(wblock);
+    free(sums);
+    free(squares);
     free(edges);
     free(edges_out);
     free(edges_ref);
