@@ -309,6 +309,7 @@ typedef struct cli_histogram {
     int per_channel;              /* --channels given: counts is an array of arrays */
     const double *sums;           /* --weights: the sums of weights, laid out as counts; NULL */
     const double *sums_squared;   /* --squares: the sums of squared weights; NULL */
+    const double *density;        /* --density: NumPy's density, laid out as counts; NULL */
 } cli_histogram;
 
 /* Write the histogram in `format` to `f`; `bars` draws bars (table only, `columns` wide). */

@@ -20,7 +20,7 @@ enum {
     O_TYPE = 1, O_TEXT, O_RAW, O_NPY, O_BINS, O_RANGE, O_EDGES, O_INTEGER, O_LAST_INCLUSIVE,
     O_OUTLIERS, O_CHANNELS, O_BACKEND, O_DEVICE, O_LIST_DEVICES, O_STRATEGY, O_LIST_STRATEGIES,
     O_THREADS, O_FORMAT, O_OUTPUT, O_VERBOSE, O_NO_PROGRESS, O_VERSION, O_HELP, O_WEIGHTS,
-    O_WEIGHTS_TYPE, O_SQUARES
+    O_WEIGHTS_TYPE, O_SQUARES, O_DENSITY
 };
 
 static const cli_optdef option_defs[] = {
@@ -38,6 +38,7 @@ static const cli_optdef option_defs[] = {
     {"weights", 0, 1, O_WEIGHTS},
     {"weights-type", 0, 1, O_WEIGHTS_TYPE},
     {"squares", 0, 0, O_SQUARES},
+    {"density", 0, 0, O_DENSITY},
     {"backend", 'B', 1, O_BACKEND},
     {"device", 0, 1, O_DEVICE},
     {"list-devices", 0, 0, O_LIST_DEVICES},
@@ -79,6 +80,7 @@ static const char usage_text[] =
     "                          float64, else raw little-endian samples of --weights-type\n"
     "      --weights-type T    f32 | f64 (default): the type of raw weights\n"
     "      --squares           also output the sums of the squared weights\n"
+    "      --density           also output NumPy's density: count (or sum) / bin width / total\n"
     "Execution\n"
     "  -B, --backend B         auto (default) | cuda | opencl | cpu\n"
     "      --device N          device number of the backend (see --list-devices)\n"
@@ -120,6 +122,7 @@ typedef struct options {
     int have_weights_type;
     gpuhist_dtype weights_type;
     int squares;
+    int density;
     int have_channels;
     uint32_t channels, active;
     gpuhist_backend backend;
@@ -701,6 +704,9 @@ static int parse_options(int argc, char **argv, options *o)
         case O_SQUARES:
             o->squares = 1;
             break;
+        case O_DENSITY:
+            o->density = 1;
+            break;
         case O_BACKEND:
             if (!gpuhist_backend_parse(a, &o->backend))
                 return cli_error(CLI_EXIT_USAGE, "%s: unknown backend '%s' (auto cuda opencl cpu)",
@@ -772,6 +778,9 @@ static int parse_options(int argc, char **argv, options *o)
         return cli_error(CLI_EXIT_USAGE, "--squares needs --weights (the squares of what?)");
     if (o->have_weights_type && !o->weights)
         return cli_error(CLI_EXIT_USAGE, "--weights-type needs --weights");
+    if (o->density && o->format == CLI_FMT_NPY)
+        return cli_error(CLI_EXIT_USAGE,
+                         "--density is written by the table, CSV and JSON formats, not -f npy");
     return CLI_EXIT_OK;
 }
 
@@ -926,6 +935,63 @@ static int open_weights(const options *o, const cli_stream_input *si, cli_weight
         (si->format == CLI_IN_RAW || si->format == CLI_IN_NPY))
         rc = cli_weights_expect(w, si->data_bytes / si->pixel_bytes);
     return rc;
+}
+
+/* NumPy's pairwise summation of doubles (its add.reduce: the first value, then the rest in
+ * blocks of 8 partial sums up to 128 values, halves above), so a total matches NumPy's
+ * n.sum() bit for bit on the same values. */
+static double pairwise_sum(const double *a, size_t n, size_t stride)
+{
+    if (n < 8) {
+        double r = -0.0;
+        for (size_t i = 0; i < n; ++i)
+            r += a[i * stride];
+        return r;
+    }
+    if (n <= 128) {
+        double r[8];
+        for (int k = 0; k < 8; ++k)
+            r[k] = a[(size_t)k * stride];
+        size_t i = 8;
+        for (; i < n - n % 8; i += 8)
+            for (int k = 0; k < 8; ++k)
+                r[k] += a[(i + (size_t)k) * stride];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; ++i)
+            res += a[i * stride];
+        return res;
+    }
+    size_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwise_sum(a, n2, stride) + pairwise_sum(a + n2 * stride, n - n2, stride);
+}
+
+/* NumPy's density (np.histogram(..., density=True)): n / diff(edges) / n.sum(), channel by
+ * channel, with n the counts (their total an exact integer, converted to double as NumPy's
+ * division does) or the sums of weights (their total by NumPy's pairwise summation). A total of
+ * 0 gives NaN, as in NumPy. */
+static void density_of(const gpuhist_result *r, const uint64_t *counts, const double *sums,
+                       const double *edges, double *out)
+{
+    const uint32_t bins = r->bins;
+    for (uint32_t c = 0; c < r->channels; ++c) {
+        const uint64_t *n = counts + (size_t)c * bins;
+        const double *w = sums ? sums + (size_t)c * bins : NULL;
+        double total;
+        if (w) {
+            total = bins > 1 ? w[0] + pairwise_sum(w + 1, bins - 1, 1) : w[0];
+        } else {
+            uint64_t t = 0;
+            for (uint32_t i = 0; i < bins; ++i)
+                t += n[i];
+            total = (double)t;
+        }
+        for (uint32_t i = 0; i < bins; ++i) {
+            const double db = edges[i + 1] - edges[i];
+            const double v = w ? w[i] : (double)n[i];
+            out[(size_t)c * bins + i] = v / db / total;
+        }
+    }
 }
 
 static int run(const options *o)
@@ -1132,12 +1198,22 @@ static int run(const options *o)
 
     cli_format fmt = o->format ? o->format : CLI_FMT_TABLE;
     int bars = fmt == CLI_FMT_TABLE && out.f == stdout && cli_isatty(stdout);
+    double *density = NULL;
+    if (o->density) {
+        density = malloc((size_t)r.bins * r.channels * sizeof *density);
+        if (!density) {
+            rc = cli_error(CLI_EXIT_FAIL, "out of memory for the density of %u bins", r.bins);
+            goto done;
+        }
+        density_of(&r, counts, sums, edges_out, density);
+    }
     cli_histogram h = {&r, counts, edges_out, in.dtype, spec.kind, o->have_channels, sums,
-                       squares};
+                       squares, density};
     if (fmt == CLI_FMT_NPY && o->verbose)
         cli_note_tallies(&h);
     cli_write_histogram(out.f, fmt, &h, bars, bars ? cli_terminal_columns() : 80);
     rc = sides[CLI_NPY_EDGES].f ? cli_npy_commit(&out, sides, &h) : cli_output_commit(&out);
+    free(density);
 
 done:
     if (rc) {

@@ -176,8 +176,10 @@ static size_t json_sum_text(char *buf, double v)
     return n;
 }
 
-/* The arrays after the counts, in column order: the sums, then the sums of squares. */
-static int value_arrays(const cli_histogram *h, const double *arr[2], const char *names[2])
+/* The arrays after the counts, in column order: the sums, the sums of squares, the density. */
+#define CLI_VALUE_ARRAYS 3
+static int value_arrays(const cli_histogram *h, const double *arr[CLI_VALUE_ARRAYS],
+                        const char *names[CLI_VALUE_ARRAYS])
 {
     int n = 0;
     if (h->sums) {
@@ -187,6 +189,10 @@ static int value_arrays(const cli_histogram *h, const double *arr[2], const char
     if (h->sums && h->sums_squared) {
         arr[n] = h->sums_squared;
         names[n++] = "sum_sq";
+    }
+    if (h->density) {
+        arr[n] = h->density;
+        names[n++] = "density";
     }
     return n;
 }
@@ -255,9 +261,9 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
     if (nch > 1 && wc < 7)
         wc = 7;
     /* The sums' columns: as wide as their longest number (and their names). */
-    const double *arr[2];
-    const char *aname[2];
-    int narr = value_arrays(h, arr, aname), wv[2] = {0, 0};
+    const double *arr[CLI_VALUE_ARRAYS];
+    const char *aname[CLI_VALUE_ARRAYS];
+    int narr = value_arrays(h, arr, aname), wv[CLI_VALUE_ARRAYS] = {0, 0, 0};
     for (int k = 0; k < narr; ++k) {
         wv[k] = (int)strlen(aname[k]) + (named_channels(h) ? 2 : 0);
         for (size_t i = 0; i < (size_t)bins * nch; ++i) {
@@ -292,8 +298,8 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
         barw = bars ? 8 : 0;
     int utf8 = cli_utf8();
 
-    /* A row: at most 10 + 24 + 24 digits and signs, four channels of 20 and of two sums of 24,
-     * the gaps. */
+    /* A row: at most 10 + 24 + 24 digits and signs, four channels of 20 and of three value
+     * arrays of 24, the gaps. */
     size_t row = (size_t)wbin + wlo + whi + nch * ((size_t)wc + 2) + 8;
     for (int k = 0; k < narr; ++k)
         row += nch * ((size_t)wv[k] + 2);
@@ -358,8 +364,8 @@ static void write_csv(obuf *b, const cli_histogram *h)
     const gpuhist_result *r = h->result;
     uint32_t bins = r->bins, nch = r->channels;
     char a[40], e[40];
-    const double *arr[2];
-    const char *aname[2];
+    const double *arr[CLI_VALUE_ARRAYS];
+    const char *aname[CLI_VALUE_ARRAYS];
     int narr = value_arrays(h, arr, aname);
     ob_puts(b, "bin,lower,upper");
     if (named_channels(h))
@@ -478,6 +484,8 @@ static void write_json(obuf *b, const cli_histogram *h)
         json_sums(b, h, "sums", h->sums);
     if (h->sums && h->sums_squared)
         json_sums(b, h, "sums_squared", h->sums_squared);
+    if (h->density)
+        json_sums(b, h, "density", h->density);
     ob_printf(b,
               ",\n  \"underflow\": %llu,\n  \"overflow\": %llu,\n  \"nan\": %llu,\n"
               "  \"total\": %llu,\n",

@@ -1326,6 +1326,35 @@ PY
         [ -e $f ] && fail "$f written although blocked.sums_squared.npy could not be"
     done
     ls ./*.tmp.* >/dev/null 2>&1 && fail "temporary file left: $(ls)"
+
+    # --density: NumPy's np.histogram(..., density=True) bit for bit (counts, and weights whose
+    # sums NumPy also gets exactly), up to 20000 bins (NumPy's pairwise total); -f npy refuses it.
+    if "$py" -c "import numpy" 2>/dev/null; then
+        checks=$((checks + 1))
+        "$py" - "$G" <<'PY' || fail "--density differs from NumPy's"
+import subprocess, sys
+import numpy as np
+G = sys.argv[1]
+r = np.random.default_rng(20261125)
+a = r.random(50000)
+a.astype("<f8").tofile("dens.f64")
+w = r.integers(-5, 20, len(a)).astype(float)
+w.astype("<f8").tofile("dens.w64")
+for bins in (1, 7, 200, 1000, 20000):
+    for weighted in (False, True):
+        cmd = [G, "-t", "f64", "-b", str(bins), "-r", "0:1", "--density", "-f", "csv", "dens.f64"]
+        if weighted:
+            cmd[1:1] = ["--weights", "dens.w64"]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()
+        got = np.array([float(l.split(",")[-1]) for l in out[1:]])
+        want = np.histogram(a, bins=bins, range=(0, 1), density=True,
+                            weights=w if weighted else None)[0]
+        assert np.array_equal(got.view("u8"), want.view("u8")), (bins, weighted)
+PY
+        ok "$G" -t f64 -b 3 -r 0:1 --density -f json dens.f64
+        has '"density": [' out.txt
+    fi
+    err 2 "--density is written by the table, CSV and JSON formats" "$G" -t f64 -r 0:1 --density -f npy -o x.npy d.f64
 }
 
 case "$SECTION" in
