@@ -310,6 +310,7 @@ typedef struct cli_histogram {
     const double *sums;           /* --weights: the sums of weights, laid out as counts; NULL */
     const double *sums_squared;   /* --squares: the sums of squared weights; NULL */
     const double *density;        /* --density: NumPy's density, laid out as counts; NULL */
+    const uint64_t *cumulative;   /* --cumulative: running totals of the counts; NULL */
 } cli_histogram;
 
 /* Write the histogram in `format` to `f`; `bars` draws bars (table only, `columns` wide). */

@@ -100,7 +100,7 @@ static int run_job(gpuhist_ctx *ctx, gpuhist_ctx *ref, const demo_job *job, int 
     printf("\n== %s\n", job->title);
     if (job->show_table) {
         cli_histogram h = {&r, counts, edges, job->samples.dtype, job->spec.kind, 0, NULL, NULL,
-                           NULL};
+                           NULL, NULL};
         cli_write_histogram(stdout, CLI_FMT_TABLE, &h, columns > 0, columns > 0 ? columns : 80);
     }
     printf("ran on %s (%s), strategy %s: %.3f ms, %.2f GB/s\n", gpuhist_backend_name(r.backend),

@@ -20,7 +20,7 @@ enum {
     O_TYPE = 1, O_TEXT, O_RAW, O_NPY, O_BINS, O_RANGE, O_EDGES, O_INTEGER, O_LAST_INCLUSIVE,
     O_OUTLIERS, O_CHANNELS, O_BACKEND, O_DEVICE, O_LIST_DEVICES, O_STRATEGY, O_LIST_STRATEGIES,
     O_THREADS, O_FORMAT, O_OUTPUT, O_VERBOSE, O_NO_PROGRESS, O_VERSION, O_HELP, O_WEIGHTS,
-    O_WEIGHTS_TYPE, O_SQUARES, O_DENSITY
+    O_WEIGHTS_TYPE, O_SQUARES, O_DENSITY, O_CUMULATIVE
 };
 
 static const cli_optdef option_defs[] = {
@@ -39,6 +39,7 @@ static const cli_optdef option_defs[] = {
     {"weights-type", 0, 1, O_WEIGHTS_TYPE},
     {"squares", 0, 0, O_SQUARES},
     {"density", 0, 0, O_DENSITY},
+    {"cumulative", 0, 0, O_CUMULATIVE},
     {"backend", 'B', 1, O_BACKEND},
     {"device", 0, 1, O_DEVICE},
     {"list-devices", 0, 0, O_LIST_DEVICES},
@@ -81,6 +82,7 @@ static const char usage_text[] =
     "      --weights-type T    f32 | f64 (default): the type of raw weights\n"
     "      --squares           also output the sums of the squared weights\n"
     "      --density           also output NumPy's density: count (or sum) / bin width / total\n"
+    "      --cumulative        also output the running totals of the counts (np.cumsum)\n"
     "Execution\n"
     "  -B, --backend B         auto (default) | cuda | opencl | cpu\n"
     "      --device N          device number of the backend (see --list-devices)\n"
@@ -123,6 +125,7 @@ typedef struct options {
     gpuhist_dtype weights_type;
     int squares;
     int density;
+    int cumulative;
     int have_channels;
     uint32_t channels, active;
     gpuhist_backend backend;
@@ -707,6 +710,9 @@ static int parse_options(int argc, char **argv, options *o)
         case O_DENSITY:
             o->density = 1;
             break;
+        case O_CUMULATIVE:
+            o->cumulative = 1;
+            break;
         case O_BACKEND:
             if (!gpuhist_backend_parse(a, &o->backend))
                 return cli_error(CLI_EXIT_USAGE, "%s: unknown backend '%s' (auto cuda opencl cpu)",
@@ -778,9 +784,10 @@ static int parse_options(int argc, char **argv, options *o)
         return cli_error(CLI_EXIT_USAGE, "--squares needs --weights (the squares of what?)");
     if (o->have_weights_type && !o->weights)
         return cli_error(CLI_EXIT_USAGE, "--weights-type needs --weights");
-    if (o->density && o->format == CLI_FMT_NPY)
+    if ((o->density || o->cumulative) && o->format == CLI_FMT_NPY)
         return cli_error(CLI_EXIT_USAGE,
-                         "--density is written by the table, CSV and JSON formats, not -f npy");
+                         "--%s is written by the table, CSV and JSON formats, not -f npy",
+                         o->density ? "density" : "cumulative");
     return CLI_EXIT_OK;
 }
 
@@ -1207,13 +1214,29 @@ static int run(const options *o)
         }
         density_of(&r, counts, sums, edges_out, density);
     }
+    uint64_t *cumulative = NULL;
+    if (o->cumulative) {
+        cumulative = malloc((size_t)r.bins * r.channels * sizeof *cumulative);
+        if (!cumulative) {
+            free(density);
+            rc = cli_error(CLI_EXIT_FAIL, "out of memory for the running totals of %u bins",
+                           r.bins);
+            goto done;
+        }
+        for (uint32_t c = 0; c < r.channels; ++c) {
+            uint64_t t = 0;
+            for (uint32_t i = 0; i < r.bins; ++i)
+                cumulative[(size_t)c * r.bins + i] = t += counts[(size_t)c * r.bins + i];
+        }
+    }
     cli_histogram h = {&r, counts, edges_out, in.dtype, spec.kind, o->have_channels, sums,
-                       squares, density};
+                       squares, density, cumulative};
     if (fmt == CLI_FMT_NPY && o->verbose)
         cli_note_tallies(&h);
     cli_write_histogram(out.f, fmt, &h, bars, bars ? cli_terminal_columns() : 80);
     rc = sides[CLI_NPY_EDGES].f ? cli_npy_commit(&out, sides, &h) : cli_output_commit(&out);
     free(density);
+    free(cumulative);
 
 done:
     if (rc) {

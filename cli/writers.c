@@ -260,6 +260,14 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
         wc = cli_u64_digits(max);
     if (nch > 1 && wc < 7)
         wc = 7;
+    /* --cumulative: as wide as the largest running total (the last) or the column's name */
+    int wq = 0;
+    if (h->cumulative) {
+        wq = (int)strlen("cumulative") + (named_channels(h) ? 2 : 0);
+        for (uint32_t c = 0; c < nch; ++c)
+            if (bins && cli_u64_digits(h->cumulative[(size_t)c * bins + bins - 1]) > wq)
+                wq = cli_u64_digits(h->cumulative[(size_t)c * bins + bins - 1]);
+    }
     /* The sums' columns: as wide as their longest number (and their names). */
     const double *arr[CLI_VALUE_ARRAYS];
     const char *aname[CLI_VALUE_ARRAYS];
@@ -280,6 +288,12 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
             snprintf(name, sizeof name, "count_%u", c);
         ob_printf(b, "  %*s", wc, name);
     }
+    for (uint32_t c = 0; h->cumulative && c < nch; ++c) {
+        char name[24] = "cumulative";
+        if (named_channels(h))
+            snprintf(name, sizeof name, "cumulative_%u", c);
+        ob_printf(b, "  %*s", wq, name);
+    }
     for (int k = 0; k < narr; ++k)
         for (uint32_t c = 0; c < nch; ++c) {
             char name[24];
@@ -290,7 +304,7 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
             ob_printf(b, "  %*s", wv[k], name);
         }
     ob_puts(b, "\n");
-    int used = wbin + 2 + wlo + 2 + whi + (int)nch * (wc + 2) + 2;
+    int used = wbin + 2 + wlo + 2 + whi + (int)nch * (wc + 2) + 2 + (wq ? (int)nch * (wq + 2) : 0);
     for (int k = 0; k < narr; ++k)
         used += (int)nch * (wv[k] + 2);
     int barw = bars ? (columns - used - 1) / (int)nch - (nch > 1 ? 1 : 0) : 0;
@@ -300,7 +314,7 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
 
     /* A row: at most 10 + 24 + 24 digits and signs, four channels of 20 and of three value
      * arrays of 24, the gaps. */
-    size_t row = (size_t)wbin + wlo + whi + nch * ((size_t)wc + 2) + 8;
+    size_t row = (size_t)wbin + wlo + whi + nch * ((size_t)wc + 2) + nch * ((size_t)wq + 2) + 8;
     for (int k = 0; k < narr; ++k)
         row += nch * ((size_t)wv[k] + 2);
     size_t alen = table_edge(a, h, h->edges[0]);
@@ -318,6 +332,11 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
             *p++ = ' ';
             *p++ = ' ';
             p = put_u64_right(p, h->counts[(size_t)c * bins + i], wc);
+        }
+        for (uint32_t c = 0; h->cumulative && c < nch; ++c) {
+            *p++ = ' ';
+            *p++ = ' ';
+            p = put_u64_right(p, h->cumulative[(size_t)c * bins + i], wq);
         }
         for (int k = 0; k < narr; ++k)
             for (uint32_t c = 0; c < nch; ++c) {
@@ -373,6 +392,13 @@ static void write_csv(obuf *b, const cli_histogram *h)
             ob_printf(b, ",count_%u", c);
     else
         ob_puts(b, ",count");
+    if (h->cumulative) {
+        if (named_channels(h))
+            for (uint32_t c = 0; c < nch; ++c)
+                ob_printf(b, ",cumulative_%u", c);
+        else
+            ob_puts(b, ",cumulative");
+    }
     for (int k = 0; k < narr; ++k) {
         if (named_channels(h))
             for (uint32_t c = 0; c < nch; ++c)
@@ -381,7 +407,7 @@ static void write_csv(obuf *b, const cli_histogram *h)
             ob_printf(b, ",%s", aname[k]);
     }
     ob_puts(b, "\n");
-    size_t row = 10 + 2 * 32 + nch * 21 + (size_t)narr * nch * 33 + 4;
+    size_t row = 10 + 2 * 32 + 2 * nch * 21 + (size_t)narr * nch * 33 + 4;
     size_t alen = cli_shortest_double(a, h->edges[0]);
     for (uint32_t i = 0; i < bins; ++i) {
         size_t elen = cli_shortest_double(e, h->edges[i + 1]);
@@ -396,6 +422,10 @@ static void write_csv(obuf *b, const cli_histogram *h)
         for (uint32_t c = 0; c < nch; ++c) {
             *p++ = ',';
             p = cli_put_u64(p, h->counts[(size_t)c * bins + i]);
+        }
+        for (uint32_t c = 0; h->cumulative && c < nch; ++c) {
+            *p++ = ',';
+            p = cli_put_u64(p, h->cumulative[(size_t)c * bins + i]);
         }
         for (int k = 0; k < narr; ++k)
             for (uint32_t c = 0; c < nch; ++c) {
@@ -479,6 +509,19 @@ static void write_json(obuf *b, const cli_histogram *h)
         ob_puts(b, "]");
     } else {
         json_u64_array(b, h->counts, bins);
+    }
+    if (h->cumulative) {
+        ob_puts(b, ",\n  \"cumulative\": ");
+        if (h->per_channel) {
+            ob_puts(b, "[");
+            for (uint32_t c = 0; c < nch; ++c) {
+                ob_puts(b, c ? ", " : "");
+                json_u64_array(b, h->cumulative + (size_t)c * bins, bins);
+            }
+            ob_puts(b, "]");
+        } else {
+            json_u64_array(b, h->cumulative, bins);
+        }
     }
     if (h->sums)
         json_sums(b, h, "sums", h->sums);

@@ -1355,6 +1355,23 @@ PY
         has '"density": [' out.txt
     fi
     err 2 "--density is written by the table, CSV and JSON formats" "$G" -t f64 -r 0:1 --density -f npy -o x.npy d.f64
+
+    # --cumulative: the running totals of the counts (np.cumsum), per channel, in every text format
+    printf '0.1 0.2 0.2 0.7 0.9 1.5\n' >cum.txt
+    ok "$G" --text -b 4 -r 0:1 --cumulative -f csv cum.txt
+    line 1 "bin,lower,upper,count,cumulative" out.txt
+    line 2 "0,0,0.25,3,3" out.txt
+    line 3 "1,0.25,0.5,0,3" out.txt
+    line 5 "3,0.75,1,1,5" out.txt
+    ok "$G" --text -b 4 -r 0:1 --cumulative -f json cum.txt
+    has '"cumulative": [3, 3, 4, 5]' out.txt
+    ok "$G" --text -b 4 -r 0:1 --cumulative cum.txt
+    has "cumulative" out.txt
+    printf '1 2 3 4 5 6\n' >cum2.txt
+    ok "$G" --text --channels 2 -b 2 -r 0:8 --cumulative -f csv cum2.txt
+    line 1 "bin,lower,upper,count_0,count_1,cumulative_0,cumulative_1" out.txt
+    line 3 "1,4,8,1,2,3,3" out.txt
+    err 2 "--cumulative is written by the table, CSV and JSON formats" "$G" --text -r 0:1 --cumulative -f npy -o x.npy cum.txt
 }
 
 case "$SECTION" in
