@@ -469,6 +469,23 @@ static void json_sum_array(obuf *b, const double *v, size_t n)
     ob_puts(b, "]");
 }
 
+/* "KEY": integers laid out as the counts: one array, or one per channel with --channels. */
+static void json_u64_field(obuf *b, const cli_histogram *h, const char *key, const uint64_t *v)
+{
+    uint32_t bins = h->result->bins, nch = h->result->channels;
+    ob_printf(b, ",\n  \"%s\": ", key);
+    if (h->per_channel) {
+        ob_puts(b, "[");
+        for (uint32_t c = 0; c < nch; ++c) {
+            ob_puts(b, c ? ", " : "");
+            json_u64_array(b, v + (size_t)c * bins, bins);
+        }
+        ob_puts(b, "]");
+    } else {
+        json_u64_array(b, v, bins);
+    }
+}
+
 /* "KEY": the array, or one array per channel with --channels (as "counts"). */
 static void json_sums(obuf *b, const cli_histogram *h, const char *key, const double *v)
 {
@@ -499,30 +516,10 @@ static void write_json(obuf *b, const cli_histogram *h)
         }
         ob_done(b, p + cli_shortest_double(p, h->edges[i]));
     }
-    ob_puts(b, "],\n  \"counts\": ");
-    if (h->per_channel) {
-        ob_puts(b, "[");
-        for (uint32_t c = 0; c < nch; ++c) {
-            ob_puts(b, c ? ", " : "");
-            json_u64_array(b, h->counts + (size_t)c * bins, bins);
-        }
-        ob_puts(b, "]");
-    } else {
-        json_u64_array(b, h->counts, bins);
-    }
-    if (h->cumulative) {
-        ob_puts(b, ",\n  \"cumulative\": ");
-        if (h->per_channel) {
-            ob_puts(b, "[");
-            for (uint32_t c = 0; c < nch; ++c) {
-                ob_puts(b, c ? ", " : "");
-                json_u64_array(b, h->cumulative + (size_t)c * bins, bins);
-            }
-            ob_puts(b, "]");
-        } else {
-            json_u64_array(b, h->cumulative, bins);
-        }
-    }
+    ob_puts(b, "]");
+    json_u64_field(b, h, "counts", h->counts);
+    if (h->cumulative)
+        json_u64_field(b, h, "cumulative", h->cumulative);
     if (h->sums)
         json_sums(b, h, "sums", h->sums);
     if (h->sums && h->sums_squared)
