@@ -5,6 +5,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 
+#include <pthread.h>
+#include <stdlib.h>
+
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -281,4 +284,33 @@ gpuhist_status gpuhist_need_host_memory(gpuhist_ctx *ctx, uint64_t bytes, const 
                         "%s needs %.1f GiB of host memory, only %.1f GiB is available: use fewer "
                         "bins or channels",
                         what, (double)bytes / 1073741824.0, (double)avail / 1073741824.0);
+}
+
+void gpuhist_fork_join(void *shares, size_t size, int n, void *(*fn)(void *))
+{
+    enum { ON_STACK = 64 };
+    pthread_t stack_tids[ON_STACK];
+    int stack_started[ON_STACK];
+    pthread_t *tids = stack_tids;
+    int *started = stack_started;
+    unsigned char *at = shares;
+    if (n > ON_STACK) {
+        tids = malloc((size_t)n * sizeof *tids);
+        started = malloc((size_t)n * sizeof *started);
+    }
+    const int threads = tids && started; /* else every share runs on the caller */
+    for (int t = 1; t < n; ++t)
+        if (threads)
+            started[t] = pthread_create(&tids[t], NULL, fn, at + (size_t)t * size) == 0;
+    fn(at);
+    for (int t = 1; t < n; ++t) {
+        if (threads && started[t])
+            pthread_join(tids[t], NULL);
+        else
+            fn(at + (size_t)t * size);
+    }
+    if (n > ON_STACK) {
+        free(tids);
+        free(started);
+    }
 }

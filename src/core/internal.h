@@ -317,6 +317,11 @@ double gpuhist_u64_to_double_up(uint64_t x);
  * process for. */
 gpuhist_status gpuhist_need_host_memory(gpuhist_ctx *ctx, uint64_t bytes, const char *what);
 
+/* Run fn on each of n shares of `size` bytes at `shares`: shares 1 .. n-1 on new threads, share
+ * 0 on the calling thread, then join. A share whose thread cannot start runs on the caller
+ * (slower, still correct). */
+void gpuhist_fork_join(void *shares, size_t size, int n, void *(*fn)(void *));
+
 /* Monotonic wall clock in seconds. */
 double gpuhist_now(void);
 

@@ -7,7 +7,6 @@
 #include "cpu_kernels.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,8 +113,6 @@ static void minmax_parallel(const gpuhist_ctx *ctx, const gpuhist_plan *plan, mi
 {
     enum { MAX_T = 64 };
     minmax_share sh[MAX_T];
-    pthread_t tid[MAX_T];
-    int started[MAX_T] = {0};
     uint64_t n = plan->pixels;
     int t = gpuhist_cpu_threads(ctx);
     uint64_t useful = n * plan->sample_size / ((uint64_t)4 << 20);
@@ -130,15 +127,7 @@ static void minmax_parallel(const gpuhist_ctx *ctx, const gpuhist_plan *plan, mi
         sh[i].begin = n / (uint64_t)t * (uint64_t)i;
         sh[i].end = i + 1 < t ? n / (uint64_t)t * (uint64_t)(i + 1) : n;
     }
-    for (int i = 1; i < t; ++i)
-        started[i] = pthread_create(&tid[i], NULL, minmax_run, &sh[i]) == 0;
-    for (int i = 1; i < t; ++i)
-        if (!started[i])
-            minmax_run(&sh[i]);
-    minmax_run(&sh[0]);
-    for (int i = 1; i < t; ++i)
-        if (started[i])
-            pthread_join(tid[i], NULL);
+    gpuhist_fork_join(sh, sizeof sh[0], t, minmax_run);
     memset(out, 0, sizeof *out);
     for (int i = 0; i < t; ++i) {
         if (!sh[i].found)

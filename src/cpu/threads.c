@@ -20,7 +20,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cpu_kernels.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,21 +57,6 @@ static void *merge_share(void *arg)
             s->out[i] += p[i];
     }
     return NULL;
-}
-
-/* Run fn on shares[1..n-1] in new threads and shares[0] on the caller; join all. Threads that
- * cannot be created run on the caller too (slower, still correct). */
-static void fork_join(share *shares, int n, void *(*fn)(void *), pthread_t *tids, int *started)
-{
-    for (int t = 1; t < n; ++t)
-        started[t] = pthread_create(&tids[t], NULL, fn, &shares[t]) == 0;
-    fn(&shares[0]);
-    for (int t = 1; t < n; ++t) {
-        if (started[t])
-            pthread_join(tids[t], NULL);
-        else
-            fn(&shares[t]);
-    }
 }
 
 /* Threads for this plan: the context's, fewer for small inputs. */
@@ -124,9 +108,7 @@ static gpuhist_status threads_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, co
 
     share *shares = calloc((size_t)nthreads, sizeof *shares);
     uint64_t **priv = calloc((size_t)nthreads, sizeof *priv);
-    pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
-    int *started = calloc((size_t)nthreads, sizeof *started);
-    int ok = shares && priv && tids && started;
+    int ok = shares && priv;
     for (int t = 1; ok && t < nthreads; ++t) {
         priv[t] = calloc(entries, sizeof **priv);
         ok = priv[t] != NULL;
@@ -146,7 +128,7 @@ static gpuhist_status threads_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, co
     }
     for (int t = 0; t < nthreads; ++t)
         shares[t].end = t + 1 < nthreads ? shares[t + 1].begin : pixels;
-    fork_join(shares, nthreads, count_share, tids, started);
+    gpuhist_fork_join(shares, sizeof *shares, nthreads, count_share);
     for (int t = 0; t < nthreads; ++t) {
         if (shares[t].status != GPUHIST_OK) {
             st = gpuhist_fail(ctx, shares[t].status,
@@ -167,7 +149,7 @@ static gpuhist_status threads_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, co
             shares[t].lo = entries / (size_t)mergers * (size_t)t;
             shares[t].hi = t + 1 < mergers ? entries / (size_t)mergers * (size_t)(t + 1) : entries;
         }
-        fork_join(shares, mergers, merge_share, tids, started);
+        gpuhist_fork_join(shares, sizeof *shares, mergers, merge_share);
     }
     if (values)
         gpuhist_fold_values(plan, result, out);
@@ -178,8 +160,6 @@ done:
             free(priv[t]);
     free(priv);
     free(shares);
-    free(tids);
-    free(started);
     if (values)
         free(result);
     return st;

@@ -22,7 +22,6 @@
 #include "fast_even.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,8 +185,6 @@ static gpuhist_status weighted_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, c
     if (st != GPUHIST_OK)
         return st;
     weighted_share sh[64];
-    pthread_t tid[64];
-    int started[64] = {0};
     int64_t *priv = calloc((size_t)threads, (records + words) * sizeof *priv);
     if (!priv)
         return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
@@ -212,15 +209,7 @@ static gpuhist_status weighted_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, c
             sh[t].begin = p0 + b;
             sh[t].end = p0 + (n - b < per ? n : b + per);
         }
-        for (int t = 1; t < threads; ++t)
-            started[t] = pthread_create(&tid[t], NULL, weighted_run_share, &sh[t]) == 0;
-        weighted_run_share(&sh[0]);
-        for (int t = 1; t < threads; ++t) {
-            if (started[t])
-                pthread_join(tid[t], NULL);
-            else
-                weighted_run_share(&sh[t]);
-        }
+        gpuhist_fork_join(sh, sizeof sh[0], threads, weighted_run_share);
         /* merge: counts add; each private accumulator is normalised, added and cleared */
         for (int t = 0; t < threads; ++t) {
             for (size_t i = 0; i < records; ++i)

@@ -25,7 +25,6 @@
 #include "common.cuh"
 
 #include <mutex>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,7 +257,7 @@ void free_state(cuda_state *st)
 /* Pageable data is copied into page-locked staging by several threads: one thread's memcpy
  * (6-11 GB/s) is far slower than the copy engine reads page-locked memory (~54 GB/s on PCIe 5).
  * Pieces of at least 8 MiB, at most 8 threads; a thread that cannot start leaves its piece to
- * the caller. */
+ * the caller (gpuhist_fork_join). */
 struct copy_piece {
     unsigned char *dst;
     const unsigned char *src;
@@ -288,21 +287,11 @@ void copy_to_staging(unsigned char *dst, const unsigned char *src, size_t bytes)
     }
     const size_t per = (bytes / n + 4095) & ~(size_t)4095;
     copy_piece piece[MAX_COPIERS];
-    pthread_t tid[MAX_COPIERS];
-    int started[MAX_COPIERS] = {0};
     for (size_t i = 0; i < n; ++i) {
         const size_t at = i * per < bytes ? i * per : bytes;
         piece[i] = copy_piece{dst + at, src + at, bytes - at < per ? bytes - at : per};
-        if (i > 0)
-            started[i] = pthread_create(&tid[i], NULL, copy_piece_run, &piece[i]) == 0;
     }
-    copy_piece_run(&piece[0]);
-    for (size_t i = 1; i < n; ++i) {
-        if (started[i])
-            pthread_join(tid[i], NULL);
-        else
-            copy_piece_run(&piece[i]);
-    }
+    gpuhist_fork_join(piece, sizeof piece[0], (int)n, copy_piece_run);
 }
 
 void gather_host(const gpuhist_plan *plan, uint64_t p0, uint64_t n, unsigned char *dst)
