@@ -79,15 +79,15 @@ static void *weighted_run_share(void *arg)
             col = 0;
             ++row;
         }
-        double w;
-        gh_u32 limb = 0, r;
+        double w = 0;
+        gh_u32 limb = 0, r = 0;
         gh_i64 d[3] = {0, 0, 0};
-        if (is_f32) {
+        if (p->weights && is_f32) { /* (unweighted, when forced: counts only) */
             float f;
             memcpy(&f, p->weights + i * 4u, 4);
             w = f;
             r = gh_xsum_split_f32(f, &limb, d);
-        } else {
+        } else if (p->weights) {
             memcpy(&w, p->weights + i * 8u, 8);
             r = gh_xsum_split_f64(w, &limb, d);
         }
@@ -103,7 +103,7 @@ static void *weighted_run_share(void *arg)
             }
             const size_t record = (size_t)k * p->slots + slot;
             sh->counts[record] += 1;
-            if (slot == nan_slot)
+            if (!p->weights || slot == nan_slot)
                 continue;
             deposit(sums + record * sum_words, r, limb, d, is_f32 ? 2 : 3, sum_words);
             if (p->want_squares)
@@ -157,17 +157,6 @@ static gpuhist_status weighted_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, c
     uint64_t *counts = out;
     const size_t records = (size_t)plan->active * plan->slots;
     const size_t words = gpuhist_weight_acc_words(plan);
-    if (!plan->weights) { /* no weights: counts only, one slot lookup per sample */
-        for (uint64_t r = 0; r < plan->rows; ++r)
-            for (uint64_t px = 0; px < plan->row_length; ++px) {
-                const unsigned char *pixel = gpuhist_pixel_ptr(plan, r, px);
-                for (uint32_t k = 0; k < plan->active; ++k)
-                    counts[(size_t)k * plan->slots +
-                           gpuhist_slot_of(plan, pixel + (size_t)plan->channel_index[k] *
-                                                             plan->sample_size)] += 1;
-            }
-        return GPUHIST_OK;
-    }
     /* threads: enough pixels each, and private records within the budget */
     const uint64_t per_thread_bytes = (uint64_t)(records + words) * 8u;
     int threads = gpuhist_cpu_threads(ctx);
@@ -215,11 +204,14 @@ static gpuhist_status weighted_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, c
             for (size_t i = 0; i < records; ++i)
                 counts[i] += sh[t].counts[i];
             memset(sh[t].counts, 0, records * sizeof *sh[t].counts);
-            normalize_all(plan, sh[t].acc);
-            add_acc(plan, acc, sh[t].acc);
-            memset(sh[t].acc, 0, words * sizeof *sh[t].acc);
+            if (words) {
+                normalize_all(plan, sh[t].acc);
+                add_acc(plan, acc, sh[t].acc);
+                memset(sh[t].acc, 0, words * sizeof *sh[t].acc);
+            }
         }
-        normalize_all(plan, acc);
+        if (words)
+            normalize_all(plan, acc);
     }
     free(priv);
     return GPUHIST_OK;
