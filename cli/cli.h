@@ -193,15 +193,16 @@ int cli_npy_check(const cli_read_options *opt, const char *name, const cli_npy_i
 /* "NAME: size N bytes is not a multiple of the sample (pixel) size ..." @return CLI_EXIT_FAIL. */
 int cli_size_error(const char *name, uint64_t bytes, gpuhist_dtype dtype, uint32_t channels);
 
+/* The bytes of a chunk (util.c): 16 MiB, or GPUHIST_CHUNK_MIB (1..1024) for measurements and
+ * tests. */
+size_t cli_chunk_bytes(void);
+/* read() into dst until `want` bytes or the end of the input (*eof set then) (util.c).
+ * @return the bytes read, or -1 with errno. */
+ssize_t cli_read_full(int fd, void *dst, size_t want, int *eof);
+
 /* ---- source.c -------------------------------------------------------------------------------- */
 
 struct cli_weights;
-
-/* The bytes of a chunk: 16 MiB, or GPUHIST_CHUNK_MIB (1..1024) for measurements and tests. */
-size_t cli_chunk_bytes(void);
-/* read() into dst until `want` bytes or the end of the input (*eof set then). @return the bytes
- * read, or -1 with errno. */
-ssize_t cli_read_full(int fd, void *dst, size_t want, int *eof);
 
 /* Binary input (raw or .npy) to be streamed through the library in chunks. */
 typedef struct cli_stream_input {

@@ -27,18 +27,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Chunk size: large enough that per-chunk costs (a thread start per reader, a copy and a kernel
- * launch) vanish, small enough that the four page-locked staging buffers are quick to allocate
- * (pinning runs at a few GB/s) and far below the memory bound. GPUHIST_CHUNK_MIB overrides it
- * for measurements. */
-size_t cli_chunk_bytes(void)
-{
-    const char *e = getenv("GPUHIST_CHUNK_MIB");
-    long mib = e && *e ? strtol(e, NULL, 10) : 16;
-    if (mib < 1 || mib > 1024)
-        mib = 16;
-    return (size_t)mib << 20;
-}
 #define CHUNK_BYTES cli_chunk_bytes()
 #define MAX_READERS 16
 
@@ -399,25 +387,6 @@ static int feed_pread(const cli_stream_input *in, gpuhist_stream *st, cli_progre
     pool_stop(&pool);
     free(own);
     return rc;
-}
-
-ssize_t cli_read_full(int fd, void *dst, size_t want, int *eof)
-{
-    size_t have = 0;
-    while (have < want) {
-        ssize_t n = read(fd, (unsigned char *)dst + have, want - have);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        if (n == 0) {
-            *eof = 1;
-            break;
-        }
-        have += (size_t)n;
-    }
-    return (ssize_t)have;
 }
 
 /* A pipe: read() until each buffer is full; a partial pixel moves to the next buffer. Bytes

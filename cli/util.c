@@ -1,6 +1,6 @@
 /*
  * util.c - small helpers of the gpuhist command: messages, clocks, terminals, number parsing and
- * printing, the progress bar.
+ * printing, the progress bar, the chunk size and full reads.
  */
 #include "cli.h"
 
@@ -304,4 +304,37 @@ double cli_peak_memory_mib(void)
             break;
     fclose(f);
     return kib / 1024.0;
+}
+
+/* Chunk size: large enough that per-chunk costs (a thread start per reader, a copy and a kernel
+ * launch) vanish, small enough that the four page-locked staging buffers are quick to allocate
+ * (pinning runs at a few GB/s) and far below the memory bound. GPUHIST_CHUNK_MIB overrides it
+ * for measurements. */
+size_t cli_chunk_bytes(void)
+{
+    const char *e = getenv("GPUHIST_CHUNK_MIB");
+    long mib = e && *e ? strtol(e, NULL, 10) : 16;
+    if (mib < 1 || mib > 1024)
+        mib = 16;
+    return (size_t)mib << 20;
+}
+
+/* read() into dst until `want` bytes or the end of the input. */
+ssize_t cli_read_full(int fd, void *dst, size_t want, int *eof)
+{
+    size_t have = 0;
+    while (have < want) {
+        ssize_t n = read(fd, (unsigned char *)dst + have, want - have);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0) {
+            *eof = 1;
+            break;
+        }
+        have += (size_t)n;
+    }
+    return (ssize_t)have;
 }
