@@ -46,7 +46,6 @@ struct cuda_run {
 
 struct cuda_state {
     int device;
-    int cc_major, cc_minor;
     int sm_count, max_threads_per_sm;
     size_t smem_optin, smem_per_sm;
     size_t max_pitch;
@@ -697,8 +696,6 @@ gpuhist_status cuda_open(gpuhist_ctx *ctx, int device)
     if (!st)
         return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY, "cuda: out of host memory");
     st->device = device;
-    st->cc_major = prop.major;
-    st->cc_minor = prop.minor;
     st->sm_count = prop.multiProcessorCount;
     st->max_threads_per_sm = prop.maxThreadsPerMultiProcessor;
     st->smem_optin = prop.sharedMemPerBlockOptin;
