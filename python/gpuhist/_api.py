@@ -1,0 +1,301 @@
+"""numpy.histogram, numpy.histogram_bin_edges and numpy.bincount on the gpuhist library.
+
+Same signatures, same return types, same errors; the counts are NumPy's bit for bit (see
+docs/PYTHON.md for the exact contract and the few documented differences). Keyword-only extras:
+backend= ('auto', 'cpu', 'cuda', 'opencl'), strategy= (a registered strategy name), stream= (a
+CUDA stream: int, cupy.cuda.Stream, torch.cuda.Stream).
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from . import _context, _device
+from ._plan import (KIND_INTEGER, BinPlan, check_memory, library_dtype, plan_bins)
+
+# Fields of the tuple _core.Context.histogram returns.
+UNDERFLOW, OVERFLOW, NAN, TOTAL, STRATEGY, BACKEND, SECONDS = range(7)
+
+
+def host_array(a: Any) -> np.ndarray:
+    """What NumPy would make of `a` (torch CPU tensors, lists, anything with __array__)."""
+    if isinstance(a, np.ndarray):
+        return a
+    if getattr(a, "requires_grad", False) and hasattr(a, "detach"):
+        a = a.detach()
+    return np.asarray(a)
+
+
+def samples_for_library(a: np.ndarray, warn: bool) -> Tuple[np.ndarray, np.dtype]:
+    """(samples the library reads, the dtype NumPy's rules see). bool is viewed as uint8
+    (NumPy converts it, with a RuntimeWarning); float16 is widened to float32 (exact), while
+    NumPy's edge rules still see float16."""
+    if a.dtype == np.bool_:
+        if warn:
+            warnings.warn(f"Converting input from {a.dtype} to {np.uint8} for compatibility.",
+                          RuntimeWarning, stacklevel=3)
+        a = a.view(np.uint8)
+        return a, a.dtype
+    if a.dtype == np.float16:
+        return a.astype(np.float32), a.dtype
+    library_dtype(a.dtype)  # TypeError for anything else the library lacks
+    return a, a.dtype
+
+
+def nonfinite_error(a: Any) -> ValueError:
+    """NumPy's error for an automatic range over data holding NaN or inf."""
+    return ValueError(f"autodetected range of [{a.min()}, {a.max()}] is not finite")
+
+
+def host_minmax(ctx: _context.Context, a: np.ndarray, rules_dtype: np.dtype
+                ) -> Tuple[Any, Any]:
+    """a.min(), a.max() as NumPy scalars of the rules' dtype, through the library when it
+    finds them exactly (64-bit integers beyond 2^53 come back rounded: NumPy finds those)."""
+    mn, mx, found = ctx.core.minmax(a)
+    if not found:
+        raise nonfinite_error(a)
+    if rules_dtype.kind in "ui" and rules_dtype.itemsize == 8 and max(abs(mn), abs(mx)) > 2**53:
+        return a.min(), a.max()
+    t = rules_dtype.type
+    return t(mn), t(mx)
+
+
+def run_host(ctx: _context.Context, plan: BinPlan, a: np.ndarray,
+             weights: Optional[np.ndarray], squares: bool = False
+             ) -> Tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray], tuple]:
+    """(library counts, sums, sums of squares, tallies) of one call; counts are int64."""
+    counts = np.empty(plan.bins, np.int64)
+    sums = sq = None
+    if weights is not None:
+        sums = np.empty(plan.bins, np.float64)
+        if squares:
+            sq = np.empty(plan.bins, np.float64)
+    tallies = ctx.core.histogram(a, *plan.args(), counts, weights, sums, sq)
+    return counts, sums, sq, tallies
+
+
+def remap(plan: BinPlan, lib: np.ndarray) -> np.ndarray:
+    """NumPy's bins out of the library's: out[dst] = lib[src]."""
+    if plan.src is None:
+        return lib
+    out = np.zeros(plan.out_bins, lib.dtype)
+    out[plan.dst] = lib[plan.src]
+    return out
+
+
+def _check_weights(a: np.ndarray, weights: Any) -> Optional[np.ndarray]:
+    if weights is None:
+        return None
+    if _device.lookup(weights) is not None:
+        raise TypeError("gpuhist: weights on a device with samples on the host; pass both "
+                        "on the host")
+    weights = host_array(weights)
+    if weights.shape != a.shape:
+        raise ValueError("weights should have the same shape as a.")
+    return weights
+
+
+def histogram(a: Any, bins: Any = 10, range: Any = None, density: Optional[bool] = None,
+              weights: Any = None, *, backend: str = "auto", strategy: Optional[str] = None,
+              stream: Any = None) -> Tuple[Any, Any]:
+    """Compute the histogram of a dataset: numpy.histogram, counted by the gpuhist library.
+
+    Parameters and return values are numpy.histogram's: `bins` an int or a 1-D array of
+    monotonically increasing edges (rule names such as 'auto' need the library's bin-rule API
+    and raise NotImplementedError in this build), `range` (lower, upper), `density`, `weights`
+    (an array of a's shape). Returns (hist, bin_edges): hist int64 counts (or the weights'
+    dtype with weights: the correctly rounded sum of each bin's weights), bin_edges NumPy's
+    edges (float32 for float32 data, float64 for integers, the given array for explicit edges).
+
+    Keyword-only: backend 'auto' (CUDA when a GPU is usable, else the CPU; the CPU when
+    weighted, the only backend that sums weights), 'cpu', 'cuda' or 'opencl'; strategy a name
+    from gpuhist.strategies(); stream a CUDA stream for device arrays and the CUDA backend.
+
+    `a` may be a NumPy array of any shape, dtype bool, uint8..int64, float16/32/64, byte order
+    and strides (read in place, or through bounded buffers), anything np.asarray takes (lists,
+    torch CPU tensors), or a CuPy array / torch CUDA tensor / CUDA DLPack tensor, counted in
+    place on its device, with hist and bin_edges returned as the same kind of array.
+    """
+    dev = _device.lookup(a, _context.stream_pointer(stream))
+    if dev is not None:
+        return _device_histogram(dev, bins, range, density, weights, backend, strategy, stream)
+    a = host_array(a)
+    samples, rules_dtype = samples_for_library(a, warn=True)
+    weights = _check_weights(a, weights)
+    ctx = _context.get(_context.resolve_backend(backend, strategy, weights is not None), -1,
+                       strategy, _context.stream_pointer(stream))
+    plan = plan_bins(bins, range, rules_dtype, a.size, weights is not None,
+                     lambda: host_minmax(ctx, samples, rules_dtype))
+    if plan.bins == 0:  # fewer than two edges
+        n = np.zeros(max(plan.np_edges.size - 1, 0),
+                     np.intp if weights is None else weights.dtype)
+    else:
+        counts, sums, _, tallies = run_host(ctx, plan, samples, weights)
+        if plan.auto_range and (tallies[NAN] or tallies[UNDERFLOW] or tallies[OVERFLOW]):
+            raise nonfinite_error(a)
+        if weights is None:
+            n = remap(plan, counts)
+        else:
+            n = remap(plan, sums)
+            if n.dtype != weights.dtype:
+                n = n.astype(weights.dtype)  # NumPy returns the weights' dtype
+    if density:
+        db = np.array(np.diff(plan.np_edges), float)
+        return n / db / n.sum(), plan.np_edges
+    return n, plan.np_edges
+
+
+def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any = None, *,
+                        backend: str = "auto", strategy: Optional[str] = None,
+                        stream: Any = None) -> Any:
+    """The edges numpy.histogram would use (numpy.histogram_bin_edges), bit for bit.
+
+    An automatic range (range=None) is the data's min and max, found by the library; like
+    NumPy, data holding NaN or inf then raises ValueError (one counting pass checks it).
+    """
+    dev = _device.lookup(a, _context.stream_pointer(stream))
+    if dev is not None:
+        if isinstance(bins, (int, np.integer)) and range is not None:
+            return _device.Results(dev).from_numpy(
+                plan_bins(bins, range, dev.np_dtype, dev.size, weights is not None,
+                          lambda: (0, 1)).np_edges)
+        return _device_histogram(dev, bins, range, None, weights, backend, strategy, stream)[1]
+    a = host_array(a)
+    samples, rules_dtype = samples_for_library(a, warn=False)
+    weights = _check_weights(a, weights)
+    ctx = _context.get(_context.resolve_backend(backend, strategy, False), -1, strategy,
+                       _context.stream_pointer(stream))
+    plan = plan_bins(bins, range, rules_dtype, a.size, weights is not None,
+                     lambda: host_minmax(ctx, samples, rules_dtype))
+    if plan.auto_range and rules_dtype.kind == "f":
+        _, _, _, tallies = run_host(ctx, plan, samples, None)
+        if tallies[NAN] or tallies[UNDERFLOW] or tallies[OVERFLOW]:
+            raise nonfinite_error(a)
+    return plan.np_edges
+
+
+def bincount(x: Any, weights: Any = None, minlength: int = 0, *, backend: str = "auto",
+             strategy: Optional[str] = None, stream: Any = None) -> Any:
+    """Count occurrences of each value in an array of non-negative ints (numpy.bincount).
+
+    Returns int64 counts of length max(x.max() + 1, minlength), or float64 sums of the weights
+    (each correctly rounded) with weights. Same errors as NumPy: x must be 1-D and safely
+    castable to int64 (uint64 and floats raise TypeError), without negative values.
+    """
+    dev = _device.lookup(x, _context.stream_pointer(stream))
+    if dev is not None:
+        return _device_bincount(dev, weights, minlength, backend, strategy, stream)
+    x = host_array(x)
+    if x.ndim != 1:
+        raise ValueError("object too deep for desired array" if x.ndim > 1
+                         else "object of too small depth for desired array")
+    minlength = operator.index(minlength)
+    if minlength < 0:
+        raise ValueError("'minlength' must not be negative")
+    if x.size and not np.can_cast(x.dtype, np.intp, "safe"):
+        raise TypeError(f"Cannot cast array data from {x.dtype!r} to "
+                        f"{np.dtype(np.intp)!r} according to the rule 'safe'")
+    if weights is not None:
+        weights = host_array(weights)
+        if weights.ndim != 1 or weights.shape[0] != x.shape[0]:
+            raise ValueError("The weights and list don't have the same length.")
+    if x.size == 0:
+        return np.zeros(minlength, np.intp if weights is None else np.float64)
+    ctx = _context.get(_context.resolve_backend(backend, strategy, weights is not None), -1,
+                       strategy, _context.stream_pointer(stream))
+    mn, mx, _ = ctx.core.minmax(x)
+    if mn < 0:
+        raise ValueError("'list' argument must have no negative elements")
+    bins = max(int(mx) + 1, minlength)
+    check_memory(bins)
+    plan = BinPlan()
+    plan.kind, plan.bins, plan.out_bins, plan.last_inclusive = KIND_INTEGER, bins, bins, False
+    counts, sums, _, _ = run_host(ctx, plan, x, weights)
+    return counts if weights is None else sums
+
+
+# ---- device arrays --------------------------------------------------------------------------
+
+def _device_context(dev: _device.DeviceArray, backend: str, strategy: Optional[str],
+                    stream: Any, async_: bool) -> _context.Context:
+    _context.check_backend(backend)
+    if backend not in ("auto", "cuda"):
+        raise ValueError(f"backend: {backend!r} cannot read a CUDA device array; use 'cuda' "
+                         f"or 'auto' (or copy the data to the host)")
+    s = _context.stream_pointer(stream)
+    if s is None:
+        s = _device.current_stream(dev)
+    return _context.get("cuda", dev.device_id, strategy, s, async_)
+
+
+def _no_device_weights(weights: Any) -> None:
+    if weights is not None:
+        raise NotImplementedError("gpuhist: weighted histograms of device arrays: the library "
+                                  "sums weights on the CPU backend only (pass NumPy arrays)")
+
+
+def _device_histogram(dev: _device.DeviceArray, bins: Any, rng: Any, density: Any,
+                      weights: Any, backend: str, strategy: Optional[str], stream: Any
+                      ) -> Tuple[Any, Any]:
+    _no_device_weights(weights)
+    res = _device.Results(dev)
+    ctx = _device_context(dev, backend, strategy, stream, False)
+
+    def finite_minmax() -> Tuple[Any, Any]:
+        mn, mx, found = ctx.core.minmax_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True)
+        if not found:
+            raise nonfinite_error(dev.obj)
+        if dev.np_dtype.kind in "ui" and dev.np_dtype.itemsize == 8 and \
+                max(abs(mn), abs(mx)) > 2**53:
+            return dev.np_dtype.type(int(dev.obj.min())), dev.np_dtype.type(int(dev.obj.max()))
+        return dev.np_dtype.type(mn), dev.np_dtype.type(mx)
+
+    plan = plan_bins(bins, rng, dev.np_dtype, dev.size, False, finite_minmax)
+    if plan.bins == 0:
+        n = res.zeros(max(plan.np_edges.size - 1, 0), np.int64)
+    else:
+        # no host synchronisation unless the tallies are needed (automatic range)
+        ctx.configure(ctx.strategy, ctx.stream, res.on_device and not plan.auto_range)
+        counts = res.empty(plan.bins, np.int64)
+        tallies = ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True,
+                                         *plan.args(), res.pointer(counts), res.on_device)
+        if plan.auto_range and (tallies[NAN] or tallies[UNDERFLOW] or tallies[OVERFLOW]):
+            raise nonfinite_error(dev.obj)
+        n = res.remap(counts, plan.out_bins, plan.src, plan.dst, np.int64)
+    edges = res.from_numpy(np.asarray(plan.np_edges))
+    if density:
+        return res.density(n, np.asarray(plan.np_edges)), edges
+    return n, edges
+
+
+def _device_bincount(dev: _device.DeviceArray, weights: Any, minlength: int, backend: str,
+                     strategy: Optional[str], stream: Any) -> Any:
+    _no_device_weights(weights)
+    if len(dev.shape) != 1:
+        raise ValueError("object too deep for desired array" if len(dev.shape) > 1
+                         else "object of too small depth for desired array")
+    minlength = operator.index(minlength)
+    if minlength < 0:
+        raise ValueError("'minlength' must not be negative")
+    if dev.size and not np.can_cast(dev.np_dtype, np.intp, "safe"):
+        raise TypeError(f"Cannot cast array data from {dev.np_dtype!r} to "
+                        f"{np.dtype(np.intp)!r} according to the rule 'safe'")
+    res = _device.Results(dev)
+    if dev.size == 0:
+        return res.zeros(minlength, np.int64)
+    ctx = _device_context(dev, backend, strategy, stream, False)
+    mn, mx, _ = ctx.core.minmax_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True)
+    if mn < 0:
+        raise ValueError("'list' argument must have no negative elements")
+    bins = max(int(mx) + 1, minlength)
+    check_memory(bins, 8)
+    ctx.configure(ctx.strategy, ctx.stream, res.on_device)
+    counts = res.empty(bins, np.int64)
+    ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True, KIND_INTEGER,
+                           bins, 0.0, 0.0, None, 0, False, False, res.pointer(counts),
+                           res.on_device)
+    return counts

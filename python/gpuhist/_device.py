@@ -1,0 +1,214 @@
+"""Device arrays: CuPy arrays and torch CUDA tensors (and any CUDA DLPack producer), zero-copy.
+
+An array on a CUDA device reaches the library as a device pointer (GPUHIST_MEMORY_DEVICE) with
+its shape and byte strides, found through `__cuda_array_interface__` (CuPy, torch, Numba) or,
+failing that, DLPack (`__dlpack_device__` says CUDA, `__dlpack__(stream=...)` gives the tensor).
+Work is enqueued on `stream=` when given, else on the array library's current stream (CuPy's
+`get_current_stream()`, torch's `current_stream()`), else on the legacy default stream; the
+library is told with gpuhist_set_stream. Results are allocated by the same array library on the
+same device (`cupy.empty`, `torch.empty`); for other producers they come back as NumPy arrays.
+
+Limits: samples must be contiguous or rows of contiguous samples with one row stride (else a
+ValueError says to make them contiguous); big-endian and masked arrays are refused; weights on
+device arrays are refused (the library sums weights on the CPU backend only). Nothing here runs
+without a GPU: the tests skip, saying so, when no CUDA device, CuPy or torch is present.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from . import _core
+from ._plan import library_dtype
+
+KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED = 1, 2, 3, 13
+
+
+class DeviceArray:
+    """A device array's pointer and layout, and what allocates results beside it."""
+
+    __slots__ = ("obj", "ptr", "dtype", "np_dtype", "shape", "strides", "device_id", "owner",
+                 "keeper")
+
+    def __init__(self, obj: Any, ptr: int, np_dtype: np.dtype, shape: Tuple[int, ...],
+                 strides: Optional[Tuple[int, ...]], device_id: int, owner: str,
+                 keeper: Any = None) -> None:
+        self.obj = obj
+        self.ptr = ptr
+        self.np_dtype = np_dtype
+        self.dtype = library_dtype(np_dtype)
+        self.shape = shape
+        self.strides = strides
+        self.device_id = device_id
+        self.owner = owner  # "cupy", "torch" or "other"
+        self.keeper = keeper  # keeps a DLPack tensor alive
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+def _owner(obj: Any) -> str:
+    module = type(obj).__module__ or ""
+    if module.startswith("cupy"):
+        return "cupy"
+    if module.startswith("torch"):
+        return "torch"
+    return "other"
+
+
+def _device_id(obj: Any, owner: str) -> int:
+    try:
+        if owner == "cupy":
+            return int(obj.device.id)
+        if owner == "torch":
+            index = obj.device.index
+            return 0 if index is None else int(index)
+    except AttributeError:
+        pass
+    return 0
+
+
+def lookup(obj: Any, stream: Optional[int] = None) -> Optional[DeviceArray]:
+    """The device array behind obj, or None for host data (NumPy arrays, torch CPU tensors,
+    lists, anything np.asarray takes)."""
+    if isinstance(obj, (np.ndarray, list, tuple, int, float)) or obj is None:
+        return None
+    owner = _owner(obj)
+    if owner == "torch" and getattr(obj, "requires_grad", False):
+        obj = obj.detach()
+    if owner == "torch" and not getattr(obj, "is_cuda", False):
+        return None
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None:
+        if cai.get("mask") is not None:
+            raise TypeError("gpuhist: masked device arrays are not supported")
+        typestr = cai["typestr"]
+        if typestr[0] == ">":
+            raise TypeError("gpuhist: big-endian device arrays are not supported")
+        np_dtype = np.dtype(typestr)
+        strides = cai.get("strides")
+        return DeviceArray(obj, int(cai["data"][0]), np_dtype, tuple(cai["shape"]),
+                           None if strides is None else tuple(strides),
+                           _device_id(obj, owner), owner)
+    dl_device = getattr(obj, "__dlpack_device__", None)
+    if dl_device is None:
+        return None
+    dev_type, dev_id = dl_device()
+    if dev_type not in (KDL_CUDA, KDL_CUDA_MANAGED):
+        return None
+    # DLPack: the consumer's stream (1: the legacy default stream; 0 is not allowed)
+    capsule = obj.__dlpack__(stream=stream if stream else 1)
+    ptr, name, shape, strides, _, device_id, keeper = _core.dlpack_view(capsule)
+    np_dtype = np.dtype({"u8": np.uint8, "i8": np.int8, "u16": np.uint16, "i16": np.int16,
+                         "u32": np.uint32, "i32": np.int32, "u64": np.uint64, "i64": np.int64,
+                         "f32": np.float32, "f64": np.float64}[name])
+    return DeviceArray(obj, ptr, np_dtype, tuple(shape), strides, device_id, owner, keeper)
+
+
+def current_stream(dev: DeviceArray) -> Optional[int]:
+    """The array library's current stream on dev's device (None: the default stream)."""
+    try:
+        if dev.owner == "cupy":
+            import cupy  # noqa: PLC0415
+
+            with cupy.cuda.Device(dev.device_id):
+                return int(cupy.cuda.get_current_stream().ptr) or None
+        if dev.owner == "torch":
+            import torch  # noqa: PLC0415
+
+            return int(torch.cuda.current_stream(dev.device_id).cuda_stream) or None
+    except (ImportError, AttributeError):
+        pass
+    return None
+
+
+class Results:
+    """Allocation and small operations on results beside a device array."""
+
+    def __init__(self, dev: DeviceArray) -> None:
+        self.dev = dev
+        self.owner = dev.owner
+        if self.owner == "cupy":
+            import cupy  # noqa: PLC0415
+
+            self.xp: Any = cupy
+        elif self.owner == "torch":
+            import torch  # noqa: PLC0415
+
+            self.xp = torch
+        else:
+            self.xp = np
+
+    @property
+    def on_device(self) -> bool:
+        return self.owner in ("cupy", "torch")
+
+    def _dtype(self, np_dtype: Any) -> Any:
+        if self.owner == "torch":
+            return {np.dtype(np.int64): self.xp.int64, np.dtype(np.float64): self.xp.float64,
+                    np.dtype(np.float32): self.xp.float32,
+                    np.dtype(np.uint8): self.xp.uint8}[np.dtype(np_dtype)]
+        return np_dtype
+
+    def empty(self, n: int, np_dtype: Any) -> Any:
+        if self.owner == "cupy":
+            with self.xp.cuda.Device(self.dev.device_id):
+                return self.xp.empty(n, dtype=np_dtype)
+        if self.owner == "torch":
+            return self.xp.empty(n, dtype=self._dtype(np_dtype),
+                                 device=f"cuda:{self.dev.device_id}")
+        return np.empty(n, dtype=np_dtype)
+
+    def zeros(self, n: int, np_dtype: Any) -> Any:
+        if self.owner == "cupy":
+            with self.xp.cuda.Device(self.dev.device_id):
+                return self.xp.zeros(n, dtype=np_dtype)
+        if self.owner == "torch":
+            return self.xp.zeros(n, dtype=self._dtype(np_dtype),
+                                 device=f"cuda:{self.dev.device_id}")
+        return np.zeros(n, dtype=np_dtype)
+
+    def from_numpy(self, a: np.ndarray) -> Any:
+        if self.owner == "cupy":
+            with self.xp.cuda.Device(self.dev.device_id):
+                return self.xp.asarray(a)
+        if self.owner == "torch":
+            return self.xp.from_numpy(np.ascontiguousarray(a)).to(f"cuda:{self.dev.device_id}")
+        return a
+
+    def pointer(self, arr: Any) -> int:
+        if self.owner == "cupy":
+            return int(arr.data.ptr)
+        if self.owner == "torch":
+            return int(arr.data_ptr())
+        return int(arr.ctypes.data)
+
+    def to_numpy(self, arr: Any) -> np.ndarray:
+        if self.owner == "cupy":
+            return self.xp.asnumpy(arr)
+        if self.owner == "torch":
+            return arr.cpu().numpy()
+        return np.asarray(arr)
+
+    def remap(self, lib: Any, out_bins: int, src: Optional[np.ndarray],
+              dst: Optional[np.ndarray], np_dtype: Any) -> Any:
+        """out[dst] = lib[src] on the device (identity when src is None)."""
+        if src is None:
+            return lib
+        out = self.zeros(out_bins, np_dtype)
+        if self.owner == "torch":
+            device = f"cuda:{self.dev.device_id}"
+            out[self.xp.as_tensor(dst, device=device)] = lib[self.xp.as_tensor(src, device=device)]
+        else:
+            out[self.from_numpy(dst)] = lib[self.from_numpy(src)]
+        return out
+
+    def density(self, n: Any, np_edges: np.ndarray) -> Any:
+        """NumPy's n / db / n.sum() with the array library's operations."""
+        db = self.from_numpy(np.array(np.diff(np_edges), float))
+        if self.owner == "torch":
+            n = n.to(self.xp.float64)
+        return n / db / n.sum()

@@ -1,0 +1,275 @@
+"""NumPy's binning rules, resolved into a request for the C library.
+
+numpy.histogram's result depends on more than the edges' values: the dtype of the edges (float32
+for float32 data, float64 for integers, whatever NumPy's type promotion gives for the range's
+types), the last edge being inclusive, and its checks and messages. This module reproduces the
+*decisions* of numpy/lib/histograms.py (`_get_outer_edges`, `_get_bin_edges`) by calling NumPy
+itself (np.result_type, np.linspace), so the edges are NumPy's own bits whatever NumPy version is
+installed, then picks the library request that bins exactly as NumPy does:
+
+- even bins (gpuhist_bins_even) when the library's edges (gpuhist_compute_edges) are bit for bit
+  NumPy's - the fast path;
+- else explicit edges (gpuhist_bins_edges) holding NumPy's edges (e.g. NumPy 2's float32 linspace
+  for an automatic range of float32 data, or float64 edges with float32 data);
+- explicit edge arrays with repeated or infinite edges (which the library refuses) become
+  strictly increasing finite library edges plus a map back to NumPy's bins: a repeated edge is an
+  empty bin; the last bin's upper edge e[n] becomes nextafter(e[n], +inf) so that x == e[n] falls
+  inside without last-edge rules; an infinite end becomes a finite edge with the clamp policy,
+  and the other end gets one extra bin that swallows its outliers and is dropped.
+
+No sample is binned here: the C library bins every one.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable, Optional, Tuple
+
+import numpy as np
+
+from . import _core
+
+KIND_EVEN, KIND_EDGES, KIND_INTEGER = 0, 1, 2
+MAX_BINS = 2**32 - 1
+
+# NumPy's bin rule names (numpy.histogram_bin_edges); the library has no rule API yet.
+BIN_RULES = ("auto", "fd", "doane", "rice", "scott", "sqrt", "stone", "sturges")
+
+
+class BinPlan:
+    """A library request (kind, bins, range or edges, policy) and how to read NumPy's bins out
+    of its counts: out[dst] = lib[src] (identity when src is None)."""
+
+    __slots__ = ("kind", "bins", "lower", "upper", "edges", "last_inclusive", "clamp",
+                 "out_bins", "src", "dst", "np_edges", "auto_range")
+
+    def __init__(self) -> None:
+        self.kind = KIND_EVEN
+        self.bins = 0
+        self.lower = 0.0
+        self.upper = 0.0
+        self.edges: Optional[np.ndarray] = None
+        self.last_inclusive = True
+        self.clamp = False
+        self.out_bins = 0
+        self.src: Optional[np.ndarray] = None
+        self.dst: Optional[np.ndarray] = None
+        self.np_edges: Any = None
+        self.auto_range = False
+
+    def args(self) -> Tuple[int, int, float, float, Optional[np.ndarray], int, bool, bool]:
+        """The library's spec, as _core.Context.histogram takes it after the samples."""
+        return (self.kind, self.bins, self.lower, self.upper, self.edges, 0,
+                self.last_inclusive, self.clamp)
+
+
+def library_dtype(dtype: np.dtype) -> str:
+    """The library's name of a NumPy sample dtype ('u8'..'f64'); TypeError otherwise."""
+    kind, size = dtype.kind, dtype.itemsize
+    if kind == "b":
+        return "u8"
+    if kind in "ui" and size in (1, 2, 4, 8):
+        return f"{kind}{size * 8}"
+    if kind == "f" and size in (4, 8):
+        return f"f{size * 8}"
+    raise TypeError(f"gpuhist: samples of dtype {dtype} are not supported "
+                    f"(bool, uint8..int64, float32, float64)")
+
+
+def check_memory(bins: int, bytes_per_bin: int = 24) -> None:
+    """MemoryError before allocating the results of a request that cannot fit."""
+    if bins > MAX_BINS:
+        raise MemoryError(f"gpuhist: {bins} bins; the library counts at most {MAX_BINS} bins "
+                          f"per histogram")
+    available = _core.host_memory_available()
+    need = bins * bytes_per_bin
+    if available and need > available:
+        raise MemoryError(f"gpuhist: {bins} bins need about {need / 2**30:.1f} GiB of host "
+                          f"memory, {available / 2**30:.1f} GiB are available")
+
+
+def outer_edges(size: int, rng: Any, finite_minmax: Callable[[], Tuple[Any, Any]]
+                ) -> Tuple[Any, Any, bool]:
+    """numpy's _get_outer_edges: (first_edge, last_edge, auto_range), same errors.
+
+    finite_minmax() gives the data's finite min and max as NumPy scalars of the data's dtype
+    (a.min() and a.max() when the data is finite) and raises NumPy's error when nothing is
+    finite; auto_range tells the caller to check the data had no NaN or inf (NumPy raises then).
+    """
+    auto = False
+    if rng is not None:
+        first_edge, last_edge = rng
+        if first_edge > last_edge:
+            raise ValueError("max must be larger than min in range parameter.")
+        if not (np.isfinite(first_edge) and np.isfinite(last_edge)):
+            raise ValueError(f"supplied range of [{first_edge}, {last_edge}] is not finite")
+    elif size == 0:
+        first_edge, last_edge = 0, 1
+    else:
+        first_edge, last_edge = finite_minmax()
+        auto = True
+    if first_edge == last_edge:
+        first_edge = first_edge - 0.5
+        last_edge = last_edge + 0.5
+    return first_edge, last_edge, auto
+
+
+def check_bins_string(bins: str, weighted: bool) -> None:
+    """NumPy's checks on a bin rule name, then NotImplementedError: the C library has no bin
+    rule API (gpuhist_bins_rule) in this build."""
+    if bins not in BIN_RULES:
+        raise ValueError(f"{bins!r} is not a valid estimator for `bins`")
+    if weighted:
+        raise TypeError("Automated estimation of the number of bins is not supported for "
+                        "weighted data")
+    raise NotImplementedError(
+        f"gpuhist: bins={bins!r}: NumPy's bin rules need a bin-rule function in the C library "
+        f"(gpuhist_bins_rule), which this build does not have; pass a number of bins or edges "
+        f"(numpy.histogram_bin_edges(a, {bins!r}) computes them)")
+
+
+def even_plan(n: int, first_edge: Any, last_edge: Any, dtype: np.dtype, auto: bool) -> BinPlan:
+    """Even bins as numpy.histogram builds them for data of `dtype` (already NumPy-checked)."""
+    check_memory(n)
+    proto = np.empty(0, dtype=dtype)
+    bin_type = np.result_type(first_edge, last_edge, proto)
+    if np.issubdtype(bin_type, np.integer):
+        bin_type = np.result_type(bin_type, float)
+    np_edges = np.linspace(first_edge, last_edge, n + 1, endpoint=True, dtype=bin_type)
+    if n > 0 and np.any(np_edges[:-1] >= np_edges[1:]):
+        # NumPy 2's message (NumPy 1 bins with such edges; the library refuses them)
+        raise ValueError(f"Too many bins for data range. Cannot create {n} finite-sized bins.")
+    plan = BinPlan()
+    plan.out_bins = n
+    plan.bins = n
+    plan.np_edges = np_edges
+    plan.auto_range = auto
+    plan.last_inclusive = True
+    if bin_type not in (np.float16, np.float32, np.float64):
+        raise TypeError(f"gpuhist: bin edges of dtype {bin_type} are not supported "
+                        f"(float32, float64)")
+    lib_name = library_dtype(dtype)
+    edges64 = np_edges.astype(np.float64)
+    # the library's EVEN edges are float for f32 samples, double otherwise
+    lib_edge_type = np.float32 if lib_name == "f32" else np.float64
+    if bin_type == lib_edge_type:
+        lower, upper = float(first_edge), float(last_edge)
+        lib = _core.compute_edges(KIND_EVEN, n, lower, upper, 0, lib_name)
+        if np.array_equal(lib, edges64):
+            plan.kind = KIND_EVEN
+            plan.lower, plan.upper = lower, upper
+            return plan
+    plan.kind = KIND_EDGES
+    plan.edges = edges64
+    return plan
+
+
+def exact_float64_edges(bin_edges: np.ndarray) -> np.ndarray:
+    """Edges as float64, refusing values a double cannot hold exactly (the library's edges are
+    doubles; rounding one would move samples between bins)."""
+    kind = bin_edges.dtype.kind
+    if kind == "O":
+        values = bin_edges.tolist()
+        try:
+            e = np.array([float(v) for v in values], dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError("gpuhist: bin edges must be real numbers") from exc
+        inexact = [v for v, f in zip(values, e.tolist()) if f == f and f != v]
+    elif kind in "buif":
+        e = bin_edges.astype(np.float64)
+        inexact = []
+        if kind in "ui":
+            big = (bin_edges > 2**53) | (bin_edges < -(2**53))
+            inexact = [int(v) for v, f in zip(bin_edges[big].tolist(), e[big].tolist())
+                       if int(f) != int(v)]
+        elif kind == "f" and bin_edges.dtype.itemsize > 8:
+            inexact = bin_edges[e.astype(bin_edges.dtype) != bin_edges].tolist()
+    else:
+        raise TypeError(f"gpuhist: bin edges of dtype {bin_edges.dtype} are not supported "
+                        f"(real numbers)")
+    if inexact:
+        raise ValueError(f"gpuhist: bin edge {inexact[0]!r} is not exactly a float64 (the "
+                         f"library compares samples with float64 edges)")
+    if np.isnan(e).any():
+        raise ValueError("gpuhist: bin edges must not be NaN")
+    return e
+
+
+def edges_plan(bin_edges: np.ndarray) -> BinPlan:
+    """Explicit, non-decreasing edges (at least 2) as NumPy bins with them: bin i is
+    [e[i], e[i+1]), the last one [e[n-1], e[n]]."""
+    e = exact_float64_edges(bin_edges)
+    n = e.size - 1
+    check_memory(n)
+    plan = BinPlan()
+    plan.out_bins = n
+    plan.np_edges = bin_edges
+    plan.kind = KIND_EDGES
+    if np.all(e[:-1] < e[1:]) and np.isfinite(e[0]) and np.isfinite(e[-1]):
+        # the common case: the library's own rule (last edge inclusive)
+        plan.bins = n
+        plan.edges = e
+        plan.last_inclusive = True
+        return plan
+    if n >= 2 and e[n - 1] == np.inf:
+        raise NotImplementedError("gpuhist: a last bin [inf, inf] is not supported")
+    top = np.nextafter(e[n], np.inf)  # x <= e[n]  <=>  x < top (no double between them)
+    uppers = np.concatenate([e[1:n], [top]])
+    nonempty = uppers > e[:n]
+    lib = np.unique(np.concatenate([e[:n], [top]]))
+    src = np.searchsorted(lib, e[:n][nonempty])
+    dst = np.nonzero(nonempty)[0]
+    low_inf, high_inf = lib[0] == -np.inf, lib[-1] == np.inf
+    clamp = bool(low_inf or high_inf)
+    if clamp:
+        if lib.size == 2 and low_inf and high_inf:
+            lib = np.array([0.0, 1.0])  # one bin holding every sample but NaN
+        else:
+            lib = lib.copy()
+            if low_inf:
+                lib[0] = np.nextafter(lib[1], -np.inf)
+            if high_inf:
+                lib[-1] = np.nextafter(lib[-2], np.inf)
+        # the finite end's outliers go to an extra bin, dropped, instead of the end bin
+        if not low_inf:
+            lib = np.concatenate([[np.nextafter(lib[0], -np.inf)], lib])
+            src = src + 1
+        if not high_inf:
+            lib = np.concatenate([lib, [np.nextafter(lib[-1], np.inf)]])
+        if not np.all(np.isfinite(lib)) or not np.all(lib[:-1] < lib[1:]):
+            raise NotImplementedError("gpuhist: these bin edges reach the end of the float64 "
+                                      "range; the library needs finite edges around them")
+    plan.bins = lib.size - 1
+    plan.edges = lib
+    plan.last_inclusive = False
+    plan.clamp = clamp
+    if not (plan.bins == n and np.array_equal(src, np.arange(n))):
+        plan.src, plan.dst = src, dst
+    return plan
+
+
+def plan_bins(bins: Any, rng: Any, dtype: np.dtype, size: int, weighted: bool,
+              finite_minmax: Callable[[], Tuple[Any, Any]]) -> BinPlan:
+    """numpy's _get_bin_edges, as a library request (see the module's docstring)."""
+    if isinstance(bins, str):
+        check_bins_string(bins, weighted)
+    if np.ndim(bins) == 0:
+        try:
+            n = operator.index(bins)
+        except TypeError as e:
+            raise TypeError("`bins` must be an integer, a string, or an array") from e
+        if n < 1:
+            raise ValueError("`bins` must be positive, when an integer")
+        first_edge, last_edge, auto = outer_edges(size, rng, finite_minmax)
+        return even_plan(n, first_edge, last_edge, dtype, auto)
+    if np.ndim(bins) == 1:
+        bin_edges = np.asarray(bins)
+        if np.any(bin_edges[:-1] > bin_edges[1:]):
+            raise ValueError("`bins` must increase monotonically, when an array")
+        if bin_edges.size < 2:
+            plan = BinPlan()
+            plan.np_edges = bin_edges
+            plan.bins = 0  # nothing to count: NumPy returns an empty histogram
+            return plan
+        return edges_plan(bin_edges)
+    raise ValueError("`bins` must be 1d, when an array")
