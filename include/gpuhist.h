@@ -353,6 +353,43 @@ GPUHIST_API gpuhist_bin_spec gpuhist_bins_from_minmax(uint32_t bins, double min,
                                                       int found);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Bin-count rules                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The bin count gpuhist_bins_rule() allows when max_bins is 0 (2^24 bins: 128 MiB of counts). */
+#define GPUHIST_RULE_DEFAULT_MAX_BINS 16777216u
+
+/** @return nonzero when `name` is one of NumPy's bin-count rules: "auto", "fd", "doane",
+ *  "scott", "stone", "rice", "sturges", "sqrt" (exact, lower case; NULL gives 0). */
+GPUHIST_API int gpuhist_bin_rule_known(const char *name);
+
+/**
+ * The even bins numpy.histogram_bin_edges(a, bins=rule, range=range) uses, as a spec: `rule`
+ * is one of the names above, `a` the one histogrammed channel of `samples` (set channel_mask
+ * to pick one of several), `range` NULL or two doubles {lower, upper} (lower <= upper, finite;
+ * equal bounds are widened by 0.5 each way, as NumPy does). Writes to *out an EVEN spec with
+ * last_edge_inclusive set, lower/upper the outer edges (the range, else the data's finite min
+ * and max, widened by 0.5 when equal, [0, 1] when no value is finite) and the rule's bin count,
+ * ceil((upper - lower) / width), 1 when the width is 0 or no value is kept: its edges
+ * (gpuhist_compute_edges) are NumPy's, bit for bit (docs/SEMANTICS.md, "Bin-count rules", has
+ * the exceptions). The values the rule sees are the finite ones inside the range (NumPy's
+ * comparisons: float32 for f32 samples, float64 for integers).
+ * Cost: sqrt, sturges and rice without a range: a min/max and a one-bin histogram on the
+ * context's backend (host or device memory). Every other case reads the samples on the host
+ * (device memory is refused with UNSUPPORTED): scott 3 passes, doane 4; fd, auto and stone on
+ * samples wider than 16 bits copy the kept values (8 bytes each; refused with OUT_OF_MEMORY
+ * when more than gpuhist_host_memory_available()), fd/auto select 4 ranks in it (O(n)), stone
+ * sorts it and evaluates max(100, sqrt(n)) candidate bin counts.
+ * @param max_bins the most bins accepted (0: GPUHIST_RULE_DEFAULT_MAX_BINS; at most 2^31).
+ * @return OK; INVALID_ARGUMENT (unknown rule, bad range, weights given, more than one channel,
+ *         a bin count above max_bins or not finite: the message names the figure);
+ *         UNSUPPORTED (device memory where the host must read); OUT_OF_MEMORY; BACKEND; BUSY.
+ */
+GPUHIST_API gpuhist_status gpuhist_bins_rule(gpuhist_ctx *ctx, const gpuhist_samples *samples,
+                                             const char *rule, const double *range,
+                                             gpuhist_bin_spec *out, uint32_t max_bins);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Streaming                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
