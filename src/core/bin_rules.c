@@ -1022,6 +1022,15 @@ gpuhist_status gpuhist_bins_rule_info(gpuhist_ctx *ctx, const gpuhist_samples *s
                                 rule, c, width, first, last, (unsigned long long)cap);
         bins = (uint64_t)c;
     }
+    /* Equal bounds past 2^52 (2^23 in float32) stay equal after the widening by 0.5: NumPy
+     * returns edges that do not increase, which its histogram then refuses; refuse now. */
+    if (!(first < last) ||
+        (in.dtype == GPUHIST_F32 && !((float)first < (float)last)))
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "range: [%.17g, %.17g] is too narrow for even bins of %s samples "
+                            "(min == max widened by 0.5 rounds back to one value; NumPy's "
+                            "histogram refuses it too): give a wider range",
+                            first, last, gpuhist_dtype_name(in.dtype));
     *out = gpuhist_bins_even((uint32_t)bins, first, last);
     out->last_edge_inclusive = 1;
     return GPUHIST_OK;
