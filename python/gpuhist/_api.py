@@ -64,6 +64,14 @@ def host_minmax(ctx: _context.Context, a: np.ndarray, rules_dtype: np.dtype
     return t(mn), t(mx)
 
 
+def host_rule(ctx: _context.Context, a: np.ndarray):
+    """rule_bins for plan_bins: the bin count of NumPy's rule, by gpuhist_bins_rule."""
+    def rule_bins(rule: str, rng: Any) -> int:
+        r = None if rng is None else (float(rng[0]), float(rng[1]))
+        return ctx.core.bins_rule(a, rule, r)[0]
+    return rule_bins
+
+
 def run_host(ctx: _context.Context, plan: BinPlan, a: np.ndarray,
              weights: Optional[np.ndarray], squares: bool = False
              ) -> Tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray], tuple]:
@@ -104,9 +112,10 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Optional[bool]
               stream: Any = None) -> Tuple[Any, Any]:
     """Compute the histogram of a dataset: numpy.histogram, counted by the gpuhist library.
 
-    Parameters and return values are numpy.histogram's: `bins` an int or a 1-D array of
-    monotonically increasing edges (rule names such as 'auto' need the library's bin-rule API
-    and raise NotImplementedError in this build), `range` (lower, upper), `density`, `weights`
+    Parameters and return values are numpy.histogram's: `bins` an int, a 1-D array of
+    monotonically increasing edges, or a rule name ('auto', 'fd', 'doane', 'rice', 'scott',
+    'sqrt', 'stone', 'sturges': the library computes the bin count as NumPy does), `range`
+    (lower, upper), `density`, `weights`
     (an array of a's shape). Returns (hist, bin_edges): hist int64 counts (or the weights'
     dtype with weights: the correctly rounded sum of each bin's weights), bin_edges NumPy's
     edges (float32 for float32 data, float64 for integers, the given array for explicit edges).
@@ -129,7 +138,7 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Optional[bool]
     ctx = _context.get(_context.resolve_backend(backend, strategy, weights is not None), -1,
                        strategy, _context.stream_pointer(stream))
     plan = plan_bins(bins, range, rules_dtype, a.size, weights is not None,
-                     lambda: host_minmax(ctx, samples, rules_dtype))
+                     lambda: host_minmax(ctx, samples, rules_dtype), host_rule(ctx, samples))
     if plan.bins == 0:  # fewer than two edges
         n = np.zeros(max(plan.np_edges.size - 1, 0),
                      np.intp if weights is None else weights.dtype)
@@ -170,7 +179,7 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any 
     ctx = _context.get(_context.resolve_backend(backend, strategy, False), -1, strategy,
                        _context.stream_pointer(stream))
     plan = plan_bins(bins, range, rules_dtype, a.size, weights is not None,
-                     lambda: host_minmax(ctx, samples, rules_dtype))
+                     lambda: host_minmax(ctx, samples, rules_dtype), host_rule(ctx, samples))
     if plan.auto_range and rules_dtype.kind == "f":
         _, _, _, tallies = run_host(ctx, plan, samples, None)
         if tallies[NAN] or tallies[UNDERFLOW] or tallies[OVERFLOW]:
@@ -183,28 +192,31 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, backend: str = 
     """Count occurrences of each value in an array of non-negative ints (numpy.bincount).
 
     Returns int64 counts of length max(x.max() + 1, minlength), or float64 sums of the weights
-    (each correctly rounded) with weights. Same errors as NumPy: x must be 1-D and safely
-    castable to int64 (uint64 and floats raise TypeError), without negative values.
+    (each correctly rounded) with weights. Same errors as the installed NumPy (which checks the
+    dimension, the dtype and minlength here): x must be 1-D, of an integer dtype NumPy casts
+    to int64, without negative values.
     """
     dev = _device.lookup(x, _context.stream_pointer(stream))
     if dev is not None:
         return _device_bincount(dev, weights, minlength, backend, strategy, stream)
+    given = x
     x = host_array(x)
+    # NumPy's own checks, on a zero-length stand-in (or on x when NumPy refuses its shape):
+    # dimension, dtype (NumPy 1 refuses uint64, NumPy 2 takes it) and minlength, with NumPy's
+    # messages for the installed version
     if x.ndim != 1:
-        raise ValueError("object too deep for desired array" if x.ndim > 1
-                         else "object of too small depth for desired array")
-    minlength = operator.index(minlength)
-    if minlength < 0:
-        raise ValueError("'minlength' must not be negative")
-    if x.size and not np.can_cast(x.dtype, np.intp, "safe"):
-        raise TypeError(f"Cannot cast array data from {x.dtype!r} to "
-                        f"{np.dtype(np.intp)!r} according to the rule 'safe'")
+        np.bincount(x, minlength=minlength)
+        raise ValueError("gpuhist: bincount needs a 1-D array")  # (NumPy raised above)
+    stand_in = x[:0] if (x.size or isinstance(given, np.ndarray)) else np.zeros(0, np.intp)
+    np.bincount(stand_in, minlength=minlength)
+    minlength = 0 if minlength is None else operator.index(minlength)
+    library_dtype(x.dtype)
     if weights is not None:
         weights = host_array(weights)
         if weights.ndim != 1 or weights.shape[0] != x.shape[0]:
             raise ValueError("The weights and list don't have the same length.")
-    if x.size == 0:
-        return np.zeros(minlength, np.intp if weights is None else np.float64)
+    if x.size == 0:  # nothing to count: NumPy's zeros (its dtype rules for empty input)
+        return np.bincount(x if isinstance(given, np.ndarray) else given, weights, minlength)
     ctx = _context.get(_context.resolve_backend(backend, strategy, weights is not None), -1,
                        strategy, _context.stream_pointer(stream))
     mn, mx, _ = ctx.core.minmax(x)
@@ -254,7 +266,12 @@ def _device_histogram(dev: _device.DeviceArray, bins: Any, rng: Any, density: An
             return dev.np_dtype.type(int(dev.obj.min())), dev.np_dtype.type(int(dev.obj.max()))
         return dev.np_dtype.type(mn), dev.np_dtype.type(mx)
 
-    plan = plan_bins(bins, rng, dev.np_dtype, dev.size, False, finite_minmax)
+    def rule_bins(rule: str, rng_: Any) -> int:
+        r = None if rng_ is None else (float(rng_[0]), float(rng_[1]))
+        return ctx.core.bins_rule_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True, rule,
+                                      r)[0]
+
+    plan = plan_bins(bins, rng, dev.np_dtype, dev.size, False, finite_minmax, rule_bins)
     if plan.bins == 0:
         n = res.zeros(max(plan.np_edges.size - 1, 0), np.int64)
     else:

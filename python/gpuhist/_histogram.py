@@ -122,8 +122,9 @@ class Histogram:
         self._edges: Optional[np.ndarray] = None
         self._bins = 0
         if isinstance(bins, str):
-            raise NotImplementedError("gpuhist.Histogram: bin rules need the library's "
-                                      "bin-rule API; pass a number of bins or edges")
+            raise NotImplementedError("gpuhist.Histogram: a rule name needs data; pass a "
+                                      "number of bins or the edges "
+                                      "gpuhist.histogram_bin_edges(a, rule) gives")
         if np.ndim(bins) == 0:
             try:
                 n = operator.index(bins)
@@ -214,7 +215,8 @@ class Histogram:
         ctx = _context.get(_context.resolve_backend(self._backend, self._strategy,
                                                     weights is not None), -1, self._strategy,
                            _context.stream_pointer(self._stream))
-        if self._edges is None:
+        auto = self._edges is None
+        if auto:
             if a.size == 0:
                 return self
             first, last, _ = outer_edges(a.size, None,
@@ -222,8 +224,15 @@ class Histogram:
             self._set_even(self._bins, float(first), float(last))
         plan = self._plan(library_dtype(samples.dtype))
         counts, sums, sq, t = run_host(ctx, plan, samples, weights, squares=True)
+        if auto and (t[NAN] or t[UNDERFLOW] or t[OVERFLOW]):
+            self._unset_range()
+            raise nonfinite_error(a)  # NaN or inf in the data that sets the range, as NumPy
         self._add(plan, counts, sums, sq, t)
         return self
+
+    def _unset_range(self) -> None:
+        self._even = self._edges = None
+        self._plans = {}
 
     def _flows(self, plan: BinPlan, counts: np.ndarray, t: tuple) -> Tuple[int, int]:
         """Underflow and overflow of the user's edges from a call's tallies and bins."""
@@ -278,6 +287,15 @@ class Histogram:
 
             first, last, _ = outer_edges(dev.size, None, finite_minmax)
             self._set_even(self._bins, float(first), float(last))
+            # the tallies must be read now: NaN or inf in the data that sets the range raise
+            plan = self._plan(dev.dtype)
+            ctx.configure(ctx.strategy, ctx.stream, False)
+            counts = res.empty(plan.bins, np.int64)
+            t = ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True,
+                                       *plan.args(), res.pointer(counts), False)
+            if t[NAN] or t[UNDERFLOW] or t[OVERFLOW]:
+                self._unset_range()
+                raise nonfinite_error(dev.obj)
         plan = self._plan(dev.dtype)
         ctx.configure(ctx.strategy, ctx.stream, res.on_device)
         counts = res.empty(plan.bins, np.int64)

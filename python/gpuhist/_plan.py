@@ -32,7 +32,7 @@ from . import _core
 KIND_EVEN, KIND_EDGES, KIND_INTEGER = 0, 1, 2
 MAX_BINS = 2**32 - 1
 
-# NumPy's bin rule names (numpy.histogram_bin_edges); the library has no rule API yet.
+# NumPy's bin rule names (numpy.histogram_bin_edges); the library computes their bin counts.
 BIN_RULES = ("auto", "fd", "doane", "rice", "scott", "sqrt", "stone", "sturges")
 
 
@@ -115,17 +115,12 @@ def outer_edges(size: int, rng: Any, finite_minmax: Callable[[], Tuple[Any, Any]
 
 
 def check_bins_string(bins: str, weighted: bool) -> None:
-    """NumPy's checks on a bin rule name, then NotImplementedError: the C library has no bin
-    rule API (gpuhist_bins_rule) in this build."""
+    """NumPy's checks on a bin rule name, with NumPy's messages."""
     if bins not in BIN_RULES:
         raise ValueError(f"{bins!r} is not a valid estimator for `bins`")
     if weighted:
         raise TypeError("Automated estimation of the number of bins is not supported for "
                         "weighted data")
-    raise NotImplementedError(
-        f"gpuhist: bins={bins!r}: NumPy's bin rules need a bin-rule function in the C library "
-        f"(gpuhist_bins_rule), which this build does not have; pass a number of bins or edges "
-        f"(numpy.histogram_bin_edges(a, {bins!r}) computes them)")
 
 
 def even_plan(n: int, first_edge: Any, last_edge: Any, dtype: np.dtype, auto: bool) -> BinPlan:
@@ -148,7 +143,7 @@ def even_plan(n: int, first_edge: Any, last_edge: Any, dtype: np.dtype, auto: bo
     if bin_type not in (np.float16, np.float32, np.float64):
         raise TypeError(f"gpuhist: bin edges of dtype {bin_type} are not supported "
                         f"(float32, float64)")
-    lib_name = library_dtype(dtype)
+    lib_name = "f32" if dtype == np.float16 else library_dtype(dtype)  # f16: widened
     edges64 = np_edges.astype(np.float64)
     # the library's EVEN edges are float for f32 samples, double otherwise
     lib_edge_type = np.float32 if lib_name == "f32" else np.float64
@@ -249,10 +244,21 @@ def edges_plan(bin_edges: np.ndarray) -> BinPlan:
 
 
 def plan_bins(bins: Any, rng: Any, dtype: np.dtype, size: int, weighted: bool,
-              finite_minmax: Callable[[], Tuple[Any, Any]]) -> BinPlan:
-    """numpy's _get_bin_edges, as a library request (see the module's docstring)."""
+              finite_minmax: Callable[[], Tuple[Any, Any]],
+              rule_bins: Optional[Callable[[str, Any], int]] = None) -> BinPlan:
+    """numpy's _get_bin_edges, as a library request (see the module's docstring).
+
+    A rule name (bins='auto', 'fd', ...) takes its bin count from the library
+    (gpuhist_bins_rule, through rule_bins(rule, range)); the outer edges and the edges
+    themselves follow NumPy's rules as for a number of bins.
+    """
     if isinstance(bins, str):
         check_bins_string(bins, weighted)
+        first_edge, last_edge, auto = outer_edges(size, rng, finite_minmax)
+        if rule_bins is None:
+            raise NotImplementedError(f"gpuhist: bins={bins!r} is not supported here")
+        n = 1 if size == 0 else rule_bins(bins, rng)
+        return even_plan(n, first_edge, last_edge, dtype, auto)
     if np.ndim(bins) == 0:
         try:
             n = operator.index(bins)

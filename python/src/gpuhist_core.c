@@ -816,6 +816,105 @@ static int raw_layout(PyObject *ptr_obj, PyObject *shape_obj, PyObject *strides_
     return 1;
 }
 
+/* The spec of a bin-count rule (gpuhist_bins_rule) as (bins, lower, upper). */
+static PyObject *rule_result(ContextObject *self, gpuhist_status st, const gpuhist_bin_spec *spec)
+{
+    if (st != GPUHIST_OK)
+        return raise_status(st, gpuhist_last_error(self->ctx));
+    return Py_BuildValue("(kdd)", (unsigned long)spec->bins, spec->lower, spec->upper);
+}
+
+static int parse_range(PyObject *range_obj, double range[2])
+{
+    if (range_obj == Py_None)
+        return 1;
+    return PyArg_ParseTuple(range_obj, "dd", &range[0], &range[1]);
+}
+
+/*
+ * bins_rule(a, rule, range=None, max_bins=0) -> (bins, lower, upper): the even bins of NumPy's
+ * bin-count rule `rule` for a NumPy array. A rule depends only on the values, so any layout the
+ * library reads in place (order ignored) is passed as is; anything else (byte-swapped, strided
+ * 1-D, broadcast) is first copied to a native contiguous array (a rule reads its data several
+ * times, some copy it anyway).
+ */
+static PyObject *Context_bins_rule(ContextObject *self, PyObject *args)
+{
+    PyObject *obj, *range_obj = Py_None;
+    const char *rule;
+    unsigned long max_bins = 0;
+    double range[2] = {0, 0};
+    if (!check_ctx(self) || !PyArg_ParseTuple(args, "Os|Ok", &obj, &rule, &range_obj, &max_bins) ||
+        !parse_range(range_obj, range))
+        return NULL;
+    if (!PyArray_Check(obj)) {
+        PyErr_SetString(PyExc_TypeError, "gpuhist: bins_rule needs a NumPy array");
+        return NULL;
+    }
+    PyArrayObject *a = (PyArrayObject *)obj;
+    int dt = host_dtype(a);
+    if (dt < 0)
+        return NULL;
+    PyArrayObject *copy = NULL;
+    layout l;
+    if (!PyArray_ISNOTSWAPPED(a) ||
+        !plain_layout(PyArray_BYTES(a), PyArray_NDIM(a), PyArray_DIMS(a), PyArray_STRIDES(a),
+                      PyArray_ITEMSIZE(a), 1, &l)) {
+        copy = (PyArrayObject *)PyArray_FromAny(obj, PyArray_DescrFromType(numpy_type_of(dt)),
+                                                0, 0, NPY_ARRAY_CARRAY_RO, NULL);
+        if (!copy)
+            return NULL;
+        l.data = PyArray_BYTES(copy);
+        l.count = (uint64_t)PyArray_SIZE(copy);
+        l.rows = l.row_length = 0;
+        l.row_stride = 0;
+    }
+    gpuhist_samples s = gpuhist_samples_1d(NULL, (gpuhist_dtype)dt, 0);
+    s.location = GPUHIST_MEMORY_HOST;
+    apply_layout(&s, &l);
+    gpuhist_bin_spec spec;
+    memset(&spec, 0, sizeof spec);
+    gpuhist_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = gpuhist_bins_rule(self->ctx, &s, rule, range_obj == Py_None ? NULL : range, &spec,
+                           (uint32_t)max_bins);
+    Py_END_ALLOW_THREADS
+    Py_XDECREF(copy);
+    return rule_result(self, st, &spec);
+}
+
+/* bins_rule_raw(ptr, dtype, shape, strides, device, rule, range=None, max_bins=0) */
+static PyObject *Context_bins_rule_raw(ContextObject *self, PyObject *args)
+{
+    PyObject *ptr_obj, *dtype_obj, *shape_obj, *strides_obj, *range_obj = Py_None;
+    int device;
+    const char *rule;
+    unsigned long max_bins = 0;
+    double range[2] = {0, 0};
+    if (!check_ctx(self) ||
+        !PyArg_ParseTuple(args, "OOOOps|Ok", &ptr_obj, &dtype_obj, &shape_obj, &strides_obj,
+                          &device, &rule, &range_obj, &max_bins) ||
+        !parse_range(range_obj, range))
+        return NULL;
+    gpuhist_dtype dt;
+    if (!parse_dtype_name(dtype_obj, &dt))
+        return NULL;
+    layout l;
+    if (!raw_layout(ptr_obj, shape_obj, strides_obj, gpuhist_dtype_size(dt), 1, &l))
+        return NULL;
+    gpuhist_samples s = gpuhist_samples_1d(NULL, dt, 0);
+    apply_layout(&s, &l);
+    s.location = device ? GPUHIST_MEMORY_DEVICE : GPUHIST_MEMORY_HOST;
+    gpuhist_bin_spec spec;
+    memset(&spec, 0, sizeof spec);
+    gpuhist_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = gpuhist_bins_rule(self->ctx, &s, rule, range_obj == Py_None ? NULL : range, &spec,
+                           (uint32_t)max_bins);
+    Py_END_ALLOW_THREADS
+    return rule_result(self, st, &spec);
+}
+
 /*
  * histogram_raw(ptr, dtype, shape, strides, device, kind, bins, lower, upper, edges,
  *               integer_lower, last_inclusive, clamp, counts_ptr, counts_device,
@@ -933,6 +1032,12 @@ static PyMethodDef Context_methods[] = {
      "edges_out=None) -> tallies tuple (raw pointers: device arrays)."},
     {"minmax_raw", (PyCFunction)Context_minmax_raw, METH_VARARGS,
      "minmax_raw(ptr, dtype, shape, strides, device) -> (min, max, found)."},
+    {"bins_rule", (PyCFunction)Context_bins_rule, METH_VARARGS,
+     "bins_rule(a, rule, range=None, max_bins=0) -> (bins, lower, upper): NumPy's bin-count "
+     "rule (gpuhist_bins_rule)."},
+    {"bins_rule_raw", (PyCFunction)Context_bins_rule_raw, METH_VARARGS,
+     "bins_rule_raw(ptr, dtype, shape, strides, device, rule, range=None, max_bins=0) -> "
+     "(bins, lower, upper)."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef Context_getset[] = {

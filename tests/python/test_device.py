@@ -1,0 +1,104 @@
+"""Device arrays: CuPy arrays and torch CUDA tensors, zero-copy through the CUDA array interface
+and DLPack, results on the same device as the same array type, work on the caller's stream.
+
+These need a CUDA GPU, a library built with CUDA, and CuPy or torch: each test skips, printing
+why, when one is missing (scripts/gpu-check runs them on the device machine).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpuhist
+from conftest import backend_problem, same_bits
+
+
+def need_cuda() -> None:
+    problem = backend_problem("cuda")
+    if problem:
+        print(f"skipping: {problem}")
+        pytest.skip(problem)
+
+
+def need(module: str):
+    try:
+        mod = __import__(module)
+    except ImportError:
+        print(f"skipping: {module} is not installed")
+        pytest.skip(f"{module} is not installed")
+    need_cuda()
+    return mod
+
+
+def test_cupy_histogram_bincount(rng):
+    cp = need("cupy")
+    a = rng.standard_normal(1_000_000).astype(np.float32)
+    d = cp.asarray(a)
+    for bins, range in [(256, (-4, 4)), (100, None), ([-2, -1, 0, 0.5, 3], None), ("sqrt", None)]:
+        hist, edges = gpuhist.histogram(d, bins, range)
+        assert isinstance(hist, cp.ndarray) and isinstance(edges, cp.ndarray)
+        want = np.histogram(a, bins, range)
+        same_bits(cp.asnumpy(hist), want[0])
+        same_bits(cp.asnumpy(edges), want[1])
+    u = rng.integers(0, 1000, 100_000).astype(np.int32)
+    same_bits(cp.asnumpy(gpuhist.bincount(cp.asarray(u), minlength=1200)),
+              np.bincount(u, minlength=1200))
+    # a strided view (rows of contiguous samples) and a non-contiguous one
+    m = cp.asarray(a[:640_000].reshape(800, 800))
+    same_bits(cp.asnumpy(gpuhist.histogram(m[::2, :], 50, (-3, 3))[0]),
+              np.histogram(a[:640_000].reshape(800, 800)[::2, :], 50, (-3, 3))[0])
+    with pytest.raises(ValueError, match="contiguous"):
+        gpuhist.histogram(m[:, ::2], 50, (-3, 3))
+
+
+def test_cupy_stream_and_repeated_fills(rng):
+    cp = need("cupy")
+    stream = cp.cuda.Stream(non_blocking=True)
+    h = gpuhist.Histogram(100, (0.0, 1.0))
+    parts = [rng.random(1_000_000).astype(np.float32) for _ in range(5)]
+    with stream:
+        for p in parts:
+            h.fill(cp.asarray(p))  # counted and added on the device, no host synchronisation
+    stream.synchronize()
+    same_bits(h.values(), np.histogram(np.concatenate(parts).astype(np.float64), 100,
+                                       (0.0, 1.0))[0])
+    assert h.total == 5_000_000
+
+
+def test_torch_cuda_tensors(rng):
+    torch = need("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    a = rng.standard_normal(500_000)
+    t = torch.from_numpy(a).cuda()
+    hist, edges = gpuhist.histogram(t, 64, (-3, 3))
+    assert isinstance(hist, torch.Tensor) and hist.is_cuda and hist.dtype == torch.int64
+    same_bits(hist.cpu().numpy(), np.histogram(a, 64, (-3, 3))[0])
+    same_bits(edges.cpu().numpy(), np.histogram_bin_edges(a, 64, (-3, 3)))
+    x = torch.randint(0, 300, (100_000,), device="cuda")
+    same_bits(gpuhist.bincount(x).cpu().numpy(), np.bincount(x.cpu().numpy()))
+    d = gpuhist.histogram(t, 10, density=True)[0]
+    assert np.allclose(d.cpu().numpy(), np.histogram(a, 10, density=True)[0])
+    with pytest.raises(NotImplementedError, match="CPU backend"):
+        gpuhist.histogram(t, 10, weights=t)
+    with pytest.raises(ValueError, match="cannot read a CUDA device array"):
+        gpuhist.histogram(t, 10, backend="cpu")
+
+
+def test_dlpack_only_producer(rng):
+    cp = need("cupy")
+
+    class OnlyDLPack:  # a producer with DLPack but no __cuda_array_interface__
+        def __init__(self, arr):
+            self.arr = arr
+
+        def __dlpack__(self, stream=None):
+            return self.arr.__dlpack__(stream=stream)
+
+        def __dlpack_device__(self):
+            return self.arr.__dlpack_device__()
+
+    a = rng.integers(0, 256, 100_000, dtype=np.uint8)
+    hist, _ = gpuhist.histogram(OnlyDLPack(cp.asarray(a)), 256, (0, 256))
+    same_bits(np.asarray(hist), np.histogram(a, 256, (0, 256))[0])  # host counts: NumPy
