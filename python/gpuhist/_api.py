@@ -219,13 +219,31 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, backend: str = 
         return np.bincount(x if isinstance(given, np.ndarray) else given, weights, minlength)
     ctx = _context.get(_context.resolve_backend(backend, strategy, weights is not None), -1,
                        strategy, _context.stream_pointer(stream))
+    plan = BinPlan()
+    plan.kind, plan.last_inclusive = KIND_INTEGER, False
+    if x.dtype.itemsize <= 2:
+        # 8/16-bit values: one pass with a bin per value of the type (no min/max pass), then
+        # NumPy's length: up to the last value present, or minlength
+        info = np.iinfo(np.uint8 if x.dtype == np.bool_ else x.dtype)
+        plan.bins = plan.out_bins = int(info.max) - int(info.min) + 1
+        plan.integer_lower = int(info.min)
+        counts, sums, _, _ = run_host(ctx, plan, x, weights)
+        zero = -int(info.min)
+        if counts[:zero].any():
+            raise ValueError("'list' argument must have no negative elements")
+        present = np.flatnonzero(counts[zero:])
+        length = max(int(present[-1]) + 1 if present.size else 0, minlength)
+        out = counts if weights is None else sums
+        assert out is not None
+        if length <= out.size - zero:
+            return out[zero:zero + length].copy()
+        return np.concatenate([out[zero:], np.zeros(length - (out.size - zero), out.dtype)])
     mn, mx, _ = ctx.core.minmax(x)
     if mn < 0:
         raise ValueError("'list' argument must have no negative elements")
     bins = max(int(mx) + 1, minlength)
     check_memory(bins)
-    plan = BinPlan()
-    plan.kind, plan.bins, plan.out_bins, plan.last_inclusive = KIND_INTEGER, bins, bins, False
+    plan.bins = plan.out_bins = bins
     counts, sums, _, _ = run_host(ctx, plan, x, weights)
     return counts if weights is None else sums
 

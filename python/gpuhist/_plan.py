@@ -40,8 +40,8 @@ class BinPlan:
     """A library request (kind, bins, range or edges, policy) and how to read NumPy's bins out
     of its counts: out[dst] = lib[src] (identity when src is None)."""
 
-    __slots__ = ("kind", "bins", "lower", "upper", "edges", "last_inclusive", "clamp",
-                 "out_bins", "src", "dst", "np_edges", "auto_range")
+    __slots__ = ("kind", "bins", "lower", "upper", "edges", "integer_lower", "last_inclusive",
+                 "clamp", "out_bins", "src", "dst", "np_edges", "auto_range")
 
     def __init__(self) -> None:
         self.kind = KIND_EVEN
@@ -49,6 +49,7 @@ class BinPlan:
         self.lower = 0.0
         self.upper = 0.0
         self.edges: Optional[np.ndarray] = None
+        self.integer_lower = 0
         self.last_inclusive = True
         self.clamp = False
         self.out_bins = 0
@@ -59,7 +60,7 @@ class BinPlan:
 
     def args(self) -> Tuple[int, int, float, float, Optional[np.ndarray], int, bool, bool]:
         """The library's spec, as _core.Context.histogram takes it after the samples."""
-        return (self.kind, self.bins, self.lower, self.upper, self.edges, 0,
+        return (self.kind, self.bins, self.lower, self.upper, self.edges, self.integer_lower,
                 self.last_inclusive, self.clamp)
 
 

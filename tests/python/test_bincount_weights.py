@@ -32,7 +32,10 @@ def test_bincount_dtypes(rng, dtype):
 def test_bincount_small_cases():
     for x, kw in [([], {}), ([], {"minlength": 4}), ([0], {}), ([3, 3, 1], {}),
                   ([5], {"minlength": 2}), (np.zeros(0, np.int32), {"minlength": 3}),
-                  ([1, 2], {"weights": [0.5, 0.25]}), ([], {"weights": []})]:
+                  ([1, 2], {"weights": [0.5, 0.25]}), ([], {"weights": []}),
+                  (np.array([1, 2], np.uint8), {"minlength": 300}),
+                  (np.array([0, 0], np.int16), {}), (np.array([255], np.uint8), {}),
+                  (np.array([7, 7], np.int8), {"weights": np.array([0.5, 2.0], np.float32)})]:
         same_bits(gpuhist.bincount(x, **kw), np.bincount(x, **kw))
 
 
@@ -41,6 +44,7 @@ def test_bincount_errors_like_numpy():
         (np.array([1.0, 2.0]), {}), (np.zeros(0, np.float64), {}),
         (np.array([[1, 2]]), {}), (np.array(3), {}), (np.array([1, -1]), {}),
         (np.array([1, 2]), {"minlength": -1}), (np.array([1, 2]), {"weights": [1.0]}),
+        (np.array([3, -1], np.int8), {}), (np.array([-32768], np.int16), {}),
         (np.array([1, 2], np.uint64), {}),  # NumPy 1 refuses uint64, NumPy 2 counts them
     ]
     for x, kw in cases:
