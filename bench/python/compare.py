@@ -73,6 +73,7 @@ def main() -> int:
     ap.add_argument("--backends", default="", help="gpuhist backends (default: all usable)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--fills", type=int, default=200, help="repeated fills to time")
+    ap.add_argument("--fills-only", action="store_true", help="only the small repeated fills")
     args = ap.parse_args()
 
     rng = np.random.default_rng(args.seed)
@@ -106,7 +107,7 @@ def main() -> int:
         ("f32 4096 bins", f32, 4096, (0.0, 1.0)),
         ("f32 2^20 bins", f32, 1 << 20, (0.0, 1.0)),
     ]
-    for case, a, bins, rng_ in cells:
+    for case, a, bins, rng_ in ([] if args.fills_only else cells):
         want = np.histogram(a, bins, rng_)[0]
         t_np = timed(lambda: np.histogram(a, bins, rng_), args.repeat)
         t.add(case, "numpy.histogram", cpu, t_np, a.nbytes, None)
@@ -132,15 +133,20 @@ def main() -> int:
     small = f32[: 1 << 20]
     w = rng.random(small.size)
     fills = args.fills
-    per_np = timed(lambda: np.histogram(small, 100, (0.0, 1.0)), fills) 
+    per_np = timed(lambda: np.histogram(small, 100, (0.0, 1.0)), fills)
     t.add("1M f32 fill, 100 bins", "numpy.histogram", cpu, per_np, small.nbytes, None)
     per_npw = timed(lambda: np.histogram(small, 100, (0.0, 1.0), weights=w), fills // 4 or 1)
     t.add("1M f32 fill+w, 100 bins", "numpy.histogram weights", cpu, per_npw, small.nbytes, None)
+    per_np128 = timed(lambda: np.histogram(small, 128, (0.0, 1.0)), fills)
+    t.add("1M f32 fill, 128 bins", "numpy.histogram", cpu, per_np128, small.nbytes, None)
     for b, dev in usable:
-        h = gpuhist.Histogram(100, (0.0, 1.0), backend=b)
-        s = timed(lambda: h.fill(small), fills)
-        t.add("1M f32 fill, 100 bins", f"gpuhist.Histogram.fill [{b}]", dev, s, small.nbytes,
-              per_np)
+        # 100 bins over [0, 1): edges k/100 are not float32 values, so float32 samples are
+        # compared with the float64 edges (explicit edges, binary search); 128 bins: even bins
+        for nb, ref in ((100, per_np), (128, per_np128)):
+            h = gpuhist.Histogram(nb, (0.0, 1.0), backend=b)
+            s = timed(lambda: h.fill(small), fills)
+            t.add(f"1M f32 fill, {nb} bins", f"gpuhist.Histogram.fill [{b}]", dev, s,
+                  small.nbytes, ref)
         if b == "cpu":
             hw = gpuhist.Histogram(100, (0.0, 1.0), backend=b)
             s = timed(lambda: hw.fill(small, weights=w), fills // 4 or 1)
