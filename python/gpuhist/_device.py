@@ -100,7 +100,10 @@ def lookup(obj: Any, stream: Optional[int] = None) -> Optional[DeviceArray]:
     if dev_type not in (KDL_CUDA, KDL_CUDA_MANAGED):
         return None
     # DLPack: the consumer's stream (1: the legacy default stream; 0 is not allowed)
-    capsule = obj.__dlpack__(stream=stream if stream else 1)
+    try:
+        capsule = obj.__dlpack__(stream=stream if stream else 1)
+    except TypeError:  # a producer predating the stream argument
+        capsule = obj.__dlpack__()
     ptr, name, shape, strides, _, device_id, keeper = _core.dlpack_view(capsule)
     np_dtype = np.dtype({"u8": np.uint8, "i8": np.int8, "u16": np.uint16, "i16": np.int16,
                          "u32": np.uint32, "i32": np.int32, "u64": np.uint64, "i64": np.int64,

@@ -22,6 +22,7 @@ No sample is binned here: the C library bins every one.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, Callable, Optional, Tuple
 
@@ -30,6 +31,7 @@ import numpy as np
 from . import _core
 
 KIND_EVEN, KIND_EDGES, KIND_INTEGER = 0, 1, 2
+NUMPY_2 = int(np.__version__.split(".")[0]) >= 2
 MAX_BINS = 2**32 - 1
 
 # NumPy's bin rule names (numpy.histogram_bin_edges); the library computes their bin counts.
@@ -259,6 +261,10 @@ def plan_bins(bins: Any, rng: Any, dtype: np.dtype, size: int, weighted: bool,
         if rule_bins is None:
             raise NotImplementedError(f"gpuhist: bins={bins!r} is not supported here")
         n = 1 if size == 0 else rule_bins(bins, rng)
+        if NUMPY_2 and dtype.kind in "uib" and n > 1:
+            # NumPy 2 widens an integer rule's width to at least 1 (the library's rules are
+            # NumPy 1's): ceil(delta / width) then stops at ceil(delta)
+            n = min(n, max(1, int(math.ceil(float(last_edge) - float(first_edge)))))
         return even_plan(n, first_edge, last_edge, dtype, auto)
     if np.ndim(bins) == 0:
         try:

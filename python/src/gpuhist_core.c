@@ -605,7 +605,8 @@ static PyObject *Context_minmax(ContextObject *self, PyObject *args)
 /*
  * histogram(a, kind, bins, lower, upper, edges, integer_lower, last_inclusive, clamp, counts,
  *           weights=None, sums=None, sums_squared=None, edges_out=None)
- *   -> (underflow, overflow, nan, total, strategy, backend, seconds, lower, last_inclusive)
+ *   -> (underflow, overflow, nan, total, strategy, backend, seconds, lower, upper,
+ *       last_inclusive)
  * a: a NumPy array of any shape (bool, u8..i64, f32, f64, any byte order and strides); weights:
  * None or an array of a's shape (any real dtype); counts: int64/uint64 of `bins` items; sums,
  * sums_squared: float64 of `bins` (sums required with weights); edges_out: float64 of bins + 1.

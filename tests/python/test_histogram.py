@@ -39,9 +39,21 @@ def sample(rng: np.random.Generator, dtype: type, n: int) -> np.ndarray:
 
 
 def check(a, bins, range=None, **kw) -> None:
+    """gpuhist.histogram == np.histogram bit for bit, or the same error and message."""
+    try:
+        want = np.histogram(a, bins, range, **{k: v for k, v in kw.items()
+                                               if k in ("density", "weights")})
+    except ValueError as e:
+        with pytest.raises(ValueError) as got_e:
+            gpuhist.histogram(a, bins, range, **kw)
+        assert str(got_e.value) == str(e)
+        return
+    if isinstance(bins, int) and np.any(want[1][:-1] >= want[1][1:]):
+        # NumPy 1 counts with edges that do not increase; gpuhist raises NumPy 2's error
+        with pytest.raises(ValueError, match="Too many bins for data range"):
+            gpuhist.histogram(a, bins, range, **kw)
+        return
     got = gpuhist.histogram(a, bins, range, **kw)
-    want = np.histogram(a, bins, range, **{k: v for k, v in kw.items()
-                                           if k in ("density", "weights")})
     same_bits(got[0], want[0])
     same_bits(got[1], want[1])
     same_bits(gpuhist.histogram_bin_edges(a, bins, range, backend=kw.get("backend", "auto")),
@@ -202,6 +214,35 @@ def test_layouts(rng):
         a = (rng.standard_normal(5000) * 1000).astype(dt)
         check(a, 30)
         check(a[::-2], 30, (-500, 500))
+
+
+def test_random_requests(rng):
+    """Random dtype x bins (number, sorted edges, rule) x range x layout x weights, 150 times."""
+    layouts = [lambda v: v, lambda v: v[::2], lambda v: v[::-1],
+               lambda v: v.astype(v.dtype.newbyteorder()), lambda v: v.reshape(-1, 10)[:, 2:]]
+    for trial in range(150):
+        dtype = ALL_TYPES[rng.integers(len(ALL_TYPES))]
+        n = int(rng.choice([0, 1, 10, 1000, 20_000]))
+        n -= n % 10
+        a = layouts[rng.integers(len(layouts))](sample(rng, dtype, n))
+        lo, hi = (float(np.min(a)), float(np.max(a))) if a.size else (0.0, 1.0)
+        kind = rng.integers(3)
+        if kind == 0:
+            bins = int(rng.integers(1, 3000))
+        elif kind == 1:
+            bins = np.sort(rng.uniform(lo - 1, hi + 1, int(rng.integers(2, 60))))
+        else:
+            bins = str(rng.choice(["sqrt", "rice", "sturges"]))  # counts from n alone
+        span = None if kind == 1 or rng.random() < 0.5 else \
+            tuple(sorted(rng.uniform(lo - 1, hi + 1, 2)))
+        w = rng.random(a.shape) if kind != 2 and rng.random() < 0.3 else None
+        if w is None:
+            check(a, bins, span)
+            continue
+        want = np.histogram(a, bins, span, weights=w)
+        got = gpuhist.histogram(a, bins, span, weights=w)
+        same_bits(got[1], want[1])
+        assert np.allclose(got[0], want[0], rtol=1e-12, atol=1e-12), trial
 
 
 def test_no_copy_of_contiguous_native_arrays(rng):
