@@ -246,6 +246,38 @@ GPUHIST_API gpuhist_status gpuhist_create_on(gpuhist_ctx **out, gpuhist_backend 
 /** Release the context and everything it owns. NULL is accepted. */
 GPUHIST_API void gpuhist_destroy(gpuhist_ctx *ctx);
 
+/**
+ * Create a context over several devices of one backend: `devices` lists `count` device numbers
+ * (as gpuhist_create_on() takes them; the same number twice gives two contexts on one device),
+ * or devices == NULL / count == 0 for every device the backend has (CUDA: every visible GPU).
+ * AUTO means CUDA when it has a usable device, else the CPU (one device).
+ * What runs where:
+ *  - host samples with host counts (gpuhist_histogram, gpuhist_minmax): the pixels (rows of a
+ *    region of interest) are cut into one contiguous share per device, counted in parallel (one
+ *    host thread per device, each with its own staging), and the counts, tallies and exact
+ *    weight sums are added: the result equals the one-device result bit for bit;
+ *  - streams (gpuhist_stream_*): host chunks go to the devices in turn, device chunks to the
+ *    device that holds them (so data already spread over several GPUs is counted where it is,
+ *    in parallel); finish adds the parts;
+ *  - anything else (device samples, counts in device memory): the whole call runs on one
+ *    device, the one holding the samples, else the first.
+ * Settings (strategy, async) apply to every device; CPU threads are shared out between CPU
+ * devices; gpuhist_set_stream() is refused (a CUDA stream belongs to one device: each device
+ * works on its own default stream). A stream's counts are in host memory; it may hold up to 4
+ * lent buffers per device.
+ * The message of a failure on one device of several starts with "device N: ".
+ * With one device (count == 1, or one found) this is gpuhist_create_on().
+ * @return as gpuhist_create(); the message names the device that failed.
+ */
+GPUHIST_API gpuhist_status gpuhist_create_multi(gpuhist_ctx **out, gpuhist_backend backend,
+                                                const int *devices, int count);
+/** @return the number of devices the context spans (1 unless made by gpuhist_create_multi). */
+GPUHIST_API int gpuhist_context_device_count(const gpuhist_ctx *ctx);
+/** @return the device number of the context's i-th device (0 <= i < device count), else -1. */
+GPUHIST_API int gpuhist_context_device(const gpuhist_ctx *ctx, int i);
+/** @return the number of devices `backend` has here (CPU: 1; 0 when none or not compiled). */
+GPUHIST_API int gpuhist_device_count(gpuhist_backend backend);
+
 /** @return the backend the context runs on (never AUTO). */
 GPUHIST_API gpuhist_backend gpuhist_context_backend(const gpuhist_ctx *ctx);
 /** @return the device's name ("CPU (16 threads)", "NVIDIA H100 80GB HBM3", ...). */
@@ -306,6 +338,9 @@ typedef struct gpuhist_result {
     uint64_t *device_stats;         /* optional device buffer (see above) */
     double *sums;                   /* with samples.weights: host, bins * channels weight sums */
     double *sums_squared;           /* optional, with weights: sums of the squared weights */
+    int64_t *weight_state;          /* optional, with weights: host buffer receiving the exact,
+                                       unrounded sums (gpuhist_weight_state_words() int64), for
+                                       merging histograms counted in parts ("Exact parts") */
     /* out */
     uint32_t bins;                  /* bins per channel */
     uint32_t channels;              /* number of histograms written */
@@ -351,6 +386,39 @@ GPUHIST_API gpuhist_status gpuhist_minmax(gpuhist_ctx *ctx, const gpuhist_sample
  *  [0, 1] when nothing was found, min == max widened by 0.5 each way; last edge inclusive). */
 GPUHIST_API gpuhist_bin_spec gpuhist_bins_from_minmax(uint32_t bins, double min, double max,
                                                       int found);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Exact parts                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A histogram counted in parts (on several devices, processes or Dask workers) is merged
+ * exactly: counts and tallies are 64-bit integers to add; the weight sums are merged as their
+ * exact states (result.weight_state), never as rounded doubles, so the merged sums have the
+ * same bits as one call over all the data, whatever the number of parts and their order.
+ * A state holds, per histogrammed channel and per slot (the bins, then underflow, overflow and
+ * NaN), one record of signed 64-bit limbs and a flags word for the weights (f32: 11 words, f64:
+ * 69) and, when squares are asked, one of 69 words for the squares after all the weight
+ * records. Its layout is the same on every backend and host (native byte order).
+ */
+
+/** @return the int64 words of a weight state: `bins` bins, `channels` histogrammed channels,
+ *  weights of `weight_dtype` (F32 or F64), with (nonzero) or without sums of squares; 0 for a
+ *  bad argument. */
+GPUHIST_API size_t gpuhist_weight_state_words(uint32_t bins, uint32_t channels,
+                                              gpuhist_dtype weight_dtype, int squares);
+/** Add the state `from` into `into` (same shape), exactly; the order of additions never
+ *  matters. @return OK or INVALID_ARGUMENT. */
+GPUHIST_API gpuhist_status gpuhist_weight_state_add(int64_t *into, const int64_t *from,
+                                                    uint32_t bins, uint32_t channels,
+                                                    gpuhist_dtype weight_dtype, int squares);
+/** The sums (bins * channels doubles) and, when `sums_squared` is non-NULL (the state must
+ *  have squares), the sums of squares of a state, each rounded once, with the outlier policy
+ *  applied as gpuhist_histogram() does. @return OK or INVALID_ARGUMENT. */
+GPUHIST_API gpuhist_status gpuhist_weight_state_sums(const int64_t *state, uint32_t bins,
+                                                     uint32_t channels, gpuhist_dtype weight_dtype,
+                                                     int squares, gpuhist_outliers outliers,
+                                                     double *sums, double *sums_squared);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Bin-count rules                                                                             */

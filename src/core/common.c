@@ -130,10 +130,30 @@ static void finish_records(const gpuhist_plan *plan, const int64_t *acc, size_t 
     }
 }
 
+/* result->weight_state: the records of the accumulator, normalised, squares only when the
+ * result asks for them (parts.c reads this layout). */
+static void export_state(const gpuhist_plan *plan, const int64_t *acc, gpuhist_result *result)
+{
+    const size_t records = (size_t)plan->active * plan->slots;
+    const size_t sum_words = GPUHIST_SUM_RECORD(plan);
+    int64_t *out = result->weight_state;
+    memcpy(out, acc, records * sum_words * sizeof *out);
+    for (size_t r = 0; r < records; ++r)
+        gh_xsum_normalize(out + r * sum_words, (gh_u32)(sum_words - 1));
+    if (plan->want_squares && result->sums_squared) {
+        out += records * sum_words;
+        memcpy(out, acc + records * sum_words, records * GPUHIST_SQUARE_RECORD * sizeof *out);
+        for (size_t r = 0; r < records; ++r)
+            gh_xsum_normalize(out + r * GPUHIST_SQUARE_RECORD, GH_XSUM_LIMBS_F64);
+    }
+}
+
 void gpuhist_finish_sums(const gpuhist_plan *plan, const int64_t *acc, gpuhist_result *result)
 {
     if (!plan->weights)
         return;
+    if (result->weight_state)
+        export_state(plan, acc, result);
     const size_t sum_words = GPUHIST_SUM_RECORD(plan);
     finish_records(plan, acc, sum_words, plan->weight_bias, result->sums);
     if (plan->want_squares && result->sums_squared)

@@ -92,6 +92,119 @@ gpuhist_status gpuhist_create(gpuhist_ctx **out, gpuhist_backend backend)
     return gpuhist_create_on(out, backend, 0);
 }
 
+int gpuhist_device_count(gpuhist_backend backend)
+{
+    switch (backend) {
+    case GPUHIST_BACKEND_CPU: return 1;
+#if GPUHIST_HAVE_CUDA
+    case GPUHIST_BACKEND_CUDA: return gpuhist_cuda_device_count();
+#endif
+#if GPUHIST_HAVE_OPENCL
+    case GPUHIST_BACKEND_OPENCL: return gpuhist_opencl_device_count();
+#endif
+    default: return 0;
+    }
+}
+
+/* "2 x NVIDIA H100 80GB HBM3 (devices 0,1)", or the names joined by " + " when they differ. */
+static void multi_device_name(gpuhist_ctx *ctx)
+{
+    char list[64] = "";
+    int same = 1;
+    size_t used = 0;
+    for (int m = 0; m < ctx->member_count; ++m) {
+        same = same && strcmp(ctx->members[m]->device_name, ctx->members[0]->device_name) == 0;
+        if (used < sizeof list) {
+            int w = snprintf(list + used, sizeof list - used, "%s%d", m ? "," : "",
+                             ctx->members[m]->device);
+            used += w > 0 ? (size_t)w : 0;
+        }
+    }
+    if (same) {
+        snprintf(ctx->device_name, sizeof ctx->device_name, "%d x %.80s (devices %.30s)",
+                 ctx->member_count, ctx->members[0]->device_name, list);
+        return;
+    }
+    used = 0;
+    ctx->device_name[0] = '\0';
+    for (int m = 0; m < ctx->member_count && used < sizeof ctx->device_name; ++m) {
+        int w = snprintf(ctx->device_name + used, sizeof ctx->device_name - used, "%s%s",
+                         m ? " + " : "", ctx->members[m]->device_name);
+        used += w > 0 ? (size_t)w : 0;
+    }
+}
+
+gpuhist_status gpuhist_create_multi(gpuhist_ctx **out, gpuhist_backend backend,
+                                    const int *devices, int count)
+{
+    if (!out) {
+        snprintf(create_error, sizeof create_error, "gpuhist_create_multi: out is NULL");
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    }
+    *out = NULL;
+    if (count < 0 || (count > 0 && !devices)) {
+        snprintf(create_error, sizeof create_error,
+                 "devices: %s", count < 0 ? "a negative count" : "NULL with a count above 0");
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    }
+    if ((unsigned)backend > GPUHIST_BACKEND_OPENCL) {
+        snprintf(create_error, sizeof create_error, "backend: unknown value %d", (int)backend);
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    }
+    if (backend == GPUHIST_BACKEND_AUTO && count == 0 &&
+        gpuhist_device_count(GPUHIST_BACKEND_CUDA) == 0)
+        return gpuhist_create(out, GPUHIST_BACKEND_AUTO); /* the CPU, saying why */
+    if (backend == GPUHIST_BACKEND_AUTO)
+        backend = GPUHIST_BACKEND_CUDA;
+    int n = count;
+    if (n == 0) {
+        n = gpuhist_device_count(backend);
+        if (n == 0) /* the backend's own message */
+            return gpuhist_create(out, backend);
+    }
+    if (n == 1)
+        return gpuhist_create_on(out, backend, devices ? devices[0] : 0);
+    gpuhist_ctx *ctx = calloc(1, sizeof *ctx);
+    gpuhist_ctx **members = calloc((size_t)n, sizeof *members);
+    if (!ctx || !members) {
+        free(ctx);
+        free(members);
+        snprintf(create_error, sizeof create_error, "cannot allocate a context");
+        return GPUHIST_ERROR_OUT_OF_MEMORY;
+    }
+    ctx->members = members;
+    ctx->ops = &gpuhist_multi_ops;
+    for (int m = 0; m < n; ++m) {
+        const int d = devices ? devices[m] : m;
+        gpuhist_status st = gpuhist_create_on(&members[m], backend, d);
+        if (st != GPUHIST_OK) { /* create_error holds the member's message */
+            ctx->member_count = m;
+            gpuhist_destroy(ctx);
+            return st;
+        }
+        ctx->member_count = m + 1;
+    }
+    ctx->backend = backend;
+    ctx->device = members[0]->device;
+    if (backend == GPUHIST_BACKEND_CPU) /* the cores are shared by the members */
+        gpuhist_set_threads(ctx, 0);
+    multi_device_name(ctx);
+    *out = ctx;
+    return GPUHIST_OK;
+}
+
+int gpuhist_context_device_count(const gpuhist_ctx *ctx)
+{
+    return !ctx ? 0 : ctx->members ? ctx->member_count : 1;
+}
+
+int gpuhist_context_device(const gpuhist_ctx *ctx, int i)
+{
+    if (!ctx || i < 0 || i >= gpuhist_context_device_count(ctx))
+        return -1;
+    return ctx->members ? ctx->members[i]->device : ctx->device;
+}
+
 void gpuhist_destroy(gpuhist_ctx *ctx)
 {
     if (!ctx)
@@ -121,6 +234,8 @@ gpuhist_status gpuhist_set_strategy(gpuhist_ctx *ctx, const char *name)
     if (!ctx)
         return GPUHIST_ERROR_INVALID_ARGUMENT;
     if (!name || strcmp(name, "auto") == 0) {
+        for (int m = 0; m < ctx->member_count; ++m)
+            ctx->members[m]->forced = NULL;
         ctx->forced = NULL;
         return GPUHIST_OK;
     }
@@ -133,6 +248,8 @@ gpuhist_status gpuhist_set_strategy(gpuhist_ctx *ctx, const char *name)
                             "strategy: '%s' belongs to the %s backend, this context runs on %s",
                             name, gpuhist_backend_name(s->backend),
                             gpuhist_backend_name(ctx->backend));
+    for (int m = 0; m < ctx->member_count; ++m)
+        gpuhist_set_strategy(ctx->members[m], name);
     ctx->forced = s;
     return GPUHIST_OK;
 }
@@ -145,6 +262,15 @@ gpuhist_status gpuhist_set_threads(gpuhist_ctx *ctx, int threads)
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                             "threads: %d is not in 0..4096", threads);
     ctx->threads = threads;
+    /* CPU devices of one context share the cores: each gets its part of them */
+    for (int m = 0; m < ctx->member_count; ++m) {
+        int t = threads;
+        if (ctx->backend == GPUHIST_BACKEND_CPU) {
+            t = (threads ? threads : gpuhist_cpu_threads(NULL)) / ctx->member_count;
+            t = t < 1 ? 1 : t;
+        }
+        ctx->members[m]->threads = t;
+    }
     return GPUHIST_OK;
 }
 
@@ -156,6 +282,11 @@ gpuhist_status gpuhist_set_stream(gpuhist_ctx *ctx, void *cuda_stream)
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                             "stream: a CUDA stream needs the CUDA backend (context is %s)",
                             gpuhist_backend_name(ctx->backend));
+    if (cuda_stream && ctx->members)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "stream: a CUDA stream belongs to one device; a context of %d "
+                            "devices uses each device's default stream",
+                            ctx->member_count);
     ctx->stream = cuda_stream;
     return GPUHIST_OK;
 }
@@ -165,6 +296,8 @@ gpuhist_status gpuhist_set_async(gpuhist_ctx *ctx, int async)
     if (!ctx)
         return GPUHIST_ERROR_INVALID_ARGUMENT;
     ctx->async = async != 0;
+    for (int m = 0; m < ctx->member_count; ++m)
+        ctx->members[m]->async = ctx->async;
     return GPUHIST_OK;
 }
 

@@ -31,10 +31,12 @@ gpuhist_status gpuhist_check_sums(gpuhist_ctx *ctx, const gpuhist_plan *plan,
     if (plan->weights && !result->sums)
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                             "result.sums: NULL (a weighted histogram returns its sums there)");
-    if (!plan->weights && (result->sums || result->sums_squared))
+    if (!plan->weights && (result->sums || result->sums_squared || result->weight_state))
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                             "result.%s: given without weights (samples.weights is NULL)",
-                            result->sums ? "sums" : "sums_squared");
+                            result->sums           ? "sums"
+                            : result->sums_squared ? "sums_squared"
+                                                   : "weight_state");
     return GPUHIST_OK;
 }
 
@@ -62,6 +64,8 @@ static gpuhist_status histogram_held(gpuhist_ctx *ctx, const gpuhist_samples *sa
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "result: NULL");
     if (!result->counts)
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "result.counts: NULL");
+    if (ctx->members)
+        return gpuhist_multi_histogram(ctx, samples, spec, result);
     double t0 = gpuhist_now();
 
     gpuhist_plan plan;

@@ -211,6 +211,7 @@ extern const gpuhist_strategy *const gpuhist_cuda_strategies[]; /* src/cuda/regi
 extern const size_t gpuhist_cuda_strategy_count;
 extern const gpuhist_policy gpuhist_cuda_policy;
 gpuhist_status gpuhist_cuda_list_devices(char *buf, size_t size);
+int gpuhist_cuda_device_count(void);
 #endif
 #if GPUHIST_HAVE_OPENCL
 extern const gpuhist_backend_ops gpuhist_opencl_backend;
@@ -218,6 +219,7 @@ extern const gpuhist_strategy *const gpuhist_opencl_strategies[]; /* src/opencl/
 extern const size_t gpuhist_opencl_strategy_count;
 extern const gpuhist_policy gpuhist_opencl_policy;
 gpuhist_status gpuhist_opencl_list_devices(char *buf, size_t size);
+int gpuhist_opencl_device_count(void);
 #endif
 
 /* ---- the context --------------------------------------------------------------------------------- */
@@ -235,11 +237,40 @@ struct gpuhist_ctx {
     char note[640];                      /* why AUTO chose this backend */
     char error[512];                     /* last error message */
     char *build_log;                     /* OpenCL build log (malloc'd) or NULL */
+    /* A context over several devices (gpuhist_create_multi, multi.c): one context per device,
+     * which do the work; this one only routes and merges (its ops are gpuhist_multi_ops). */
+    gpuhist_ctx **members;
+    int member_count;
     /* Nonzero while a call (gpuhist_histogram, gpuhist_minmax) or an open stream holds the
      * context; set and cleared only with __atomic_test_and_set / __atomic_clear (C and C++
      * both include this header). */
     unsigned char busy;
 };
+
+/* ---- several devices (multi.c) ------------------------------------------------------------------ */
+
+extern const gpuhist_backend_ops gpuhist_multi_ops;
+typedef struct gpuhist_multi_stream gpuhist_multi_stream;
+/* The entry points of a context with members, called by gpuhist_histogram / gpuhist_minmax /
+ * the stream calls once the context is held. Messages go to ctx->error. */
+gpuhist_status gpuhist_multi_histogram(gpuhist_ctx *ctx, const gpuhist_samples *samples,
+                                       const gpuhist_bin_spec *spec, gpuhist_result *result);
+gpuhist_status gpuhist_multi_minmax(gpuhist_ctx *ctx, const gpuhist_samples *samples,
+                                    double *min, double *max, int *found);
+gpuhist_status gpuhist_multi_stream_begin(gpuhist_ctx *ctx, const gpuhist_samples *layout,
+                                          const gpuhist_bin_spec *spec,
+                                          gpuhist_memory counts_location,
+                                          gpuhist_multi_stream **out);
+gpuhist_status gpuhist_multi_stream_feed(gpuhist_multi_stream *ms, const void *data,
+                                         const void *weights, uint64_t pixels);
+gpuhist_status gpuhist_multi_stream_buffer(gpuhist_multi_stream *ms, size_t min_bytes,
+                                           void **buf);
+gpuhist_status gpuhist_multi_stream_submit(gpuhist_multi_stream *ms, void *buf,
+                                           uint64_t pixels);
+gpuhist_status gpuhist_multi_stream_finish(gpuhist_multi_stream *ms, gpuhist_result *result);
+void gpuhist_multi_stream_abort(gpuhist_multi_stream *ms);
+/* The bins and histogrammed channels of a stream (stream.c). */
+void gpuhist_stream_shape(const gpuhist_stream *st, uint32_t *bins, uint32_t *active);
 
 /* Staging buffers a stream may lend at once (gpuhist_stream_buffer). */
 #define GPUHIST_STREAM_SLOTS 4

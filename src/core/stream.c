@@ -38,7 +38,14 @@ struct gpuhist_stream {
     size_t slot_size[GPUHIST_STREAM_SLOTS];
     int slot_held[GPUHIST_STREAM_SLOTS];
     int next_slot;                  /* lend slots in turn, so a refill waits on the oldest copy */
+    gpuhist_multi_stream *multi;    /* a context of several devices: its streams (multi.c) */
 };
+
+void gpuhist_stream_shape(const gpuhist_stream *st, uint32_t *bins, uint32_t *active)
+{
+    *bins = st->plan.bins;
+    *active = st->plan.active;
+}
 
 static gpuhist_status stream_fail(gpuhist_stream *st, gpuhist_status status)
 {
@@ -52,6 +59,7 @@ static gpuhist_status stream_fail(gpuhist_stream *st, gpuhist_status status)
 static void stream_free(gpuhist_stream *st)
 {
     gpuhist_ctx *ctx = st->ctx;
+    gpuhist_multi_stream_abort(st->multi);
     if (st->native && ctx->ops->stream_abort)
         ctx->ops->stream_abort(ctx);
     if (st->core_slots)
@@ -90,6 +98,20 @@ gpuhist_status gpuhist_stream_begin(gpuhist_ctx *ctx, const gpuhist_samples *lay
     }
     st->ctx = ctx;
     st->t0 = gpuhist_now();
+    if (ctx->members) {
+        gpuhist_status rc = gpuhist_multi_stream_begin(ctx, layout, spec, counts_location,
+                                                       &st->multi);
+        if (rc != GPUHIST_OK) {
+            stream_free(st);
+            return rc;
+        }
+        /* what the checks of feed() read; the parts hold the plans */
+        st->plan.weights = (const unsigned char *)layout->weights;
+        st->plan.channels = layout->channels ? layout->channels : 1;
+        st->plan.sample_size = gpuhist_dtype_size(layout->dtype);
+        *out = st;
+        return GPUHIST_OK;
+    }
 
     /* The plan of an empty input with this layout: pixels come with each chunk. */
     gpuhist_samples s0 = *layout;
@@ -205,6 +227,10 @@ static gpuhist_status feed(gpuhist_stream *st, const void *data, const void *wei
                                                   "without weights"));
     if (pixels == 0)
         return GPUHIST_OK;
+    if (st->multi) {
+        rc = gpuhist_multi_stream_feed(st->multi, data, weights, pixels);
+        return rc == GPUHIST_OK ? rc : stream_fail(st, rc);
+    }
     gpuhist_ctx *ctx = st->ctx;
     int on_device = st->location == GPUHIST_MEMORY_DEVICE ||
                     (st->location == GPUHIST_MEMORY_AUTO && ctx->ops->is_device_pointer(ctx, data));
@@ -248,6 +274,10 @@ gpuhist_status gpuhist_stream_buffer(gpuhist_stream *st, size_t min_bytes, void 
         return stream_fail(st, gpuhist_fail(st->ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                                             "stream: a weighted stream is fed with "
                                             "gpuhist_stream_feed_weighted, not lent buffers"));
+    if (st->multi) {
+        gpuhist_status rc = gpuhist_multi_stream_buffer(st->multi, min_bytes ? min_bytes : 1, buf);
+        return rc == GPUHIST_OK ? rc : stream_fail(st, rc);
+    }
     int slot = -1;
     for (int i = 0; i < GPUHIST_STREAM_SLOTS && slot < 0; ++i) {
         int j = (st->next_slot + i) % GPUHIST_STREAM_SLOTS;
@@ -288,6 +318,12 @@ gpuhist_status gpuhist_stream_submit(gpuhist_stream *st, void *buf, uint64_t pix
 {
     if (!st)
         return GPUHIST_ERROR_INVALID_ARGUMENT;
+    if (st->multi) {
+        gpuhist_status rc = st->failed != GPUHIST_OK
+                                ? st->failed
+                                : gpuhist_multi_stream_submit(st->multi, buf, pixels);
+        return rc == GPUHIST_OK || rc == st->failed ? rc : stream_fail(st, rc);
+    }
     int slot = -1;
     for (int i = 0; i < GPUHIST_STREAM_SLOTS && slot < 0; ++i)
         if (st->slot_held[i] && st->slot_buf[i] == buf)
@@ -318,6 +354,16 @@ gpuhist_status gpuhist_stream_finish(gpuhist_stream *st, gpuhist_result *result)
         return GPUHIST_ERROR_INVALID_ARGUMENT;
     gpuhist_ctx *ctx = st->ctx;
     gpuhist_status rc = st->failed;
+    if (st->multi) {
+        if (rc == GPUHIST_OK) {
+            rc = gpuhist_multi_stream_finish(st->multi, result);
+            st->multi = NULL; /* freed by its finish */
+        } else {
+            memcpy(ctx->error, st->error, sizeof ctx->error);
+        }
+        stream_free(st);
+        return rc;
+    }
     if (rc == GPUHIST_OK && (!result || !result->counts))
         rc = gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                           result ? "result.counts: NULL" : "result: NULL");

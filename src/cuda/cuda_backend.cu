@@ -898,6 +898,8 @@ gpuhist_status cuda_stream_count(gpuhist_ctx *ctx, const gpuhist_plan *chunk,
                                  const gpuhist_strategy *s)
 {
     cuda_state *st = state_of(ctx);
+    /* a context of several devices calls its devices from one thread in turn */
+    GPUHIST_CUDA_TRY(ctx, cudaSetDevice(st->device), "cudaSetDevice");
     void *out = st->run.out;
     int from_locked = 0;
     gpuhist_status rc = for_each_job(
@@ -915,6 +917,8 @@ gpuhist_status cuda_stream_count(gpuhist_ctx *ctx, const gpuhist_plan *chunk,
 gpuhist_status cuda_stream_buffer(gpuhist_ctx *ctx, int slot, size_t bytes, void **buf)
 {
     cuda_state *st = state_of(ctx);
+    /* a context of several devices calls its devices from one thread in turn */
+    GPUHIST_CUDA_TRY(ctx, cudaSetDevice(st->device), "cudaSetDevice");
     gpuhist_status rc;
     if (st->ring_pending[slot]) {
         GPUHIST_CUDA_TRY(ctx, cudaEventSynchronize(st->ring_copied[slot]), "wait for staging");
@@ -937,6 +941,7 @@ gpuhist_status cuda_stream_submit(gpuhist_ctx *ctx, const gpuhist_plan *chunk,
     cuda_state *st = state_of(ctx);
     cudaStream_t strm = stream_of(ctx);
     const size_t bytes = (size_t)(chunk->pixels * chunk->channels * chunk->sample_size);
+    GPUHIST_CUDA_TRY(ctx, cudaSetDevice(st->device), "cudaSetDevice");
     if (!st->ring_copied[slot]) {
         cudaError_t e = cudaEventCreateWithFlags(&st->ring_copied[slot], cudaEventDisableTiming);
         if (e != cudaSuccess) {
@@ -965,6 +970,7 @@ gpuhist_status cuda_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *plan,
     cudaStream_t strm = stream_of(ctx);
     gpuhist_status rc;
     cuda_run &run = st->run;
+    GPUHIST_CUDA_TRY(ctx, cudaSetDevice(st->device), "cudaSetDevice");
     const int values = run.values;
     const uint32_t V = run.V;
 
@@ -1046,6 +1052,7 @@ void cuda_stream_abort(gpuhist_ctx *ctx)
     cuda_state *st = state_of(ctx);
     if (!st || !st->run.open)
         return;
+    cudaSetDevice(st->device);
     cudaStreamSynchronize(stream_of(ctx)); /* nothing may still read the caller's memory */
     (void)cudaGetLastError();
     st->slots_zero = st->values_zero = 0;
@@ -1111,6 +1118,16 @@ extern "C" size_t gpuhist_cuda_smem_optin(const gpuhist_ctx *ctx)
     if (!ctx || ctx->backend != GPUHIST_BACKEND_CUDA || !ctx->backend_state)
         return 48u * 1024u;
     return state_of(ctx)->smem_optin;
+}
+
+extern "C" int gpuhist_cuda_device_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return n;
 }
 
 extern "C" gpuhist_status gpuhist_cuda_list_devices(char *buf, size_t size)

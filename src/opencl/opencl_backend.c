@@ -234,6 +234,13 @@ static gpuhist_status gh_ocl_no_platform(gpuhist_ctx *ctx, cl_int err, const cha
                         what, gpuhist_opencl_error_name(err));
 }
 
+int gpuhist_opencl_device_count(void)
+{
+    gh_ocl_devlist list;
+    const char *what;
+    return gh_ocl_enumerate(&list, &what) == CL_SUCCESS ? (int)list.count : 0;
+}
+
 gpuhist_status gpuhist_opencl_list_devices(char *buf, size_t size)
 {
     gh_ocl_devlist list;

@@ -1,0 +1,570 @@
+/*
+ * multi.c - a context over several devices (gpuhist_create_multi): one ordinary context per
+ * device (its members) does the work; this file cuts the input into shares, runs them in
+ * parallel and merges the parts exactly.
+ *
+ * Mechanism:
+ *  - one-shot host input: the request is validated once (gpuhist_prepare on the first member,
+ *    so messages are those of one device), the pixels (rows of a region of interest) are cut
+ *    into one contiguous share per device, with the weights of those pixels; an auto range is
+ *    the min of the shares' minima and the max of their maxima (gpuhist_bins_from_minmax, the
+ *    spec auto range itself uses); every share is counted by gpuhist_histogram() on its member,
+ *    on a host thread of its own (each member stages its share through its own page-locked
+ *    buffers on its own device); then counts and tallies are added and the weight states are
+ *    added exactly (parts.c) and rounded once. Counts are sums of per-sample decisions and
+ *    clamping commutes with the sum, so the result equals one device's, bit for bit.
+ *  - device input or device counts: the whole call runs on the member whose device holds the
+ *    samples (else the first): data is never moved between devices.
+ *  - streams: every member runs a stream of its own; host chunks and lent buffers go to the
+ *    members in turn, device chunks to the member holding them, so their copies and counts
+ *    overlap across devices; finish adds the parts as above.
+ * Limits: counts of a multi-device stream are returned in host memory; a CUDA stream handle
+ * belongs to one device, so gpuhist_set_stream is refused (each device uses its default
+ * stream); a member's failure fails the whole call, with its message prefixed by its device.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Copy member `m`'s last error into the multi context, naming the device when `name_device`. */
+static gpuhist_status member_failed(gpuhist_ctx *ctx, int m, const char *msg, gpuhist_status st,
+                                   int name_device)
+{
+    if (name_device)
+        gpuhist_fail(ctx, st, "device %d: %s", ctx->members[m]->device, msg);
+    else
+        gpuhist_fail(ctx, st, "%s", msg);
+    return st;
+}
+
+/* The member whose device holds `data`, or -1 (host memory, or not known to any member). */
+static int holder_of(gpuhist_ctx *ctx, const void *data, gpuhist_memory location)
+{
+    if (location == GPUHIST_MEMORY_HOST || !data)
+        return -1;
+    for (int m = 0; m < ctx->member_count; ++m) {
+        gpuhist_ctx *c = ctx->members[m];
+        if (c->ops->is_device_pointer && c->ops->is_device_pointer(c, data))
+            return m;
+    }
+    return -1;
+}
+
+/* ---- the context's own operations: the members hold everything -------------------------------- */
+
+static void multi_close(gpuhist_ctx *ctx)
+{
+    for (int m = 0; m < ctx->member_count; ++m)
+        gpuhist_destroy(ctx->members[m]);
+    free(ctx->members);
+    ctx->members = NULL;
+    ctx->member_count = 0;
+}
+
+static int multi_is_device_pointer(gpuhist_ctx *ctx, const void *data)
+{
+    return holder_of(ctx, data, GPUHIST_MEMORY_AUTO) >= 0;
+}
+
+/* Page-locked memory of the first device; CUDA maps page-locked memory into every device's
+ * address space (unified addressing), so every member copies from it by DMA. */
+static gpuhist_status multi_host_alloc(gpuhist_ctx *ctx, size_t bytes, void **out)
+{
+    gpuhist_status st = gpuhist_host_alloc(ctx->members[0], bytes, out);
+    return st == GPUHIST_OK ? st : member_failed(ctx, 0, ctx->members[0]->error, st, 0);
+}
+
+static void multi_host_free(gpuhist_ctx *ctx, void *p)
+{
+    gpuhist_host_free(ctx->members[0], p);
+}
+
+/* Only what a caller may reach on the context itself: every computation is routed to the
+ * members before a backend operation would be asked. */
+const gpuhist_backend_ops gpuhist_multi_ops = {
+    .id = GPUHIST_BACKEND_AUTO,
+    .close = multi_close,
+    .is_device_pointer = multi_is_device_pointer,
+    .host_alloc = multi_host_alloc,
+    .host_free = multi_host_free,
+};
+
+/* ---- shares ----------------------------------------------------------------------------------- */
+
+typedef struct share {
+    gpuhist_ctx *ctx;           /* the member that counts it */
+    gpuhist_samples samples;    /* its part of the input */
+    gpuhist_bin_spec spec;
+    gpuhist_result result;
+    int active;                 /* has pixels (or is the one share of an empty input) */
+    gpuhist_status status;
+    double mn, mx;              /* minmax */
+    int found;
+} share;
+
+/* Element a_i of the cut of n items into `parts` nearly equal runs: i * n / parts, exactly. */
+static uint64_t cut_at(uint64_t n, int parts, int i)
+{
+    const uint64_t q = n / (uint64_t)parts, r = n % (uint64_t)parts;
+    return q * (uint64_t)i + ((uint64_t)i < r ? (uint64_t)i : r);
+}
+
+/* Cut host samples, whose geometry `geo` gpuhist_prepare has checked, into ctx's shares. */
+static void cut_shares(gpuhist_ctx *ctx, const gpuhist_plan *geo, const gpuhist_samples *s,
+                       share *sh)
+{
+    const int n = ctx->member_count;
+    const size_t wsize = s->weights ? gpuhist_dtype_size(s->weight_dtype) : 0;
+    const size_t pixel_bytes = (size_t)geo->channels * geo->sample_size;
+    const int by_rows = geo->rows > 1; /* rows of a region of interest, else one run of pixels */
+    const uint64_t items = by_rows ? geo->rows : geo->pixels;
+    const int one = items < (uint64_t)n; /* too small to share: one call, which describes the
+                                            bins even when there is no pixel */
+    for (int i = 0; i < n; ++i) {
+        const uint64_t a = one ? 0 : cut_at(items, n, i);
+        const uint64_t b = one ? (i == 0 ? items : 0) : cut_at(items, n, i + 1);
+        const size_t data_at = by_rows ? a * geo->row_stride : a * pixel_bytes;
+        const size_t weight_at = (by_rows ? a * geo->row_length : a) * wsize;
+        gpuhist_samples part = *s;
+        part.data = (const unsigned char *)s->data + data_at;
+        part.weights = s->weights ? (const unsigned char *)s->weights + weight_at : NULL;
+        if (by_rows) {
+            part.rows = b - a;
+        } else if (!one) {
+            part.count = b - a;
+            part.rows = 0;
+            part.row_length = 0;
+            part.row_stride = 0;
+        }
+        sh[i].ctx = ctx->members[i];
+        sh[i].samples = part;
+        sh[i].active = i == 0 || b > a;
+    }
+}
+
+static void *share_minmax(void *arg)
+{
+    share *sh = arg;
+    if (sh->active)
+        sh->status = gpuhist_minmax(sh->ctx, &sh->samples, &sh->mn, &sh->mx, &sh->found);
+    return NULL;
+}
+
+static void *share_histogram(void *arg)
+{
+    share *sh = arg;
+    if (sh->active)
+        sh->status = gpuhist_histogram(sh->ctx, &sh->samples, &sh->spec, &sh->result);
+    return NULL;
+}
+
+/* The first failed share's status, its message on ctx (naming its device). */
+static gpuhist_status shares_status(gpuhist_ctx *ctx, const share *sh)
+{
+    for (int i = 0; i < ctx->member_count; ++i)
+        if (sh[i].active && sh[i].status != GPUHIST_OK)
+            return member_failed(ctx, i, gpuhist_last_error(sh[i].ctx), sh[i].status,
+                                 ctx->member_count > 1);
+    return GPUHIST_OK;
+}
+
+/* Validate a host request on the first member and give its geometry. */
+static gpuhist_status check_host_request(gpuhist_ctx *ctx, const gpuhist_samples *samples,
+                                         const gpuhist_bin_spec *spec, gpuhist_plan *geo)
+{
+    gpuhist_bin_spec v = *spec;
+    if (v.kind == GPUHIST_BINS_EVEN && v.auto_range) { /* the range comes later, from the data */
+        v.auto_range = 0;
+        v.lower = 0.0;
+        v.upper = 1.0;
+    }
+    const gpuhist_strategy *s;
+    gpuhist_ctx *m0 = ctx->members[0];
+    gpuhist_status st = gpuhist_prepare(m0, samples, &v, GPUHIST_MEMORY_HOST, 0, geo, &s);
+    if (st != GPUHIST_OK)
+        return member_failed(ctx, 0, m0->error, st, 0);
+    return GPUHIST_OK;
+}
+
+/* ---- the one-shot call and the min/max ------------------------------------------------------ */
+
+gpuhist_status gpuhist_multi_minmax(gpuhist_ctx *ctx, const gpuhist_samples *samples,
+                                    double *min, double *max, int *found)
+{
+    ctx->error[0] = '\0';
+    if (!samples || !min || !max || !found)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "minmax: samples, min, max and found must not be NULL");
+    int h = holder_of(ctx, samples->data, samples->location);
+    if (h >= 0 || samples->location == GPUHIST_MEMORY_DEVICE) {
+        h = h < 0 ? 0 : h;
+        gpuhist_status st = gpuhist_minmax(ctx->members[h], samples, min, max, found);
+        return st == GPUHIST_OK ? st : member_failed(ctx, h, ctx->members[h]->error, st, 0);
+    }
+    gpuhist_plan geo;
+    gpuhist_bin_spec one = gpuhist_bins_even(1, 0.0, 1.0);
+    gpuhist_status st = check_host_request(ctx, samples, &one, &geo);
+    if (st != GPUHIST_OK)
+        return st;
+    const int n = ctx->member_count;
+    share *sh = calloc((size_t)n, sizeof *sh);
+    if (!sh)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY, "minmax: out of host memory");
+    cut_shares(ctx, &geo, samples, sh);
+    gpuhist_fork_join(sh, sizeof *sh, n, share_minmax);
+    st = shares_status(ctx, sh);
+    *found = 0;
+    for (int i = 0; st == GPUHIST_OK && i < n; ++i) {
+        if (!sh[i].active || !sh[i].found)
+            continue;
+        if (!*found || sh[i].mn < *min)
+            *min = sh[i].mn;
+        if (!*found || sh[i].mx > *max)
+            *max = sh[i].mx;
+        *found = 1;
+    }
+    free(sh);
+    return st;
+}
+
+/* Buffers of the shares 1..n-1 (share 0 writes into the caller's result). */
+typedef struct part_buffers {
+    uint64_t *counts;
+    double *sums, *squares;
+    int64_t *states;
+    size_t count_n, state_words;
+} part_buffers;
+
+static gpuhist_status alloc_parts(gpuhist_ctx *ctx, const gpuhist_plan *geo,
+                                  const gpuhist_result *result, int n, part_buffers *pb)
+{
+    memset(pb, 0, sizeof *pb);
+    pb->count_n = (size_t)geo->active * geo->bins;
+    const int squares = result->sums_squared != NULL;
+    pb->state_words = geo->weights ? gpuhist_weight_state_words(geo->bins, geo->active,
+                                                                geo->weight_dtype, squares)
+                                   : 0;
+    uint64_t bytes = (uint64_t)(n - 1) * pb->count_n * 8u;
+    if (geo->weights)
+        bytes += (uint64_t)(n - 1) * pb->count_n * 8u * (squares ? 2u : 1u) +
+                 (uint64_t)n * pb->state_words * 8u;
+    gpuhist_status st = gpuhist_need_host_memory(ctx, bytes, "the parts of the devices");
+    if (st != GPUHIST_OK)
+        return st;
+    pb->counts = malloc((size_t)(n - 1) * pb->count_n * sizeof *pb->counts + 1);
+    if (geo->weights) {
+        pb->sums = malloc((size_t)(n - 1) * pb->count_n * sizeof *pb->sums + 1);
+        pb->squares = squares ? malloc((size_t)(n - 1) * pb->count_n * sizeof *pb->squares + 1)
+                              : NULL;
+        pb->states = malloc((size_t)n * pb->state_words * sizeof *pb->states);
+    }
+    if (!pb->counts || (geo->weights && (!pb->sums || (squares && !pb->squares) || !pb->states)))
+        return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
+                            "cannot allocate the parts of %d devices", n);
+    return GPUHIST_OK;
+}
+
+static void free_parts(part_buffers *pb)
+{
+    free(pb->counts);
+    free(pb->sums);
+    free(pb->squares);
+    free(pb->states);
+}
+
+/* Each share's result: share 0 writes the caller's buffers, the others their own. */
+static void point_results(const gpuhist_result *result, share *sh, int n,
+                          const part_buffers *pb)
+{
+    for (int i = 0; i < n; ++i) {
+        gpuhist_result *r = &sh[i].result;
+        *r = gpuhist_result_host(i == 0 ? result->counts : pb->counts + (size_t)(i - 1) * pb->count_n);
+        r->edges = i == 0 ? result->edges : NULL;
+        if (pb->state_words) {
+            r->sums = i == 0 ? result->sums : pb->sums + (size_t)(i - 1) * pb->count_n;
+            if (result->sums_squared)
+                r->sums_squared =
+                    i == 0 ? result->sums_squared : pb->squares + (size_t)(i - 1) * pb->count_n;
+            r->weight_state = pb->states + (size_t)i * pb->state_words;
+        }
+    }
+}
+
+/* Add the parts of the active shares into share 0's result and the caller's `result`. */
+static void merge_parts(const gpuhist_plan *geo, gpuhist_outliers outliers, share *sh, int n,
+                        const part_buffers *pb, gpuhist_result *result)
+{
+    gpuhist_result *r0 = &sh[0].result;
+    const int squares = result->sums_squared != NULL;
+    for (int i = 1; i < n; ++i) {
+        if (!sh[i].active)
+            continue;
+        const gpuhist_result *ri = &sh[i].result;
+        const uint64_t *c = pb->counts + (size_t)(i - 1) * pb->count_n;
+        for (size_t j = 0; j < pb->count_n; ++j)
+            result->counts[j] += c[j];
+        for (uint32_t k = 0; k < geo->active; ++k) {
+            r0->underflow[k] += ri->underflow[k];
+            r0->overflow[k] += ri->overflow[k];
+            r0->nan[k] += ri->nan[k];
+            r0->total[k] += ri->total[k];
+        }
+        if (pb->state_words)
+            gpuhist_weight_state_add(r0->weight_state, ri->weight_state, geo->bins, geo->active,
+                                     geo->weight_dtype, squares);
+    }
+    if (pb->state_words) {
+        gpuhist_weight_state_sums(r0->weight_state, geo->bins, geo->active, geo->weight_dtype,
+                                  squares, outliers, result->sums, result->sums_squared);
+        if (result->weight_state)
+            memcpy(result->weight_state, r0->weight_state,
+                   pb->state_words * sizeof *result->weight_state);
+    }
+    /* what one call reports: bins, channels, range, backend, strategy, tallies */
+    gpuhist_result out = *r0;
+    out.counts = result->counts;
+    out.counts_location = result->counts_location;
+    out.edges = result->edges;
+    out.device_stats = result->device_stats;
+    out.sums = result->sums;
+    out.sums_squared = result->sums_squared;
+    out.weight_state = result->weight_state;
+    *result = out;
+}
+
+gpuhist_status gpuhist_multi_histogram(gpuhist_ctx *ctx, const gpuhist_samples *samples,
+                                       const gpuhist_bin_spec *spec, gpuhist_result *result)
+{
+    const double t0 = gpuhist_now();
+    /* device data or device counts: one device does it all */
+    int h = holder_of(ctx, samples->data, samples->location);
+    if (h >= 0 || samples->location == GPUHIST_MEMORY_DEVICE ||
+        result->counts_location == GPUHIST_MEMORY_DEVICE) {
+        h = h < 0 ? 0 : h;
+        gpuhist_status st = gpuhist_histogram(ctx->members[h], samples, spec, result);
+        return st == GPUHIST_OK ? st : member_failed(ctx, h, ctx->members[h]->error, st, 0);
+    }
+    gpuhist_plan geo;
+    gpuhist_status st = check_host_request(ctx, samples, spec, &geo);
+    if (st == GPUHIST_OK && (st = gpuhist_check_sums(ctx, &geo, result)) != GPUHIST_OK)
+        return st;
+    if (st != GPUHIST_OK)
+        return st;
+    const int n = ctx->member_count;
+    share *sh = calloc((size_t)n, sizeof *sh);
+    if (!sh)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY, "out of host memory");
+    part_buffers pb;
+    st = alloc_parts(ctx, &geo, result, n, &pb);
+    if (st == GPUHIST_OK) {
+        cut_shares(ctx, &geo, samples, sh);
+        gpuhist_bin_spec use = *spec;
+        if (spec->kind == GPUHIST_BINS_EVEN && spec->auto_range) {
+            gpuhist_fork_join(sh, sizeof *sh, n, share_minmax);
+            st = shares_status(ctx, sh);
+            double mn = 0.0, mx = 0.0;
+            int found = 0;
+            for (int i = 0; i < n; ++i) {
+                if (!sh[i].active || !sh[i].found)
+                    continue;
+                mn = found && mn <= sh[i].mn ? mn : sh[i].mn;
+                mx = found && mx >= sh[i].mx ? mx : sh[i].mx;
+                found = 1;
+            }
+            use = gpuhist_bins_from_minmax(spec->bins, mn, mx, found);
+            use.outliers = spec->outliers;
+        }
+        for (int i = 0; i < n; ++i)
+            sh[i].spec = use;
+        point_results(result, sh, n, &pb);
+    }
+    if (st == GPUHIST_OK) {
+        gpuhist_fork_join(sh, sizeof *sh, n, share_histogram);
+        st = shares_status(ctx, sh);
+    }
+    if (st == GPUHIST_OK) {
+        merge_parts(&geo, spec->outliers, sh, n, &pb, result);
+        result->seconds = gpuhist_now() - t0;
+    }
+    free_parts(&pb);
+    free(sh);
+    return st;
+}
+
+/* ---- streams ------------------------------------------------------------------------------------ */
+
+struct gpuhist_multi_stream {
+    gpuhist_ctx *ctx;
+    int n;
+    gpuhist_stream **parts;       /* one stream per member */
+    gpuhist_memory location;      /* of fed data */
+    int turn;                     /* the member the next host chunk or lent buffer goes to */
+    void **lent;                  /* lent buffers (n * GPUHIST_STREAM_SLOTS) and their part */
+    int *lent_part;
+    int weighted;
+    gpuhist_dtype weight_dtype;
+    gpuhist_outliers outliers;
+    double t0;
+};
+
+static gpuhist_status part_failed(gpuhist_multi_stream *ms, int p, gpuhist_status st)
+{
+    return member_failed(ms->ctx, p, gpuhist_stream_error(ms->parts[p]), st, ms->n > 1);
+}
+
+void gpuhist_multi_stream_abort(gpuhist_multi_stream *ms)
+{
+    if (!ms)
+        return;
+    for (int p = 0; p < ms->n; ++p)
+        gpuhist_stream_abort(ms->parts[p]);
+    free(ms->parts);
+    free(ms->lent);
+    free(ms->lent_part);
+    free(ms);
+}
+
+gpuhist_status gpuhist_multi_stream_begin(gpuhist_ctx *ctx, const gpuhist_samples *layout,
+                                          const gpuhist_bin_spec *spec,
+                                          gpuhist_memory counts_location,
+                                          gpuhist_multi_stream **out)
+{
+    *out = NULL;
+    if (counts_location == GPUHIST_MEMORY_DEVICE)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "counts_location: a stream over %d devices returns its counts in "
+                            "host memory",
+                            ctx->member_count);
+    const int n = ctx->member_count;
+    gpuhist_multi_stream *ms = calloc(1, sizeof *ms);
+    if (ms) {
+        ms->parts = calloc((size_t)n, sizeof *ms->parts);
+        ms->lent = calloc((size_t)n * GPUHIST_STREAM_SLOTS, sizeof *ms->lent);
+        ms->lent_part = calloc((size_t)n * GPUHIST_STREAM_SLOTS, sizeof *ms->lent_part);
+    }
+    if (!ms || !ms->parts || !ms->lent || !ms->lent_part) {
+        gpuhist_multi_stream_abort(ms);
+        return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY, "stream: out of host memory");
+    }
+    ms->ctx = ctx;
+    ms->n = n;
+    ms->location = layout->location;
+    ms->weighted = layout->weights != NULL;
+    ms->weight_dtype = layout->weight_dtype;
+    ms->outliers = spec->outliers;
+    ms->t0 = gpuhist_now();
+    for (int p = 0; p < n; ++p) {
+        gpuhist_status st = gpuhist_stream_begin(ctx->members[p], layout, spec,
+                                                 GPUHIST_MEMORY_HOST, &ms->parts[p]);
+        if (st != GPUHIST_OK) {
+            /* the first member's message is the one a single device would give */
+            member_failed(ctx, p, ctx->members[p]->error, st, p > 0);
+            gpuhist_multi_stream_abort(ms);
+            return st;
+        }
+    }
+    *out = ms;
+    return GPUHIST_OK;
+}
+
+gpuhist_status gpuhist_multi_stream_feed(gpuhist_multi_stream *ms, const void *data,
+                                         const void *weights, uint64_t pixels)
+{
+    int p = holder_of(ms->ctx, data, ms->location);
+    if (p < 0) {
+        p = ms->turn;
+        ms->turn = (ms->turn + 1) % ms->n;
+    }
+    gpuhist_status st = ms->weighted ? gpuhist_stream_feed_weighted(ms->parts[p], data, weights,
+                                                                    pixels)
+                        : weights ? GPUHIST_ERROR_INVALID_ARGUMENT
+                                  : gpuhist_stream_feed(ms->parts[p], data, pixels);
+    if (st != GPUHIST_OK && !ms->weighted && weights)
+        return gpuhist_fail(ms->ctx, st, "stream: weights given to a stream begun without "
+                                         "weights");
+    return st == GPUHIST_OK ? st : part_failed(ms, p, st);
+}
+
+gpuhist_status gpuhist_multi_stream_buffer(gpuhist_multi_stream *ms, size_t min_bytes,
+                                           void **buf)
+{
+    int free_entry = -1;
+    for (int i = 0; i < ms->n * GPUHIST_STREAM_SLOTS && free_entry < 0; ++i)
+        if (!ms->lent[i])
+            free_entry = i;
+    const int p = ms->turn;
+    if (free_entry < 0)
+        return gpuhist_fail(ms->ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "stream: all %d staging buffers are lent: submit one first",
+                            ms->n * GPUHIST_STREAM_SLOTS);
+    gpuhist_status st = gpuhist_stream_buffer(ms->parts[p], min_bytes, buf);
+    if (st != GPUHIST_OK)
+        return part_failed(ms, p, st);
+    ms->turn = (ms->turn + 1) % ms->n;
+    ms->lent[free_entry] = *buf;
+    ms->lent_part[free_entry] = p;
+    return GPUHIST_OK;
+}
+
+gpuhist_status gpuhist_multi_stream_submit(gpuhist_multi_stream *ms, void *buf, uint64_t pixels)
+{
+    for (int i = 0; buf && i < ms->n * GPUHIST_STREAM_SLOTS; ++i) {
+        if (ms->lent[i] != buf)
+            continue;
+        const int p = ms->lent_part[i];
+        ms->lent[i] = NULL;
+        gpuhist_status st = gpuhist_stream_submit(ms->parts[p], buf, pixels);
+        return st == GPUHIST_OK ? st : part_failed(ms, p, st);
+    }
+    return gpuhist_fail(ms->ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                        "stream: buf is not a buffer lent by gpuhist_stream_buffer");
+}
+
+gpuhist_status gpuhist_multi_stream_finish(gpuhist_multi_stream *ms, gpuhist_result *result)
+{
+    gpuhist_ctx *ctx = ms->ctx;
+    const int n = ms->n;
+    gpuhist_status st = GPUHIST_OK;
+    if (!result || !result->counts)
+        st = gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                          result ? "result.counts: NULL" : "result: NULL");
+    else if (result->counts_location == GPUHIST_MEMORY_DEVICE)
+        st = gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                          "result.counts_location: differs from the one given at begin");
+    /* the shape of the parts, for the buffers of parts 1..n-1 and the merge */
+    gpuhist_plan geo;
+    memset(&geo, 0, sizeof geo);
+    gpuhist_stream_shape(ms->parts[0], &geo.bins, &geo.active);
+    geo.weights = ms->weighted ? (const unsigned char *)ms : NULL; /* only "weighted" matters */
+    geo.weight_dtype = ms->weight_dtype;
+    if (st == GPUHIST_OK)
+        st = gpuhist_check_sums(ctx, &geo, result);
+    share *sh = st == GPUHIST_OK ? calloc((size_t)n, sizeof *sh) : NULL;
+    if (st == GPUHIST_OK && !sh)
+        st = gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY, "stream: out of host memory");
+    part_buffers pb;
+    memset(&pb, 0, sizeof pb);
+    if (st == GPUHIST_OK && (st = alloc_parts(ctx, &geo, result, n, &pb)) == GPUHIST_OK)
+        point_results(result, sh, n, &pb);
+    for (int p = 0; p < n; ++p) {
+        if (st != GPUHIST_OK) {
+            gpuhist_stream_abort(ms->parts[p]);
+        } else {
+            sh[p].active = 1;
+            gpuhist_status rc = gpuhist_stream_finish(ms->parts[p], &sh[p].result);
+            if (rc != GPUHIST_OK) /* the part's message is on its member now */
+                st = member_failed(ctx, p, ctx->members[p]->error, rc, n > 1);
+        }
+        ms->parts[p] = NULL; /* freed by its finish or abort */
+    }
+    if (st == GPUHIST_OK) {
+        merge_parts(&geo, ms->outliers, sh, n, &pb, result);
+        result->seconds = gpuhist_now() - ms->t0;
+    }
+    free_parts(&pb);
+    free(sh);
+    gpuhist_multi_stream_abort(ms);
+    return st;
+}
