@@ -20,7 +20,7 @@ enum {
     O_TYPE = 1, O_TEXT, O_RAW, O_NPY, O_BINS, O_RANGE, O_EDGES, O_INTEGER, O_LAST_INCLUSIVE,
     O_OUTLIERS, O_CHANNELS, O_BACKEND, O_DEVICE, O_LIST_DEVICES, O_STRATEGY, O_LIST_STRATEGIES,
     O_THREADS, O_FORMAT, O_OUTPUT, O_VERBOSE, O_NO_PROGRESS, O_VERSION, O_HELP, O_WEIGHTS,
-    O_WEIGHTS_TYPE, O_SQUARES, O_DENSITY, O_CUMULATIVE
+    O_WEIGHTS_TYPE, O_SQUARES, O_DENSITY, O_CUMULATIVE, O_DEVICES
 };
 
 static const cli_optdef option_defs[] = {
@@ -42,6 +42,7 @@ static const cli_optdef option_defs[] = {
     {"cumulative", 0, 0, O_CUMULATIVE},
     {"backend", 'B', 1, O_BACKEND},
     {"device", 0, 1, O_DEVICE},
+    {"devices", 0, 1, O_DEVICES},
     {"list-devices", 0, 0, O_LIST_DEVICES},
     {"strategy", 's', 1, O_STRATEGY},
     {"list-strategies", 0, 0, O_LIST_STRATEGIES},
@@ -86,6 +87,8 @@ static const char usage_text[] =
     "Execution\n"
     "  -B, --backend B         auto (default) | cuda | opencl | cpu\n"
     "      --device N          device number of the backend (see --list-devices)\n"
+    "      --devices L         several devices at once: all, or numbers (0,1); the input is\n"
+    "                          shared out between them and the counts added exactly\n"
     "  -s, --strategy S        force a strategy; --list-strategies shows them all\n"
     "  -j, --threads N         CPU threads (default: all cores)\n"
     "Output\n"
@@ -131,6 +134,9 @@ typedef struct options {
     gpuhist_backend backend;
     int backend_given;
     int device;
+    int devices_given;         /* --devices: 1 = a list in devices[], 2 = all */
+    int ndevices;
+    int devices[64];
     const char *strategy;
     int threads;
     cli_format format;
@@ -593,6 +599,8 @@ static int build_spec(const options *o, const cli_input *in, const double *edges
 
 /* ---- main -------------------------------------------------------------------------------------- */
 
+static int parse_devices(const char *shown, const char *a, options *o);
+
 static int parse_options(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
@@ -720,10 +728,20 @@ static int parse_options(int argc, char **argv, options *o)
             o->backend_given = 1;
             break;
         case O_DEVICE:
+            if (o->devices_given)
+                return cli_error(CLI_EXIT_USAGE, "--device and --devices conflict (give one)");
             if (!cli_parse_u64(a, &u) || u > 4096)
                 return cli_error(CLI_EXIT_USAGE, "%s: expected a device number, got '%s'", g.shown, a);
             o->device = (int)u;
             break;
+        case O_DEVICES: {
+            if (o->device >= 0)
+                return cli_error(CLI_EXIT_USAGE, "--device and --devices conflict (give one)");
+            int rc = parse_devices(g.shown, a, o);
+            if (rc != CLI_EXIT_OK)
+                return rc;
+            break;
+        }
         case O_LIST_DEVICES:
             o->list_devices = 1;
             break;
@@ -791,10 +809,53 @@ static int parse_options(int argc, char **argv, options *o)
     return CLI_EXIT_OK;
 }
 
+/* --devices all | N,N,... (a number twice: two contexts on that device) */
+static int parse_devices(const char *shown, const char *a, options *o)
+{
+    o->ndevices = 0;
+    if (strcmp(a, "all") == 0) {
+        o->devices_given = 2;
+        return CLI_EXIT_OK;
+    }
+    const char *p = a;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        char tok[32];
+        uint64_t u;
+        if (len == 0 || len >= sizeof tok)
+            return cli_error(CLI_EXIT_USAGE, "%s: expected 'all' or device numbers such as 0,1, "
+                                             "got '%s'", shown, a);
+        memcpy(tok, p, len);
+        tok[len] = 0;
+        if (!cli_parse_u64(tok, &u) || u > 4096)
+            return cli_error(CLI_EXIT_USAGE, "%s: '%s' is not a device number", shown, tok);
+        if (o->ndevices == (int)(sizeof o->devices / sizeof o->devices[0]))
+            return cli_error(CLI_EXIT_USAGE, "%s: more than %d devices", shown, o->ndevices);
+        o->devices[o->ndevices++] = (int)u;
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    o->devices_given = 1;
+    return CLI_EXIT_OK;
+}
+
 static int create_context(const options *o, gpuhist_ctx **ctx)
 {
-    gpuhist_status st = o->device >= 0 ? gpuhist_create_on(ctx, o->backend, o->device)
-                                       : gpuhist_create(ctx, o->backend);
+    gpuhist_status st;
+    if (o->devices_given)
+        st = gpuhist_create_multi(ctx, o->backend, o->devices_given == 1 ? o->devices : NULL,
+                                  o->devices_given == 1 ? o->ndevices : 0);
+    else
+        st = o->device >= 0 ? gpuhist_create_on(ctx, o->backend, o->device)
+                            : gpuhist_create(ctx, o->backend);
+    if (st != GPUHIST_OK && o->devices_given) {
+        if (st == GPUHIST_ERROR_NO_DEVICE && !gpuhist_backend_compiled(o->backend))
+            return cli_error(CLI_EXIT_FAIL, "backend %s is not compiled into this build",
+                             gpuhist_backend_name(o->backend));
+        return cli_error(CLI_EXIT_FAIL, "--devices: %s (see --list-devices)",
+                         gpuhist_last_error(NULL));
+    }
     if (st != GPUHIST_OK) {
         const char *b = gpuhist_backend_name(o->backend);
         if (st == GPUHIST_ERROR_NO_DEVICE && !gpuhist_backend_compiled(o->backend))
@@ -815,6 +876,20 @@ static int create_context(const options *o, gpuhist_ctx **ctx)
     }
     /* AUTO falls back to the CPU when CUDA cannot open the device, and the CPU ignores the
      * number: a device that does not exist must not pass unnoticed. The CPU is device 0. */
+    int max_device = o->device;
+    for (int i = 0; o->devices_given == 1 && i < o->ndevices; ++i)
+        max_device = o->devices[i] > max_device ? o->devices[i] : max_device;
+    if (o->devices_given == 1 && max_device > 0 &&
+        gpuhist_context_backend(*ctx) == GPUHIST_BACKEND_CPU) {
+        const char *note = gpuhist_backend_note(*ctx);
+        int rc = cli_error(CLI_EXIT_FAIL,
+                           "--devices: no device %d (%s, which has only device 0; see "
+                           "--list-devices)",
+                           max_device, note && *note ? note : "the CPU backend");
+        gpuhist_destroy(*ctx);
+        *ctx = NULL;
+        return rc;
+    }
     if (o->device > 0 && o->backend == GPUHIST_BACKEND_AUTO &&
         gpuhist_context_backend(*ctx) == GPUHIST_BACKEND_CPU) {
         /* The note says why CUDA was not used ("...; using the CPU"). */

@@ -151,11 +151,21 @@ gpuhist_status gpuhist_create_multi(gpuhist_ctx **out, gpuhist_backend backend,
         snprintf(create_error, sizeof create_error, "backend: unknown value %d", (int)backend);
         return GPUHIST_ERROR_INVALID_ARGUMENT;
     }
-    if (backend == GPUHIST_BACKEND_AUTO && count == 0 &&
-        gpuhist_device_count(GPUHIST_BACKEND_CUDA) == 0)
-        return gpuhist_create(out, GPUHIST_BACKEND_AUTO); /* the CPU, saying why */
-    if (backend == GPUHIST_BACKEND_AUTO)
-        backend = GPUHIST_BACKEND_CUDA;
+    char note[sizeof ((gpuhist_ctx *)0)->note] = "";
+    if (backend == GPUHIST_BACKEND_AUTO) {
+        /* CUDA when it has a device, else the CPU, saying why (as gpuhist_create does) */
+        if (gpuhist_device_count(GPUHIST_BACKEND_CUDA) > 0) {
+            backend = GPUHIST_BACKEND_CUDA;
+        } else {
+            if (count <= 1)
+                return gpuhist_create_on(out, GPUHIST_BACKEND_AUTO, count ? devices[0] : 0);
+            gpuhist_ctx *probe = NULL;
+            if (gpuhist_create(&probe, GPUHIST_BACKEND_AUTO) == GPUHIST_OK)
+                snprintf(note, sizeof note, "%s", probe->note);
+            gpuhist_destroy(probe);
+            backend = GPUHIST_BACKEND_CPU;
+        }
+    }
     int n = count;
     if (n == 0) {
         n = gpuhist_device_count(backend);
@@ -186,6 +196,7 @@ gpuhist_status gpuhist_create_multi(gpuhist_ctx **out, gpuhist_backend backend,
     }
     ctx->backend = backend;
     ctx->device = members[0]->device;
+    memcpy(ctx->note, note, sizeof ctx->note);
     if (backend == GPUHIST_BACKEND_CPU) /* the cores are shared by the members */
         gpuhist_set_threads(ctx, 0);
     multi_device_name(ctx);

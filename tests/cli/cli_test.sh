@@ -4,7 +4,7 @@
 #
 # usage: cli_test.sh GPUHIST WORKDIR SECTION
 #   SECTION: formats | inputs | npy | errors | output | stdin | tty | listing | strategies | demo
-#            | npyout | stream | weights
+#            | npyout | stream | weights | devices
 # Exit 0 when every check passes, 1 otherwise (each failure printed with the command).
 set -u
 G=$1
@@ -1374,8 +1374,38 @@ PY
     err 2 "--cumulative is written by the table, CSV and JSON formats" "$G" --text -r 0:1 --cumulative -f npy -o x.npy cum.txt
 }
 
+# Several devices at once (--devices): the same output as one device, bit for bit. On the CPU
+# backend a number given twice runs two contexts on the one device, which exercises the sharing
+# out and the exact merge anywhere.
+cli_devices() {
+    LC_ALL=C awk 'BEGIN { x = 12345; for (i = 0; i < 1000002; ++i) { x = (x * 1103515245 + 12345) % 2147483648; printf "%c", int(x / 65536) % 256 } }' >u8.bin
+    awk 'BEGIN { x = 777; for (i = 0; i < 30001; ++i) { x = (x * 1103515245 + 12345) % 2147483648; printf "%.6f\n", x / 2147483648 * 200 - 50 } }' >f.txt
+    for args in "" "-r 10:200 --outliers clamp" "--channels 3:2 -b 16" "-e 0,3,70,71,255"; do
+        # shellcheck disable=SC2086
+        ok "$G" -B cpu -f csv $args u8.bin
+        mv out.txt one.csv
+        for devs in 0,0 0,0,0 all; do
+            # shellcheck disable=SC2086
+            ok "$G" -B cpu -f csv --devices "$devs" $args u8.bin
+            cmp -s out.txt one.csv || fail "--devices $devs $args: output differs from one device"
+        done
+    done
+    # auto range over the shares (text is read whole, then shared out)
+    ok "$G" -B cpu --text -t f32 -b 33 -f csv f.txt
+    mv out.txt one.csv
+    ok "$G" -B cpu --text -t f32 -b 33 -f csv --devices 0,0,0 f.txt
+    cmp -s out.txt one.csv || fail "--devices 0,0,0 on auto-range text: output differs"
+    run "$G" -B cpu --devices 0,0 -v u8.bin
+    has "2 x CPU" err.txt
+    err 2 "--devices: expected 'all' or device numbers" "$G" --devices 0, u8.bin
+    err 2 "'x' is not a device number" "$G" --devices 0,x u8.bin
+    err 2 "--device and --devices conflict" "$G" --device 0 --devices all u8.bin
+    err 1 "device 1 does not exist" "$G" -B cpu --devices 0,1 u8.bin
+}
+
 case "$SECTION" in
 formats) cli_formats ;;
+devices) cli_devices ;;
 inputs) cli_inputs ;;
 npy) cli_npy ;;
 errors) cli_errors ;;
