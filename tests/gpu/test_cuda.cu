@@ -30,6 +30,9 @@
  *   byte_runs    192 MiB of u8 that switches cuda-byte-pairs between its modes (runs of one word,
  *                vectors framed by one pair, one value with stray bytes, random) in the layouts
  *                of byte_channels, aligned and unaligned; every CUDA strategy
+ *   multi_device a context over every GPU (two on GPU 0 when there is one): parts already on
+ *                each GPU fed to one stream, a one-shot call on one GPU's data (host and device
+ *                counts), a host array shared out (even and auto range), lent buffers in turn
  * Every result is compared bin by bin with the CPU reference (or the known answer), with the
  * tallies (underflow, overflow, nan, total).
  */
@@ -1035,6 +1038,104 @@ static void case_u16_skew(void)
     gpuhist_destroy(ctx);
 }
 
+/* A context over every GPU (two contexts on GPU 0 when there is one): data that already lives
+ * on each GPU is fed to one stream and counted where it is; a one-shot call on device data of
+ * the last GPU runs there; a host array shared out; all against cpu-reference. */
+static void case_multi_device(void)
+{
+    int ngpu = gpuhist_device_count(GPUHIST_BACKEND_CUDA);
+    if (ngpu == 0)
+        check_skip("no CUDA device");
+    std::vector<int> devs;
+    for (int d = 0; d < (ngpu > 1 ? ngpu : 2); ++d)
+        devs.push_back(ngpu > 1 ? d : 0);
+    gpuhist_ctx *ctx = NULL;
+    if (!CHECK_EQ_INT(gpuhist_create_multi(&ctx, GPUHIST_BACKEND_CUDA, devs.data(), (int)devs.size()),
+                      GPUHIST_OK)) {
+        fprintf(stderr, "%s\n", gpuhist_last_error(NULL));
+        return;
+    }
+    printf("multi_device: %s\n", gpuhist_device_name(ctx));
+    const size_t per = ((size_t)96 << 20) + 13; /* f32 samples per device part */
+    std::vector<unsigned char> host = make_data(GPUHIST_F32, per * devs.size(), -0.1, 1.1);
+    gpuhist_samples hs = gpuhist_samples_1d(host.data(), GPUHIST_F32, per * devs.size());
+    gpuhist_bin_spec b = gpuhist_bins_even(4096, 0.0, 1.0);
+    expected e = reference(&hs, &b);
+    std::vector<uint64_t> counts(b.bins);
+
+    /* each part on its device */
+    std::vector<void *> parts(devs.size());
+    for (size_t i = 0; i < devs.size(); ++i) {
+        CUDA_OK(cudaSetDevice(devs[i]));
+        CUDA_OK(cudaMalloc(&parts[i], per * 4));
+        CUDA_OK(cudaMemcpy(parts[i], host.data() + i * per * 4, per * 4, cudaMemcpyHostToDevice));
+    }
+    check_context("multi_device: device parts fed to one stream");
+    gpuhist_samples layout = gpuhist_samples_1d(NULL, GPUHIST_F32, 0);
+    gpuhist_stream *st = NULL;
+    if (CHECK_EQ_INT(gpuhist_stream_begin(ctx, &layout, &b, GPUHIST_MEMORY_HOST, &st), GPUHIST_OK)) {
+        for (size_t i = 0; i < devs.size(); ++i)
+            CHECK_EQ_INT(gpuhist_stream_feed(st, parts[i], per), GPUHIST_OK);
+        gpuhist_result r = gpuhist_result_host(counts.data());
+        CHECK_EQ_INT(gpuhist_stream_finish(st, &r), GPUHIST_OK);
+        compare(e, r, counts.data(), 1);
+    }
+    check_context("multi_device: one-shot on the last device's part");
+    {
+        gpuhist_samples ds = gpuhist_samples_1d(parts.back(), GPUHIST_F32, per);
+        gpuhist_samples hpart = gpuhist_samples_1d(host.data() + (devs.size() - 1) * per * 4,
+                                                   GPUHIST_F32, per);
+        expected ep = reference(&hpart, &b);
+        gpuhist_result r = gpuhist_result_host(counts.data());
+        CHECK_EQ_INT(gpuhist_histogram(ctx, &ds, &b, &r), GPUHIST_OK);
+        compare(ep, r, counts.data(), 1);
+        /* counts on that device too */
+        void *dcounts = NULL;
+        CUDA_OK(cudaSetDevice(devs.back()));
+        CUDA_OK(cudaMalloc(&dcounts, b.bins * 8));
+        r = gpuhist_result_host((uint64_t *)dcounts);
+        r.counts_location = GPUHIST_MEMORY_DEVICE;
+        CHECK_EQ_INT(gpuhist_histogram(ctx, &ds, &b, &r), GPUHIST_OK);
+        std::vector<uint64_t> back(b.bins);
+        CUDA_OK(cudaMemcpy(back.data(), dcounts, b.bins * 8, cudaMemcpyDeviceToHost));
+        CHECK(back == ep.counts);
+        cudaFree(dcounts);
+    }
+    check_context("multi_device: host array shared out, auto range, lent buffers");
+    {
+        gpuhist_result r = gpuhist_result_host(counts.data());
+        CHECK_EQ_INT(gpuhist_histogram(ctx, &hs, &b, &r), GPUHIST_OK);
+        compare(e, r, counts.data(), 1);
+        gpuhist_bin_spec ab = gpuhist_bins_auto(1000);
+        expected ea = reference(&hs, &ab);
+        std::vector<uint64_t> c2(ab.bins);
+        r = gpuhist_result_host(c2.data());
+        CHECK_EQ_INT(gpuhist_histogram(ctx, &hs, &ab, &r), GPUHIST_OK);
+        compare(ea, r, c2.data(), 1);
+        /* lent page-locked buffers, in turn to the devices */
+        if (CHECK_EQ_INT(gpuhist_stream_begin(ctx, &layout, &b, GPUHIST_MEMORY_HOST, &st),
+                         GPUHIST_OK)) {
+            const size_t chunk = (size_t)7 << 20;
+            for (size_t at = 0; at < per * devs.size(); at += chunk) {
+                size_t k = std::min(chunk, per * devs.size() - at);
+                void *buf = NULL;
+                if (!CHECK_EQ_INT(gpuhist_stream_buffer(st, k * 4, &buf), GPUHIST_OK))
+                    break;
+                memcpy(buf, host.data() + at * 4, k * 4);
+                CHECK_EQ_INT(gpuhist_stream_submit(st, buf, k), GPUHIST_OK);
+            }
+            r = gpuhist_result_host(counts.data());
+            CHECK_EQ_INT(gpuhist_stream_finish(st, &r), GPUHIST_OK);
+            compare(e, r, counts.data(), 1);
+        }
+    }
+    for (size_t i = 0; i < devs.size(); ++i) {
+        cudaSetDevice(devs[i]);
+        cudaFree(parts[i]);
+    }
+    gpuhist_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -1047,6 +1148,7 @@ int main(int argc, char **argv)
         {"many_bins", case_many_bins},   {"reuse", case_reuse},
         {"edge_cells", case_edge_cells}, {"byte_channels", case_byte_channels},
         {"byte_runs", case_byte_runs},   {"u16_skew", case_u16_skew},
+        {"multi_device", case_multi_device},
     };
     for (const auto &c : cases)
         if (argc == 2 && !strcmp(argv[1], c.name)) {
