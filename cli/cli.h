@@ -25,6 +25,10 @@ int cli_error(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* Keep cli_error's messages instead of printing them (on: under MPI, see mpi.c): the first one
+ * is kept, cli_error_captured() returns it (NULL when none). */
+void cli_error_capture(int on);
+const char *cli_error_captured(void);
 /* Print "gpuhist: <message>\n" on stderr (verbose / notes). */
 void cli_note(const char *fmt, ...)
 #if defined(__GNUC__)
@@ -224,6 +228,9 @@ typedef struct cli_stream_input {
     struct cli_weights *weights; /* set before cli_stream_input_run for a weighted stream: each
                                     chunk is fed with its pixels' weights (own buffers, never
                                     lent ones); NULL = unweighted */
+    int shared;              /* cli_stream_input_share narrowed the data to a range of pixels */
+    uint64_t whole_bytes;    /* then: the data bytes of the whole input */
+    uint64_t share_first;    /* and the first pixel of the range */
     char name[512];
 } cli_stream_input;
 
@@ -235,6 +242,10 @@ int cli_stream_input_open(const cli_read_options *opt, cli_stream_input *in);
 /* Read the whole input into the open stream `st` (see source.c). @return CLI_EXIT_*. */
 int cli_stream_input_run(cli_stream_input *in, gpuhist_stream *st, int cpu_backend, int progress);
 void cli_stream_input_close(cli_stream_input *in);
+/* Narrow an open regular raw or .npy input to pixels [first, first + pixels) of its data (whole
+ * pixels, so channels never split): the run, the first pass and their reads see only those
+ * (an MPI rank's share). */
+void cli_stream_input_share(cli_stream_input *in, uint64_t first, uint64_t pixels);
 /* The finite min and max of the histogrammed channels of a regular file (a first pass for the
  * auto range, through gpuhist_minmax on `ctx`). @return CLI_EXIT_*. */
 int cli_stream_input_minmax(const cli_stream_input *in, gpuhist_ctx *ctx, uint32_t channels,
@@ -289,6 +300,9 @@ int cli_weights_end(cli_weights *w);
  * @return CLI_EXIT_* (a different count fails with the message above). */
 int cli_weights_read_all(cli_weights *w, uint64_t pixels, void **out);
 void cli_weights_close(cli_weights *w);
+/* After cli_weights_expect on a regular file: keep only the weights of pixels [first, first +
+ * pixels), the share of the data cli_stream_input_share kept. */
+void cli_weights_share(cli_weights *w, uint64_t first, uint64_t pixels);
 
 /* ---- writers.c ------------------------------------------------------------------------------- */
 
@@ -364,6 +378,41 @@ void cli_output_protect(const char *path, const char *what);
 int cli_output_open(cli_output *o, const char *path); /* @return CLI_EXIT_* (message printed) */
 int cli_output_commit(cli_output *o);  /* flush, close, rename; @return CLI_EXIT_* */
 void cli_output_abort(cli_output *o);  /* close and remove the temporary file */
+
+/* ---- mpi.c ------------------------------------------------------------------------------------ */
+
+/* The command under an MPI launcher (mpi.c has the mechanism). Built without MPI, MPI is never
+ * on and these do nothing (cli_mpi_start refuses --mpi). */
+int cli_mpi_built(void);      /* the command was built with MPI */
+int cli_mpi_launched(void);   /* started by an MPI launcher (its environment), GPUHIST_MPI != 0 */
+/* MPI_Init; rank > 0: standard output to /dev/null; every rank's messages kept for the
+ * agreements. @return CLI_EXIT_*. */
+int cli_mpi_start(int *argc, char ***argv);
+int cli_mpi_on(void);
+int cli_mpi_rank(void);       /* 0 when MPI is off */
+int cli_mpi_ranks(void);      /* 1 when MPI is off */
+/* Collective (every rank, in the same order): `rc` is this rank's CLI_EXIT_* so far, `key` what
+ * must be equal on every rank that has not failed. @return the status of the lowest failing rank
+ * (which alone prints its kept message), CLI_EXIT_FAIL for keys that differ, else CLI_EXIT_OK.
+ * A failure agreed is final. Without MPI: rc. */
+int cli_mpi_agree(int rc, uint64_t key);
+/* The last agreement and MPI_Finalize. @return the status to exit with. */
+int cli_mpi_end(int rc);
+/* This rank's share of `total` pixels: [floor(total * r / N), floor(total * (r + 1) / N)). */
+void cli_mpi_share(uint64_t total, uint64_t *first, uint64_t *count);
+/* The device of this rank on `backend` (its rank among the ranks of this host, modulo the
+ * devices), -1 when one rank per host or one device. */
+int cli_mpi_device(gpuhist_backend backend);
+/* CPU threads for this rank (the cores shared out between the ranks of this host); 0 = all. */
+int cli_mpi_threads(void);
+/* The auto range's min / max / found of every rank combined (collective). @return CLI_EXIT_*. */
+int cli_mpi_minmax(double *lo, double *hi, int *found);
+/* gpuhist_mpi_stream_finish onto rank 0 (collective); without MPI gpuhist_stream_finish. */
+gpuhist_status cli_mpi_stream_finish(gpuhist_ctx *ctx, gpuhist_stream *st,
+                                     const gpuhist_samples *layout, const gpuhist_bin_spec *spec,
+                                     gpuhist_result *r);
+/* The message of a failed cli_mpi_stream_finish ("rank R: " in front when not rank 0's). */
+const char *cli_mpi_error(char *buf, size_t size);
 
 /* ---- demo.c ---------------------------------------------------------------------------------- */
 

@@ -8,6 +8,8 @@
  * the weights opened (their counts compared when both are known, a backend that cannot sum
  * weights refused), and only then is a possibly huge input read. The output goes through
  * output.c: a file only appears once it is complete.
+ * Under an MPI launcher (mpi.c) every rank runs this on its share of the input's pixels
+ * (share_out), meeting the others at agreements before each collective step; rank 0 writes.
  */
 #include "cli.h"
 
@@ -20,7 +22,7 @@ enum {
     O_TYPE = 1, O_TEXT, O_RAW, O_NPY, O_BINS, O_RANGE, O_EDGES, O_INTEGER, O_LAST_INCLUSIVE,
     O_OUTLIERS, O_CHANNELS, O_BACKEND, O_DEVICE, O_LIST_DEVICES, O_STRATEGY, O_LIST_STRATEGIES,
     O_THREADS, O_FORMAT, O_OUTPUT, O_VERBOSE, O_NO_PROGRESS, O_VERSION, O_HELP, O_WEIGHTS,
-    O_WEIGHTS_TYPE, O_SQUARES, O_DENSITY, O_CUMULATIVE, O_DEVICES
+    O_WEIGHTS_TYPE, O_SQUARES, O_DENSITY, O_CUMULATIVE, O_DEVICES, O_MPI
 };
 
 static const cli_optdef option_defs[] = {
@@ -43,6 +45,7 @@ static const cli_optdef option_defs[] = {
     {"backend", 'B', 1, O_BACKEND},
     {"device", 0, 1, O_DEVICE},
     {"devices", 0, 1, O_DEVICES},
+    {"mpi", 0, 0, O_MPI},
     {"list-devices", 0, 0, O_LIST_DEVICES},
     {"strategy", 's', 1, O_STRATEGY},
     {"list-strategies", 0, 0, O_LIST_STRATEGIES},
@@ -91,6 +94,10 @@ static const char usage_text[] =
     "                          shared out between them and the counts added exactly\n"
     "  -s, --strategy S        force a strategy; --list-strategies shows them all\n"
     "  -j, --threads N         CPU threads (default: all cores)\n"
+#if GPUHIST_HAVE_MPI
+    "      --mpi               one rank of an MPI job (implied under mpirun / srun): each rank\n"
+    "                          reads its share of FILE, rank 0 writes the merged histogram\n"
+#endif
     "Output\n"
     "  -f, --format F          table (default; bars when stdout is a terminal) | csv | json |\n"
     "                          npy (counts as uint64 .npy; with -o X.npy the edges go to\n"
@@ -144,6 +151,7 @@ typedef struct options {
     int verbose;
     int progress;
     int version, help, list_strategies, list_devices;
+    int mpi;                   /* --mpi (MPI also starts by itself under a launcher) */
 } options;
 
 /* Display width of the first `n` bytes of a UTF-8 string (one column per code point). */
@@ -745,6 +753,9 @@ static int parse_options(int argc, char **argv, options *o)
         case O_LIST_DEVICES:
             o->list_devices = 1;
             break;
+        case O_MPI:
+            o->mpi = 1;
+            break;
         case O_STRATEGY:
             o->strategy = a;
             break;
@@ -1076,6 +1087,56 @@ static void density_of(const gpuhist_result *r, const uint64_t *counts, const do
     }
 }
 
+/* Under MPI with several ranks: each rank keeps its share of the pixels of the input (and of
+ * the weights). Only what is streamed from a regular raw or .npy file can be shared out; the
+ * rest (pipes, text, inputs read whole) is a usage error, the same on every rank. */
+static int share_out(const options *o, cli_stream_input *si, cli_weights *w, int have_edges)
+{
+    const int n = cli_mpi_ranks();
+    if (!si->is_regular)
+        return cli_error(CLI_EXIT_USAGE,
+                         "%s: a pipe is read once, in order: %d MPI ranks cannot share it out "
+                         "(give a regular file)",
+                         si->name, n);
+    if (si->format == CLI_IN_TEXT)
+        return cli_error(CLI_EXIT_USAGE,
+                         "%s: --text input cannot be shared out between %d MPI ranks (give raw "
+                         "or .npy samples)",
+                         si->name, n);
+    if (!streamable(o, si, have_edges))
+        return cli_error(CLI_EXIT_USAGE,
+                         "%s: %s reads the input whole, which %d MPI ranks cannot share out "
+                         "(give %s)",
+                         si->name,
+                         o->have_integer ? "--integer without -b on 32/64-bit samples"
+                                         : "the auto range of byte-swapped .npy data",
+                         n, o->have_integer ? "-b N" : "-r LO:HI or -e");
+    if (o->weights && !w->is_regular)
+        return cli_error(CLI_EXIT_USAGE,
+                         "--weights %s: a pipe cannot be shared out between %d MPI ranks (give "
+                         "a regular file)",
+                         w->name, n);
+    uint64_t first, count;
+    cli_mpi_share(si->data_bytes / si->pixel_bytes, &first, &count);
+    cli_stream_input_share(si, first, count);
+    if (o->weights)
+        cli_weights_share(w, first, count);
+    return CLI_EXIT_OK;
+}
+
+/* What every MPI rank must see alike before they count together: the input's size and type,
+ * the bins. */
+static uint64_t mpi_key(const cli_stream_input *si, const gpuhist_bin_spec *spec)
+{
+    const uint64_t v[] = {si->shared ? si->whole_bytes : si->data_bytes, (uint64_t)si->dtype,
+                          si->pixel_bytes, (uint64_t)spec->kind, spec->bins,
+                          (uint64_t)spec->auto_range};
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; ++i)
+        h = (h ^ v[i]) * 1099511628211ull;
+    return h;
+}
+
 static int run(const options *o)
 {
     double *edges_in = NULL;
@@ -1108,6 +1169,9 @@ static int run(const options *o)
     }
     if (o->edges_arg && (rc = parse_edges(o->edges_arg, &edges_in, &edge_bins)))
         return rc;
+    /* MPI ranks on one host: a device each (when there are several), the cores shared out */
+    if (cli_mpi_on() && o->device < 0 && !o->devices_given)
+        eff.device = cli_mpi_device(eff.backend);
     double ctx_t0 = cli_now();
     rc = create_context(&eff, &ctx);
     double ctx_seconds = cli_now() - ctx_t0;
@@ -1115,20 +1179,24 @@ static int run(const options *o)
         free(edges_in);
         return rc;
     }
+    if (cli_mpi_threads() && !o->threads && gpuhist_context_backend(ctx) == GPUHIST_BACKEND_CPU)
+        gpuhist_set_threads(ctx, cli_mpi_threads());
 
     /* The output first: an unwritable destination, or one that is the input itself, fails
      * before a big read. */
     cli_output out, sides[CLI_NPY_SIDES];
+    memset(&out, 0, sizeof out);
     memset(sides, 0, sizeof sides);
     cli_output_set_input(o->input);
     if (o->weights)
         cli_output_protect(o->weights, "weights");
-    if ((rc = cli_output_open(&out, o->output))) {
+    /* under MPI, rank 0 alone writes */
+    if (cli_mpi_rank() == 0 && (rc = cli_output_open(&out, o->output))) {
         free(edges_in);
         gpuhist_destroy(ctx);
         return rc;
     }
-    if (o->format == CLI_FMT_NPY &&
+    if (cli_mpi_rank() == 0 && o->format == CLI_FMT_NPY &&
         (rc = cli_npy_open_sides(&out, o->weights != NULL, o->squares, sides)))
         goto done;
 
@@ -1141,6 +1209,9 @@ static int run(const options *o)
     if (o->weights && ((rc = open_weights(o, &si, &w)) ||
                        (rc = check_weighted_backend(o, ctx, si.dtype, w.dtype))))
         goto done;
+    if (cli_mpi_ranks() > 1 && (rc = share_out(o, &si, &w, edges_in != NULL)))
+        goto done;
+    int merged = 0; /* the result was merged over MPI ranks (cli_mpi_stream_finish) */
     gpuhist_bin_spec spec;
     gpuhist_result r;
     gpuhist_status st;
@@ -1152,11 +1223,15 @@ static int run(const options *o)
         snprintf(in.name, sizeof in.name, "%s", si.name);
         if ((rc = build_spec(o, &in, edges_in, edge_bins, &spec)))
             goto done;
+        /* MPI: every rank is ready and sees the same input and bins (else all stop here) */
+        if ((rc = cli_mpi_agree(CLI_EXIT_OK, mpi_key(&si, &spec))))
+            goto done;
         if (spec.kind == GPUHIST_BINS_EVEN && spec.auto_range) {
             double lo = 0, hi = 0, t_mm = cli_now();
-            int found;
-            if ((rc = cli_stream_input_minmax(&si, ctx, o->channels, o->active, &lo, &hi,
-                                              &found)))
+            int found = 0;
+            /* MPI: each rank's pass over its share, then the min and max of them all */
+            rc = cli_stream_input_minmax(&si, ctx, o->channels, o->active, &lo, &hi, &found);
+            if ((rc = cli_mpi_agree(rc, 0)) || (rc = cli_mpi_minmax(&lo, &hi, &found)))
                 goto done;
             gpuhist_bin_spec a = gpuhist_bins_from_minmax(spec.bins, lo, hi, found);
             a.outliers = spec.outliers;
@@ -1193,7 +1268,7 @@ static int run(const options *o)
                                       o->progress);
             if (rc == CLI_EXIT_OK && o->weights)
                 rc = cli_weights_end(&w);
-            if (rc) {
+            if ((rc = cli_mpi_agree(rc, 0))) { /* MPI: every rank read its share */
                 gpuhist_stream_abort(gs);
                 goto done;
             }
@@ -1202,14 +1277,19 @@ static int run(const options *o)
             r.edges = edges_out;
             r.sums = sums;
             r.sums_squared = squares;
-            st = gpuhist_stream_finish(gs, &r);
+            /* MPI: the parts merged onto rank 0 (every rank returns the same status) */
+            merged = cli_mpi_on();
+            st = merged ? cli_mpi_stream_finish(ctx, gs, &layout, &spec, &r)
+                        : gpuhist_stream_finish(gs, &r);
             if (o->verbose)
                 cli_note("streamed: begin %.3f s, read and count %.3f s, finish %.3f s "
                          "(context created in %.3f s)",
                          t1 - t0, t2 - t1, cli_now() - t2, ctx_seconds);
         }
-        in.samples = si.data_bytes / si.sample_size;
-        in.bytes_read = (double)(si.format == CLI_IN_TEXT ? si.text_bytes : si.data_bytes);
+        /* under MPI: the whole input's (rank 0's share: -v's "mpi:" line) */
+        const uint64_t data_bytes = si.shared ? si.whole_bytes : si.data_bytes;
+        in.samples = data_bytes / si.sample_size;
+        in.bytes_read = (double)(si.format == CLI_IN_TEXT ? si.text_bytes : data_bytes);
         in.seconds = si.seconds;
     } else {
         /* Pipes and text whose bins need the data first: the input is read whole, and so are
@@ -1248,9 +1328,13 @@ static int run(const options *o)
         int status = st == GPUHIST_ERROR_UNSUPPORTED && (o->strategy || o->weights)
                          ? CLI_EXIT_USAGE
                          : CLI_EXIT_FAIL;
-        rc = cli_error(status, "%s: %s", in.name, gpuhist_last_error(ctx));
+        char why[640];
+        rc = cli_error(status, "%s: %s", in.name,
+                       merged ? cli_mpi_error(why, sizeof why) : gpuhist_last_error(ctx));
         goto done;
     }
+    if (cli_mpi_rank() > 0)
+        goto done; /* rank 0 writes the merged histogram */
 
     if (o->verbose) {
         char sz[32];
@@ -1259,6 +1343,12 @@ static int run(const options *o)
         cli_note("input: %s, %s %s, %llu samples of %s, read in %.3f s", in.name,
                  in.format == CLI_IN_NPY ? ".npy" : in.format == CLI_IN_TEXT ? "text" : "raw", sz,
                  (unsigned long long)in.samples, gpuhist_dtype_name(in.dtype), in.seconds);
+        if (cli_mpi_on())
+            cli_note("mpi: %d ranks, the parts merged on rank 0, which read pixels [%llu, %llu) "
+                     "of %llu",
+                     cli_mpi_ranks(), (unsigned long long)si.share_first,
+                     (unsigned long long)(si.share_first + si.data_bytes / si.pixel_bytes),
+                     (unsigned long long)(in.samples / o->channels));
         if (o->weights)
             cli_note("weights: %s, %s, %llu of %s, %s", w.name, w.is_npy ? ".npy" : "raw",
                      (unsigned long long)w.next, gpuhist_dtype_name(w.dtype),
@@ -1343,6 +1433,12 @@ static int dispatch(int argc, char **argv)
     int rc = parse_options(argc, argv, &o);
     if (rc)
         return rc;
+    if (o.mpi && (rc = cli_mpi_start(NULL, NULL)))
+        return rc;
+    if (cli_mpi_rank() > 0) { /* rank 0 speaks for all */
+        o.verbose = 0;
+        o.progress = 0;
+    }
     if (o.help) {
         fputs(usage_text, stdout);
         return CLI_EXIT_OK;
@@ -1373,10 +1469,17 @@ static int dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    int rc = dispatch(argc, argv);
+    int rc = CLI_EXIT_OK;
+    /* Started by an MPI launcher (and built with MPI): every rank runs the command on its share
+     * of the input (mpi.c). Never for the demo; never without a launcher or --mpi. */
+    if (cli_mpi_launched() && !(argc > 1 && strcmp(argv[1], "demo") == 0))
+        rc = cli_mpi_start(&argc, &argv);
+    if (rc == CLI_EXIT_OK)
+        rc = dispatch(argc, argv);
     /* Whatever went to standard output (a histogram, a listing, --help) must have arrived:
      * "gpuhist --list-strategies > /dev/full" fails. After another error, that one is reported. */
     if (rc == CLI_EXIT_OK)
         rc = cli_flush_stdout();
-    return rc;
+    /* MPI: the last agreement (every rank exits with the same status) and MPI_Finalize */
+    return cli_mpi_end(rc);
 }

@@ -12,6 +12,8 @@
  * Weights (--weights): a weighted stream takes no lent buffers, so its data is read into one
  * buffer of its own (or fed from the mapping in place); each piece of pixels is fed with its
  * weights, read in step from the weights file by weights.c.
+ * A share (cli_stream_input_share, an MPI rank's range of pixels) only moves the start and the
+ * size of the data: every reader above then reads that range alone.
  * Limits: memory is a few chunks (CHUNK_BYTES each) whatever the input size. A file that
  * shrinks while being read, or a read error, fails with a message and nothing is counted.
  */
@@ -750,6 +752,16 @@ int cli_stream_input_open(const cli_read_options *opt, cli_stream_input *in)
     if (size % in->pixel_bytes)
         return cli_size_error(in->name, size, in->dtype, (uint32_t)channels);
     return CLI_EXIT_OK;
+}
+
+void cli_stream_input_share(cli_stream_input *in, uint64_t first, uint64_t pixels)
+{
+    if (!in->shared)
+        in->whole_bytes = in->data_bytes;
+    in->shared = 1;
+    in->share_first = first;
+    in->data_offset += first * in->pixel_bytes;
+    in->data_bytes = pixels * in->pixel_bytes;
 }
 
 /* ---- a first pass for the auto range ------------------------------------------------------------ */

@@ -14,9 +14,34 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Under MPI (mpi.c) the messages of every rank are kept, the first one only, and printed by the
+ * agreement that follows, once for all the ranks. */
+static int g_capture;
+static int g_captured;
+static char g_capture_buf[1024];
+
+void cli_error_capture(int on)
+{
+    g_capture = on;
+}
+
+const char *cli_error_captured(void)
+{
+    return g_captured ? g_capture_buf : NULL;
+}
+
 int cli_error(int status, const char *fmt, ...)
 {
     va_list ap;
+    if (g_capture) {
+        if (!g_captured) {
+            va_start(ap, fmt);
+            vsnprintf(g_capture_buf, sizeof g_capture_buf, fmt, ap);
+            va_end(ap);
+            g_captured = 1;
+        }
+        return status;
+    }
     fputs("gpuhist: ", stderr);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
@@ -44,6 +69,10 @@ double cli_now(void)
 
 int cli_isatty(FILE *f)
 {
+    /* Under MPI the standard streams are the launcher's (Open MPI gives rank 0 a pseudo-terminal
+     * whatever mpirun's own output is): never a terminal, so the output does not depend on it. */
+    if (cli_mpi_on())
+        return 0;
     return isatty(fileno(f));
 }
 

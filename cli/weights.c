@@ -10,6 +10,7 @@
  * a chunk of weights (memory: one chunk, whatever the input size; a weight may be 8 bytes for
  * a 1-byte pixel, so a data window is cut finer). Read whole (cli_weights_read_all) when the
  * data is read whole.
+ * Share (cli_weights_share, an MPI rank's range of pixels): the weights of that range only.
  * Counts: the number of weights must equal the number of pixels. When both are known before
  * reading (regular files) a difference fails at once; else when the weights run out the rest of
  * the data is only counted, and when the data runs out the rest of a weights pipe is counted,
@@ -334,6 +335,15 @@ int cli_weights_read_all(cli_weights *w, uint64_t pixels, void **out)
     }
     *out = buf;
     return CLI_EXIT_OK;
+}
+
+void cli_weights_share(cli_weights *w, uint64_t first, uint64_t pixels)
+{
+    /* a regular file whose count was checked against the whole data: the window moves */
+    w->data_offset += first * w->size;
+    w->count = pixels;
+    w->expect = pixels;
+    w->next = 0;
 }
 
 void cli_weights_close(cli_weights *w)
