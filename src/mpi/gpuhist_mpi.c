@@ -302,15 +302,14 @@ static int free_shape(MPI_Datatype type, int key, void *value, void *extra)
     return MPI_SUCCESS;
 }
 
-/* At MPI_Finalize (MPI_COMM_SELF is freed first): the op and the keyval go. */
+/* At MPI_Finalize (MPI_COMM_SELF's attributes are deleted first): the op and the keyval go. */
 static int free_globals(MPI_Comm comm, int key, void *value, void *extra)
 {
-    (void)comm, (void)value, (void)extra;
+    (void)comm, (void)key, (void)value, (void)extra;
     if (g_add_states != MPI_OP_NULL)
         MPI_Op_free(&g_add_states);
     if (g_shape_key != MPI_KEYVAL_INVALID)
         MPI_Type_free_keyval(&g_shape_key);
-    MPI_Comm_free_keyval(&key);
     return MPI_SUCCESS;
 }
 

@@ -22,9 +22,10 @@ rm -rf "$W/$SECTION"
 mkdir -p "$W/$SECTION"
 cd "$W/$SECTION" || exit 1
 
-# Open MPI: run as root (CI does) and more ranks than cores.
+# Open MPI: run as root (CI does) and more ranks than cores; in a container, shared memory
+# without cross-memory attach.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 MPIFLAGS=()
 if "$MPIEXEC" --version 2>&1 | grep -Eq 'Open MPI|OpenRTE'; then
     MPIFLAGS=(--oversubscribe)
@@ -83,6 +84,18 @@ same() {
         [ -s m.err ] && fail "stderr not empty with $n ranks: gpuhist $* -- $(head -c 300 m.err)"
         stable m.out >m.txt
         cmp -s one.txt m.txt || fail "$n ranks differ: gpuhist $* -- $(diff one.txt m.txt | head -c 600)"
+    done
+    return 0
+}
+
+# same_bytes ARGS...: as same, the outputs compared byte for byte (-f npy on standard output).
+same_bytes() {
+    "$G" "$@" >one.out 2>one.err </dev/null || { fail "plain run: gpuhist $* -- $(head -c 300 one.err)"; return 0; }
+    checks=$((checks + 1))
+    for n in 2 3; do
+        mrun "$n" "$@"
+        [ "$rc" = 0 ] || { fail "exit $rc with $n ranks: gpuhist $* -- $(head -c 400 m.err)"; continue; }
+        cmp -s one.out m.out || fail "$n ranks differ (bytes): gpuhist $*"
     done
     return 0
 }
@@ -165,6 +178,9 @@ head -c 2997 rgb.raw >rgb3.raw
 "$GEN" w32 1001 12 w32.npy npy   # weights of u8.raw
 "$GEN" w64 1001 13 w64_3.raw     # weights of f32x3.raw (one per pixel)
 "$GEN" w64 2 14 w64_2.raw
+"$GEN" f32 2500003 15 big.raw     # 10 MB: several 4 MiB windows (GPUHIST_CHUNK_MIB=1)
+"$GEN" f32 600003 16 mid.raw      # 2.4 MB, and its weights: 5 pieces of 1 MiB of weights
+"$GEN" w64 600003 17 wmid.raw
 printf '%s\n' -2.5 -1 0 0.25 1 4 >edges.txt
 
 if [ "$SECTION" = equal ]; then
@@ -189,6 +205,10 @@ if [ "$SECTION" = equal ]; then
         --weights w64_3.raw --squares f32x3.raw                  # weights, channels, clamp
     same -B cpu -f csv -t f64 -b 6 --cumulative f64.raw          # CSV
     same -B cpu -t f64 -b 6 --weights w64.raw f64.raw            # table
+    same_bytes -B cpu -f npy -t f64 -b 300 f64.raw               # .npy counts on stdout
+    GPUHIST_CHUNK_MIB=1 same -B cpu -f json -t f32 -b 50 big.raw # windows and chunks, auto range
+    GPUHIST_CHUNK_MIB=1 same -B cpu -f json -t f32 -r -3:6 -b 40 --weights wmid.raw --squares \
+        mid.raw                                                  # weights read chunk by chunk
     same_files out.npy out.edges.npy out.sums.npy out.sums_squared.npy -- \
         -B cpu -f npy -o out.npy -t f64 -b 8 --weights w64.raw --squares f64.raw
     same_files out.json -- -B cpu -f json -o out.json -t f32 -r -1:2 -b 10 f32.raw

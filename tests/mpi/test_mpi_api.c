@@ -10,7 +10,8 @@
  * the histogram of the rank's own share with the common edges. Cases: auto range with
  * NaN/inf/-0.0 and ranks holding nothing, 0 samples in all, even bins on f32 with channels,
  * explicit edges, integer bins, the clamp policy, f64 weights that cancel (1e300, -1e300,
- * 1e-300, subnormals) with squares, f32 weights, a root other than 0, streams, min/max. Then the
+ * 1e-300, subnormals) with squares, f32 weights, a weight state of megabytes, a root other than
+ * 0, streams, min/max. Then the
  * error rule: a bad request on one rank, ranks that disagree, a rank without a stream: every
  * rank returns the same status and the lowest failing rank's message, and nobody hangs.
  * Exit 0 when every check passes (on every rank), 1 otherwise.
@@ -436,6 +437,9 @@ int main(int argc, char **argv)
          gpuhist_bins_even(7, -2.0, 4.0), {0}, GPUHIST_F64 + 1, 1, 0, 1, 12},
         {"stream, fewer pixels than ranks", GPUHIST_F64, 1, 1, 1, gpuhist_bins_even(4, 0.0, 1.0),
          {0}, GPUHIST_F64 + 1, 1, -1, 1, 13},
+        /* a state of 5.5 MB: 5003 slots x 2 channels x (69 + 69) words */
+        {"f64 weights, 5000 bins, 2 channels, squares", GPUHIST_F64, 20011, 2, 2,
+         gpuhist_bins_even(5000, -3.0, 6.0), {0}, GPUHIST_F64 + 1, 1, 0, 0, 14},
     };
     qs[4].spec.outliers = GPUHIST_OUTLIERS_CLAMP;
     qs[8].spec.outliers = GPUHIST_OUTLIERS_CLAMP;
