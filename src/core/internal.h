@@ -241,6 +241,8 @@ struct gpuhist_ctx {
      * which do the work; this one only routes and merges (its ops are gpuhist_multi_ops). */
     gpuhist_ctx **members;
     int member_count;
+    void *multi_cache;                   /* the parts' buffers, kept between calls (multi.c) */
+    size_t multi_cache_size;
     /* Nonzero while a call (gpuhist_histogram, gpuhist_minmax) or an open stream holds the
      * context; set and cleared only with __atomic_test_and_set / __atomic_clear (C and C++
      * both include this header). */

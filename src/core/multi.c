@@ -56,6 +56,9 @@ static int holder_of(gpuhist_ctx *ctx, const void *data, gpuhist_memory location
 
 static void multi_close(gpuhist_ctx *ctx)
 {
+    if (ctx->multi_cache)
+        gpuhist_host_free(ctx->members[0], ctx->multi_cache);
+    ctx->multi_cache = NULL;
     for (int m = 0; m < ctx->member_count; ++m)
         gpuhist_destroy(ctx->members[m]);
     free(ctx->members);
@@ -102,6 +105,7 @@ typedef struct share {
     gpuhist_status status;
     double mn, mx;              /* minmax */
     int found;
+    gpuhist_stream *stream;     /* a stream part to finish */
 } share;
 
 /* Element a_i of the cut of n items into `parts` nearly equal runs: i * n / parts, exactly. */
@@ -157,6 +161,13 @@ static void *share_histogram(void *arg)
     share *sh = arg;
     if (sh->active)
         sh->status = gpuhist_histogram(sh->ctx, &sh->samples, &sh->spec, &sh->result);
+    return NULL;
+}
+
+static void *share_finish(void *arg)
+{
+    share *sh = arg;
+    sh->status = gpuhist_stream_finish(sh->stream, &sh->result);
     return NULL;
 }
 
@@ -237,6 +248,8 @@ typedef struct part_buffers {
     size_t count_n, state_words;
 } part_buffers;
 
+/* The parts' buffers: one block, page-locked on a GPU backend (counts come back by DMA), kept by
+ * the context for its next calls (touched pages, no new allocation per call). */
 static gpuhist_status alloc_parts(gpuhist_ctx *ctx, const gpuhist_plan *geo,
                                   const gpuhist_result *result, int n, part_buffers *pb)
 {
@@ -246,32 +259,31 @@ static gpuhist_status alloc_parts(gpuhist_ctx *ctx, const gpuhist_plan *geo,
     pb->state_words = geo->weights ? gpuhist_weight_state_words(geo->bins, geo->active,
                                                                 geo->weight_dtype, squares)
                                    : 0;
-    uint64_t bytes = (uint64_t)(n - 1) * pb->count_n * 8u;
-    if (geo->weights)
-        bytes += (uint64_t)(n - 1) * pb->count_n * 8u * (squares ? 2u : 1u) +
-                 (uint64_t)n * pb->state_words * 8u;
-    gpuhist_status st = gpuhist_need_host_memory(ctx, bytes, "the parts of the devices");
-    if (st != GPUHIST_OK)
-        return st;
-    pb->counts = malloc((size_t)(n - 1) * pb->count_n * sizeof *pb->counts + 1);
-    if (geo->weights) {
-        pb->sums = malloc((size_t)(n - 1) * pb->count_n * sizeof *pb->sums + 1);
-        pb->squares = squares ? malloc((size_t)(n - 1) * pb->count_n * sizeof *pb->squares + 1)
-                              : NULL;
-        pb->states = malloc((size_t)n * pb->state_words * sizeof *pb->states);
+    const size_t counts = (size_t)(n - 1) * pb->count_n;
+    const size_t doubles = geo->weights ? counts * (squares ? 2u : 1u) : 0;
+    const size_t states = geo->weights ? (size_t)n * pb->state_words : 0;
+    const size_t bytes = (counts + doubles + states) * 8u + 8u;
+    if (ctx->multi_cache_size < bytes) {
+        gpuhist_host_free(ctx->members[0], ctx->multi_cache);
+        ctx->multi_cache = NULL;
+        ctx->multi_cache_size = 0;
+        gpuhist_status st = gpuhist_host_alloc(ctx->members[0], bytes, &ctx->multi_cache);
+        if (st != GPUHIST_OK)
+            return member_failed(ctx, 0, ctx->members[0]->error, st, 0);
+        ctx->multi_cache_size = bytes;
     }
-    if (!pb->counts || (geo->weights && (!pb->sums || (squares && !pb->squares) || !pb->states)))
-        return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
-                            "cannot allocate the parts of %d devices", n);
+    pb->counts = ctx->multi_cache;
+    if (geo->weights) {
+        pb->sums = (double *)(pb->counts + counts);
+        pb->squares = squares ? pb->sums + counts : NULL;
+        pb->states = (int64_t *)(pb->sums + doubles);
+    }
     return GPUHIST_OK;
 }
 
 static void free_parts(part_buffers *pb)
 {
-    free(pb->counts);
-    free(pb->sums);
-    free(pb->squares);
-    free(pb->states);
+    (void)pb; /* the context keeps the block */
 }
 
 /* Each share's result: share 0 writes the caller's buffers, the others their own. */
@@ -548,17 +560,21 @@ gpuhist_status gpuhist_multi_stream_finish(gpuhist_multi_stream *ms, gpuhist_res
     memset(&pb, 0, sizeof pb);
     if (st == GPUHIST_OK && (st = alloc_parts(ctx, &geo, result, n, &pb)) == GPUHIST_OK)
         point_results(result, sh, n, &pb);
-    for (int p = 0; p < n; ++p) {
-        if (st != GPUHIST_OK) {
+    if (st != GPUHIST_OK) {
+        for (int p = 0; p < n; ++p)
             gpuhist_stream_abort(ms->parts[p]);
-        } else {
+    } else {
+        /* every device finishes (waits, folds, copies its counts back) at the same time */
+        for (int p = 0; p < n; ++p) {
             sh[p].active = 1;
-            gpuhist_status rc = gpuhist_stream_finish(ms->parts[p], &sh[p].result);
-            if (rc != GPUHIST_OK) /* the part's message is on its member now */
-                st = member_failed(ctx, p, ctx->members[p]->error, rc, n > 1);
+            sh[p].ctx = ctx->members[p];
+            sh[p].stream = ms->parts[p];
         }
-        ms->parts[p] = NULL; /* freed by its finish or abort */
+        gpuhist_fork_join(sh, sizeof *sh, n, share_finish);
+        st = shares_status(ctx, sh); /* a part's message is on its member after finish */
     }
+    for (int p = 0; p < n; ++p)
+        ms->parts[p] = NULL; /* freed by its finish or abort */
     if (st == GPUHIST_OK) {
         merge_parts(&geo, ms->outliers, sh, n, &pb, result);
         result->seconds = gpuhist_now() - ms->t0;
