@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #define CHUNK_BYTES cli_chunk_bytes()
-#define MAX_READERS 32
+#define MAX_READERS 16
 
 typedef struct reader_slice {
     int fd;
