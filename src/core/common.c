@@ -85,8 +85,7 @@ size_t gpuhist_weight_acc_words(const gpuhist_plan *plan)
     return records * (GPUHIST_SUM_RECORD(plan) + (plan->want_squares ? GPUHIST_SQUARE_RECORD : 0));
 }
 
-/* Add record b into record a (limbs, then the flags word). */
-static void record_add(int64_t *a, const int64_t *b, size_t words)
+void gpuhist_record_add(int64_t *a, const int64_t *b, size_t words)
 {
     for (size_t i = 0; i + 1 < words; ++i)
         a[i] += b[i];
@@ -119,11 +118,11 @@ static void finish_records(const gpuhist_plan *plan, const int64_t *acc, size_t 
         if (plan->outliers == GPUHIST_OUTLIERS_CLAMP) {
             /* the outliers' weights join the end bins exactly, before the one rounding */
             memcpy(low, r, words * sizeof *low);
-            record_add(low, r + (size_t)GPUHIST_SLOT_UNDERFLOW(bins) * words, words);
+            gpuhist_record_add(low, r + (size_t)GPUHIST_SLOT_UNDERFLOW(bins) * words, words);
             memcpy(high, r + (size_t)(bins - 1) * words, words * sizeof *high);
             if (bins == 1)
                 memcpy(high, low, words * sizeof *high);
-            record_add(high, r + (size_t)GPUHIST_SLOT_OVERFLOW(bins) * words, words);
+            gpuhist_record_add(high, r + (size_t)GPUHIST_SLOT_OVERFLOW(bins) * words, words);
             o[0] = record_sum(low, words, bias, scratch);
             o[bins - 1] = record_sum(high, words, bias, scratch);
         }

@@ -311,6 +311,8 @@ void gpuhist_finish_slots(const gpuhist_plan *plan, const uint64_t *slots, uint6
 /* From a host weight accumulator (plan->weight_acc layout, normalised or not): the outlier
  * policy, then result->sums (and sums_squared when asked), each rounded once. */
 void gpuhist_finish_sums(const gpuhist_plan *plan, const int64_t *acc, gpuhist_result *result);
+/* Add weight record b into record a of `words` int64 (limbs added, the flags word OR'ed). */
+void gpuhist_record_add(int64_t *a, const int64_t *b, size_t words);
 /* result.sums is given exactly when the plan is weighted. @return OK or INVALID_ARGUMENT. */
 gpuhist_status gpuhist_check_sums(gpuhist_ctx *ctx, const gpuhist_plan *plan,
                                   const gpuhist_result *result);

@@ -46,10 +46,7 @@ static void add_records(int64_t *into, const int64_t *from, size_t records, size
 {
     for (size_t r = 0; r < records; ++r) {
         int64_t *a = into + r * words;
-        const int64_t *b = from + r * words;
-        for (size_t i = 0; i + 1 < words; ++i)
-            a[i] += b[i];
-        a[words - 1] |= b[words - 1];
+        gpuhist_record_add(a, from + r * words, words);
         gh_xsum_normalize(a, (gh_u32)(words - 1));
     }
 }
