@@ -4,7 +4,8 @@
 #   2. the command on a page-cache file (/dev/shm, GIB_PER_GPU_FILE GiB per GPU of u8, default
 #      8): `gpuhist -B cuda` against `gpuhist -B cuda --devices all`, alternating, 3 runs each,
 #      beside the file read ceiling (parallel pread) of the same file; the counts must agree;
-#   3. when mpirun and an MPI build of the command are there: `mpirun -n GPUS gpuhist` on it.
+#   3. when mpirun and an MPI build of the command are there: `mpirun -n GPUS gpuhist` on it,
+#      and gpuhist-scale-mpi (device-resident data, one GPU per rank, gpuhist_mpi_histogram).
 # Prints figures; exit 1 only when a result differs or a step fails.
 set -u
 B=${1:?usage: scale.sh BUILD [GIB_PER_GPU_FILE]}
@@ -45,6 +46,9 @@ if command -v mpirun >/dev/null 2>&1 && ldd "$G" 2>/dev/null | grep -q libmpi; t
         cmp -s "$W/one.out" "$W/mpi.out" || { echo "MISMATCH: mpirun -n $n counts differ"; fail=1; }
         awk -v k="$n" -v n="$bytes" -v o="$one" -v m="$m" 'BEGIN { printf "mpirun -n %d: %.3f s (%.1f GB/s), ratio to one GPU %.2f\n", k, m, n / m / 1e9, o / m }'
     done
+    if [ -x "$B/bench/scale/gpuhist-scale-mpi" ]; then
+        mpirun --oversubscribe -n "$n" "$B/bench/scale/gpuhist-scale-mpi" --gib 1 || fail=1
+    fi
 else
     echo "mpirun: not run (no mpirun, or the command was built without MPI)"
 fi
