@@ -109,7 +109,7 @@ def _check_weights(a: np.ndarray, weights: Any) -> Optional[np.ndarray]:
 
 def histogram(a: Any, bins: Any = 10, range: Any = None, density: Optional[bool] = None,
               weights: Any = None, *, backend: str = "auto", strategy: Optional[str] = None,
-              stream: Any = None) -> Tuple[Any, Any]:
+              stream: Any = None, devices: Any = None) -> Tuple[Any, Any]:
     """Compute the histogram of a dataset: numpy.histogram, counted by the gpuhist library.
 
     Parameters and return values are numpy.histogram's: `bins` an int, a 1-D array of
@@ -122,7 +122,9 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Optional[bool]
 
     Keyword-only: backend 'auto' (CUDA when a GPU is usable, else the CPU; the CPU when
     weighted, the only backend that sums weights), 'cpu', 'cuda' or 'opencl'; strategy a name
-    from gpuhist.strategies(); stream a CUDA stream for device arrays and the CUDA backend.
+    from gpuhist.strategies(); stream a CUDA stream for device arrays and the CUDA backend;
+    devices 'all' or a list of device numbers: a host array is shared out between those devices
+    and their counts added exactly (the same result as one device).
 
     `a` may be a NumPy array of any shape, dtype bool, uint8..int64, float16/32/64, byte order
     and strides (read in place, or through bounded buffers), anything np.asarray takes (lists,
@@ -130,13 +132,16 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Optional[bool]
     place on its device, with hist and bin_edges returned as the same kind of array.
     """
     dev = _device.lookup(a, _context.stream_pointer(stream))
+    if dev is not None and devices is not None:
+        raise ValueError("devices: a device array is counted on the GPU that holds it; "
+                         "devices= shares out host arrays")
     if dev is not None:
         return _device_histogram(dev, bins, range, density, weights, backend, strategy, stream)
     a = host_array(a)
     samples, rules_dtype = samples_for_library(a, warn=True)
     weights = _check_weights(a, weights)
     ctx = _context.get(_context.resolve_backend(backend, strategy, weights is not None), -1,
-                       strategy, _context.stream_pointer(stream))
+                       strategy, _context.stream_pointer(stream), devices=devices)
     plan = plan_bins(bins, range, rules_dtype, a.size, weights is not None,
                      lambda: host_minmax(ctx, samples, rules_dtype), host_rule(ctx, samples))
     if plan.bins == 0:  # fewer than two edges
@@ -160,13 +165,16 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Optional[bool]
 
 def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any = None, *,
                         backend: str = "auto", strategy: Optional[str] = None,
-                        stream: Any = None) -> Any:
+                        stream: Any = None, devices: Any = None) -> Any:
     """The edges numpy.histogram would use (numpy.histogram_bin_edges), bit for bit.
 
     An automatic range (range=None) is the data's min and max, found by the library; like
     NumPy, data holding NaN or inf then raises ValueError (one counting pass checks it).
     """
     dev = _device.lookup(a, _context.stream_pointer(stream))
+    if dev is not None and devices is not None:
+        raise ValueError("devices: a device array is counted on the GPU that holds it; "
+                         "devices= shares out host arrays")
     if dev is not None:
         if isinstance(bins, (int, np.integer)) and range is not None:
             return _device.Results(dev).from_numpy(
@@ -177,7 +185,7 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any 
     samples, rules_dtype = samples_for_library(a, warn=False)
     weights = _check_weights(a, weights)
     ctx = _context.get(_context.resolve_backend(backend, strategy, False), -1, strategy,
-                       _context.stream_pointer(stream))
+                       _context.stream_pointer(stream), devices=devices)
     plan = plan_bins(bins, range, rules_dtype, a.size, weights is not None,
                      lambda: host_minmax(ctx, samples, rules_dtype), host_rule(ctx, samples))
     if plan.auto_range and rules_dtype.kind == "f":
@@ -188,7 +196,7 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any 
 
 
 def bincount(x: Any, weights: Any = None, minlength: int = 0, *, backend: str = "auto",
-             strategy: Optional[str] = None, stream: Any = None) -> Any:
+             strategy: Optional[str] = None, stream: Any = None, devices: Any = None) -> Any:
     """Count occurrences of each value in an array of non-negative ints (numpy.bincount).
 
     Returns int64 counts of length max(x.max() + 1, minlength), or float64 sums of the weights
@@ -197,6 +205,9 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, backend: str = 
     to int64, without negative values.
     """
     dev = _device.lookup(x, _context.stream_pointer(stream))
+    if dev is not None and devices is not None:
+        raise ValueError("devices: a device array is counted on the GPU that holds it; "
+                         "devices= shares out host arrays")
     if dev is not None:
         return _device_bincount(dev, weights, minlength, backend, strategy, stream)
     given = x
@@ -218,7 +229,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, backend: str = 
     if x.size == 0:  # nothing to count: NumPy's zeros (its dtype rules for empty input)
         return np.bincount(x if isinstance(given, np.ndarray) else given, weights, minlength)
     ctx = _context.get(_context.resolve_backend(backend, strategy, weights is not None), -1,
-                       strategy, _context.stream_pointer(stream))
+                       strategy, _context.stream_pointer(stream), devices=devices)
     plan = BinPlan()
     plan.kind, plan.last_inclusive = KIND_INTEGER, False
     if x.dtype.itemsize <= 2:

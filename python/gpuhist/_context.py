@@ -8,6 +8,7 @@ on a context only when they change (a change of stream makes the next call wait 
 
 from __future__ import annotations
 
+import operator
 import threading
 from typing import Any, Dict, Optional, Tuple
 
@@ -24,8 +25,8 @@ class Context:
 
     __slots__ = ("core", "strategy", "stream", "async_")
 
-    def __init__(self, backend: str, device: int) -> None:
-        self.core = _core.Context(backend, device)
+    def __init__(self, backend: str, device: int, devices: Any = None) -> None:
+        self.core = _core.Context(backend, device, devices)
         self.strategy: Optional[str] = None
         self.stream: Optional[int] = None
         self.async_ = False
@@ -76,17 +77,31 @@ def resolve_backend(backend: str, strategy: Optional[str], weighted: bool) -> st
     return backend
 
 
+def check_devices(devices: Any) -> Any:
+    """devices=: None (one device), 'all', or a sequence of device numbers, as a hashable key."""
+    if devices is None or (isinstance(devices, str) and devices == "all"):
+        return devices
+    if isinstance(devices, str) or not hasattr(devices, "__iter__"):
+        raise TypeError(f"devices: expected 'all' or a sequence of device numbers, "
+                        f"not {devices!r}")
+    out = tuple(operator.index(d) for d in devices)
+    if not out or any(d < 0 for d in out):
+        raise ValueError(f"devices: {devices!r}: give one or more device numbers >= 0")
+    return out
+
+
 def get(backend: str, device: int = -1, strategy: Optional[str] = None,
-        stream: Optional[int] = None, async_: bool = False) -> Context:
-    """This thread's context for (backend, device), configured as asked."""
-    cache: Optional[Dict[Tuple[str, int], Context]] = getattr(_local, "contexts", None)
+        stream: Optional[int] = None, async_: bool = False, devices: Any = None) -> Context:
+    """This thread's context for (backend, device or devices), configured as asked."""
+    cache: Optional[Dict[Tuple[str, int, Any], Context]] = getattr(_local, "contexts", None)
     if cache is None:
         cache = {}
         _local.contexts = cache
-    key = (backend, device)
+    devices = check_devices(devices)
+    key = (backend, device, devices)
     ctx = cache.get(key)
     if ctx is None:
-        ctx = Context(backend, device)
+        ctx = Context(backend, device, devices)
         cache[key] = ctx
     if strategy == "auto":
         strategy = None

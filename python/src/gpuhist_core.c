@@ -358,11 +358,44 @@ typedef struct {
 
 static int Context_init(ContextObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"backend", "device", NULL};
+    static char *kwlist[] = {"backend", "device", "devices", NULL};
     const char *backend_name = "auto";
     int device = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|si", kwlist, &backend_name, &device))
+    PyObject *devices_obj = Py_None; /* None, "all", or a sequence of device numbers */
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|siO", kwlist, &backend_name, &device,
+                                     &devices_obj))
         return -1;
+    int devices[64], ndevices = -1; /* -1: one device; 0: every device */
+    if (PyUnicode_Check(devices_obj)) {
+        if (PyUnicode_CompareWithASCIIString(devices_obj, "all") != 0) {
+            PyErr_SetString(PyExc_ValueError, "devices: 'all' or a sequence of device numbers");
+            return -1;
+        }
+        ndevices = 0;
+    } else if (devices_obj != Py_None) {
+        PyObject *seq = PySequence_Fast(devices_obj, "devices: 'all' or a sequence of device "
+                                                     "numbers");
+        if (!seq)
+            return -1;
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+        if (n < 1 || n > 64) {
+            Py_DECREF(seq);
+            PyErr_Format(PyExc_ValueError, "devices: %zd device numbers (1 to 64)", n);
+            return -1;
+        }
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+            if ((v == -1 && PyErr_Occurred()) || v < 0 || v > 4096) {
+                Py_DECREF(seq);
+                PyErr_Clear();
+                PyErr_SetString(PyExc_ValueError, "devices: each must be a device number >= 0");
+                return -1;
+            }
+            devices[i] = (int)v;
+        }
+        ndevices = (int)n;
+        Py_DECREF(seq);
+    }
     gpuhist_backend backend;
     if (!gpuhist_backend_parse(backend_name, &backend)) {
         PyErr_Format(PyExc_ValueError,
@@ -376,7 +409,10 @@ static int Context_init(ContextObject *self, PyObject *args, PyObject *kwds)
     gpuhist_status st;
     gpuhist_ctx *ctx = NULL;
     Py_BEGIN_ALLOW_THREADS
-    st = device < 0 ? gpuhist_create(&ctx, backend) : gpuhist_create_on(&ctx, backend, device);
+    if (ndevices >= 0)
+        st = gpuhist_create_multi(&ctx, backend, ndevices ? devices : NULL, ndevices);
+    else
+        st = device < 0 ? gpuhist_create(&ctx, backend) : gpuhist_create_on(&ctx, backend, device);
     Py_END_ALLOW_THREADS
     if (st != GPUHIST_OK) {
         raise_status(st, gpuhist_last_error(NULL));
