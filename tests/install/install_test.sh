@@ -35,6 +35,13 @@ LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$WORK/cmake-buil
 if [ -x "$WORK/cmake-build/downstream_static" ]; then
     "$WORK/cmake-build/downstream_static"
 fi
+# The MPI layer (installed when built): its program under mpirun, 2 ranks.
+if [ -x "$WORK/cmake-build/downstream_mpi" ] && command -v mpirun >/dev/null; then
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+        OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
+        LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        timeout 120 mpirun -n 2 "$WORK/cmake-build/downstream_mpi"
+fi
 
 echo "== pkg-config downstream"
 if command -v pkg-config >/dev/null; then
@@ -52,6 +59,18 @@ if command -v pkg-config >/dev/null; then
     "$CC" -std=c11 -Wall -Wextra -Werror -o "$WORK/downstream_pc" "$SRC/main.c" \
         $($PC --cflags --libs gpuhist)
     LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$WORK/downstream_pc"
+    if $PC --exists gpuhist_mpi; then
+        echo "gpuhist_mpi.pc: $($PC --cflags --libs gpuhist_mpi)"
+        # shellcheck disable=SC2046
+        "$CC" -std=c11 -Wall -Wextra -Werror -o "$WORK/downstream_mpi_pc" "$SRC/mpi_main.c" \
+            $($PC --cflags --libs gpuhist_mpi)
+        if command -v mpirun >/dev/null; then
+            OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+                OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
+                LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+                timeout 120 mpirun -n 2 "$WORK/downstream_mpi_pc"
+        fi
+    fi
 else
     echo "pkg-config not installed: pkg-config half skipped"
 fi
