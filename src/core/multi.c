@@ -181,6 +181,26 @@ static gpuhist_status shares_status(gpuhist_ctx *ctx, const share *sh)
     return GPUHIST_OK;
 }
 
+/* The finite min and max over the cut shares (each found on its member, in parallel): the
+ * min of their minima, the max of their maxima; *found = 0 when no share has a finite value. */
+static gpuhist_status shares_minmax(gpuhist_ctx *ctx, share *sh, double *min, double *max,
+                                    int *found)
+{
+    gpuhist_fork_join(sh, sizeof *sh, ctx->member_count, share_minmax);
+    gpuhist_status st = shares_status(ctx, sh);
+    *found = 0;
+    for (int i = 0; st == GPUHIST_OK && i < ctx->member_count; ++i) {
+        if (!sh[i].active || !sh[i].found)
+            continue;
+        if (!*found || sh[i].mn < *min)
+            *min = sh[i].mn;
+        if (!*found || sh[i].mx > *max)
+            *max = sh[i].mx;
+        *found = 1;
+    }
+    return st;
+}
+
 /* Validate a host request on the first member and give its geometry. */
 static gpuhist_status check_host_request(gpuhist_ctx *ctx, const gpuhist_samples *samples,
                                          const gpuhist_bin_spec *spec, gpuhist_plan *geo)
@@ -224,18 +244,7 @@ gpuhist_status gpuhist_multi_minmax(gpuhist_ctx *ctx, const gpuhist_samples *sam
     if (!sh)
         return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY, "minmax: out of host memory");
     cut_shares(ctx, &geo, samples, sh);
-    gpuhist_fork_join(sh, sizeof *sh, n, share_minmax);
-    st = shares_status(ctx, sh);
-    *found = 0;
-    for (int i = 0; st == GPUHIST_OK && i < n; ++i) {
-        if (!sh[i].active || !sh[i].found)
-            continue;
-        if (!*found || sh[i].mn < *min)
-            *min = sh[i].mn;
-        if (!*found || sh[i].mx > *max)
-            *max = sh[i].mx;
-        *found = 1;
-    }
+    st = shares_minmax(ctx, sh, min, max, found);
     free(sh);
     return st;
 }
@@ -279,11 +288,6 @@ static gpuhist_status alloc_parts(gpuhist_ctx *ctx, const gpuhist_plan *geo,
         pb->states = (int64_t *)(pb->sums + doubles);
     }
     return GPUHIST_OK;
-}
-
-static void free_parts(part_buffers *pb)
-{
-    (void)pb; /* the context keeps the block */
 }
 
 /* Each share's result: share 0 writes the caller's buffers, the others their own. */
@@ -360,8 +364,8 @@ gpuhist_status gpuhist_multi_histogram(gpuhist_ctx *ctx, const gpuhist_samples *
     }
     gpuhist_plan geo;
     gpuhist_status st = check_host_request(ctx, samples, spec, &geo);
-    if (st == GPUHIST_OK && (st = gpuhist_check_sums(ctx, &geo, result)) != GPUHIST_OK)
-        return st;
+    if (st == GPUHIST_OK)
+        st = gpuhist_check_sums(ctx, &geo, result);
     if (st != GPUHIST_OK)
         return st;
     const int n = ctx->member_count;
@@ -374,17 +378,9 @@ gpuhist_status gpuhist_multi_histogram(gpuhist_ctx *ctx, const gpuhist_samples *
         cut_shares(ctx, &geo, samples, sh);
         gpuhist_bin_spec use = *spec;
         if (spec->kind == GPUHIST_BINS_EVEN && spec->auto_range) {
-            gpuhist_fork_join(sh, sizeof *sh, n, share_minmax);
-            st = shares_status(ctx, sh);
             double mn = 0.0, mx = 0.0;
             int found = 0;
-            for (int i = 0; i < n; ++i) {
-                if (!sh[i].active || !sh[i].found)
-                    continue;
-                mn = found && mn <= sh[i].mn ? mn : sh[i].mn;
-                mx = found && mx >= sh[i].mx ? mx : sh[i].mx;
-                found = 1;
-            }
+            st = shares_minmax(ctx, sh, &mn, &mx, &found);
             use = gpuhist_bins_from_minmax(spec->bins, mn, mx, found);
             use.outliers = spec->outliers;
         }
@@ -400,7 +396,6 @@ gpuhist_status gpuhist_multi_histogram(gpuhist_ctx *ctx, const gpuhist_samples *
         merge_parts(&geo, spec->outliers, sh, n, &pb, result);
         result->seconds = gpuhist_now() - t0;
     }
-    free_parts(&pb);
     free(sh);
     return st;
 }
@@ -489,13 +484,10 @@ gpuhist_status gpuhist_multi_stream_feed(gpuhist_multi_stream *ms, const void *d
         p = ms->turn;
         ms->turn = (ms->turn + 1) % ms->n;
     }
-    gpuhist_status st = ms->weighted ? gpuhist_stream_feed_weighted(ms->parts[p], data, weights,
-                                                                    pixels)
-                        : weights ? GPUHIST_ERROR_INVALID_ARGUMENT
-                                  : gpuhist_stream_feed(ms->parts[p], data, pixels);
-    if (st != GPUHIST_OK && !ms->weighted && weights)
-        return gpuhist_fail(ms->ctx, st, "stream: weights given to a stream begun without "
-                                         "weights");
+    /* (stream.c has checked that weights come exactly with a weighted stream) */
+    gpuhist_status st = ms->weighted
+                            ? gpuhist_stream_feed_weighted(ms->parts[p], data, weights, pixels)
+                            : gpuhist_stream_feed(ms->parts[p], data, pixels);
     return st == GPUHIST_OK ? st : part_failed(ms, p, st);
 }
 
@@ -579,7 +571,6 @@ gpuhist_status gpuhist_multi_stream_finish(gpuhist_multi_stream *ms, gpuhist_res
         merge_parts(&geo, ms->outliers, sh, n, &pb, result);
         result->seconds = gpuhist_now() - ms->t0;
     }
-    free_parts(&pb);
     free(sh);
     gpuhist_multi_stream_abort(ms);
     return st;

@@ -319,10 +319,10 @@ gpuhist_status gpuhist_stream_submit(gpuhist_stream *st, void *buf, uint64_t pix
     if (!st)
         return GPUHIST_ERROR_INVALID_ARGUMENT;
     if (st->multi) {
-        gpuhist_status rc = st->failed != GPUHIST_OK
-                                ? st->failed
-                                : gpuhist_multi_stream_submit(st->multi, buf, pixels);
-        return rc == GPUHIST_OK || rc == st->failed ? rc : stream_fail(st, rc);
+        if (st->failed != GPUHIST_OK)
+            return st->failed;
+        gpuhist_status rc = gpuhist_multi_stream_submit(st->multi, buf, pixels);
+        return rc == GPUHIST_OK ? rc : stream_fail(st, rc);
     }
     int slot = -1;
     for (int i = 0; i < GPUHIST_STREAM_SLOTS && slot < 0; ++i)
