@@ -467,6 +467,25 @@ static gpuhist_status merge(MPI_Comm comm, int rank, int size, int root, merge_p
 }
 
 /* Arguments every entry point checks alike; a failure is recorded, not returned. */
+/* The end of a call once this rank has counted (or failed): every rank agrees on the counted
+ * step (`sig`, unread on a failed rank), the parts go to the root, the caller's state pointer
+ * is given back, and a success clears the last error. */
+static gpuhist_status agree_and_merge(MPI_Comm comm, int rank, int size, int root,
+                                      const local *l, const int64_t *sig, merge_plan *m,
+                                      gpuhist_result *result, int64_t *callers_state)
+{
+    gpuhist_status st = agree(comm, rank, size, l, l->status == GPUHIST_OK ? sig : NULL);
+    if (st == GPUHIST_OK)
+        st = merge(comm, rank, size, root, m, result);
+    if (result)
+        end_merge(m, result, callers_state);
+    if (st == GPUHIST_OK) {
+        g_message[0] = 0;
+        g_error_rank = -1;
+    }
+    return st;
+}
+
 static void check_common(local *l, int root, int size, const gpuhist_result *r)
 {
     if (root < 0 || root >= size)
@@ -525,16 +544,7 @@ gpuhist_status gpuhist_mpi_histogram(gpuhist_ctx *ctx, MPI_Comm comm, int root,
             fail_ctx(&l, st, ctx, "");
         signature(sig, PHASE_COUNTED, root, samples, spec, result);
     }
-    st = agree(comm, rank, size, &l, l.status == GPUHIST_OK ? sig : NULL);
-    if (st == GPUHIST_OK)
-        st = merge(comm, rank, size, root, &m, result);
-    if (result)
-        end_merge(&m, result, callers_state);
-    if (st == GPUHIST_OK) {
-        g_message[0] = 0;
-        g_error_rank = -1;
-    }
-    return st;
+    return agree_and_merge(comm, rank, size, root, &l, sig, &m, result, callers_state);
 }
 
 gpuhist_status gpuhist_mpi_stream_finish(gpuhist_ctx *ctx, gpuhist_stream *stream, MPI_Comm comm,
@@ -573,14 +583,5 @@ gpuhist_status gpuhist_mpi_stream_finish(gpuhist_ctx *ctx, gpuhist_stream *strea
     } else {
         gpuhist_stream_abort(stream);
     }
-    st = agree(comm, rank, size, &l, l.status == GPUHIST_OK ? sig : NULL);
-    if (st == GPUHIST_OK)
-        st = merge(comm, rank, size, root, &m, result);
-    if (result)
-        end_merge(&m, result, callers_state);
-    if (st == GPUHIST_OK) {
-        g_message[0] = 0;
-        g_error_rank = -1;
-    }
-    return st;
+    return agree_and_merge(comm, rank, size, root, &l, sig, &m, result, callers_state);
 }
