@@ -39,6 +39,7 @@ void cli_note(const char *fmt, ...)
 double cli_now(void);                 /* monotonic seconds */
 double cli_peak_memory_mib(void);     /* peak resident memory of this process, 0 if unknown */
 int cli_isatty(FILE *f);
+void cli_no_terminal(void);          /* from now on cli_isatty() answers 0 (MPI ranks) */
 int cli_terminal_columns(void);       /* of stdout, 80 when unknown */
 int cli_utf8(void);                   /* the locale environment asks for UTF-8 */
 int cli_host_little_endian(void);

@@ -64,6 +64,9 @@ int cli_mpi_start(int *argc, char ***argv)
         MPI_Comm_free(&node);
     }
     cli_error_capture(1);
+    /* the standard streams are the launcher's (Open MPI gives rank 0 a pseudo-terminal whatever
+     * mpirun's own output is): never a terminal, so the output does not depend on it */
+    cli_no_terminal();
     if (g_rank > 0 && !freopen("/dev/null", "w", stdout))
         return cli_error(CLI_EXIT_FAIL, "mpi: rank %d: cannot send standard output to /dev/null",
                          g_rank);

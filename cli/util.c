@@ -67,11 +67,17 @@ double cli_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Set by cli_no_terminal(): the standard streams are never taken for a terminal. */
+static int g_no_terminal;
+
+void cli_no_terminal(void)
+{
+    g_no_terminal = 1;
+}
+
 int cli_isatty(FILE *f)
 {
-    /* Under MPI the standard streams are the launcher's (Open MPI gives rank 0 a pseudo-terminal
-     * whatever mpirun's own output is): never a terminal, so the output does not depend on it. */
-    if (cli_mpi_on())
+    if (g_no_terminal)
         return 0;
     return isatty(fileno(f));
 }
