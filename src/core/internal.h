@@ -199,6 +199,13 @@ typedef struct gpuhist_backend_ops {
     /* Staging host memory (gpuhist_host_alloc), optional: NULL means malloc / free. */
     gpuhist_status (*host_alloc)(gpuhist_ctx *ctx, size_t bytes, void **out);
     void (*host_free)(gpuhist_ctx *ctx, void *p);
+
+    /* Several devices (multi.c), optional: add the counters of the histogram open on `from` (a
+     * context of the same backend, maybe on another device, begun with the same plan and
+     * strategy) into the one open on `ctx`, on the device, ordered after `from`'s queued work;
+     * the caller then aborts `from`'s histogram. One device then finishes for all, instead of
+     * each copying its counts to the host for a host-side sum. */
+    gpuhist_status (*stream_absorb)(gpuhist_ctx *ctx, gpuhist_ctx *from);
 } gpuhist_backend_ops;
 
 extern const gpuhist_backend_ops gpuhist_cpu_backend;
@@ -273,6 +280,12 @@ gpuhist_status gpuhist_multi_stream_finish(gpuhist_multi_stream *ms, gpuhist_res
 void gpuhist_multi_stream_abort(gpuhist_multi_stream *ms);
 /* The bins and histogrammed channels of a stream (stream.c). */
 void gpuhist_stream_shape(const gpuhist_stream *st, uint32_t *bins, uint32_t *active);
+/* Can `into` take over the counters of `from` on the device (ops->stream_absorb)? Both open
+ * native streams of one backend with that op, the same plan shape and strategy, unweighted,
+ * neither failed. */
+int gpuhist_stream_can_absorb(const gpuhist_stream *into, const gpuhist_stream *from);
+/* Add `from`'s counters and pixels into `into`; `from` must still be aborted by the caller. */
+gpuhist_status gpuhist_stream_absorb(gpuhist_stream *into, gpuhist_stream *from);
 
 /* Staging buffers a stream may lend at once (gpuhist_stream_buffer). */
 #define GPUHIST_STREAM_SLOTS 4

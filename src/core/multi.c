@@ -17,7 +17,11 @@
  *    samples (else the first): data is never moved between devices.
  *  - streams: every member runs a stream of its own; host chunks and lent buffers go to the
  *    members in turn, device chunks to the member holding them, so their copies and counts
- *    overlap across devices; finish adds the parts as above.
+ *    overlap across devices; at finish, where the backend can (ops->stream_absorb: CUDA peer
+ *    copies, CPU host adds) the first member adds every other member's counters into its own
+ *    on its device and finishes alone, so one copy of the counts leaves the devices; otherwise
+ *    (weighted streams, backends without it) every member finishes in parallel and the parts
+ *    are added as above.
  * Limits: counts of a multi-device stream are returned in host memory; a CUDA stream handle
  * belongs to one device, so gpuhist_set_stream is refused (each device uses its default
  * stream); a member's failure fails the whole call, with its message prefixed by its device.
@@ -526,6 +530,37 @@ gpuhist_status gpuhist_multi_stream_submit(gpuhist_multi_stream *ms, void *buf, 
                         "stream: buf is not a buffer lent by gpuhist_stream_buffer");
 }
 
+/* Can every part's counters be added into part 0's where they are (ops->stream_absorb)? */
+static int absorbable(const gpuhist_multi_stream *ms)
+{
+    for (int p = 1; p < ms->n; ++p)
+        if (!gpuhist_stream_can_absorb(ms->parts[0], ms->parts[p]))
+            return 0;
+    return 1;
+}
+
+/* Part 0 takes the counters of every other part on its device (peer copies and one add per
+ * part, queued behind each part's work), then finishes into `result`: one copy of the counts to
+ * the host instead of one per device and a sum on the host. */
+static gpuhist_status finish_on_first(gpuhist_multi_stream *ms, gpuhist_result *result)
+{
+    gpuhist_status st = GPUHIST_OK;
+    for (int p = 1; p < ms->n && st == GPUHIST_OK; ++p)
+        if ((st = gpuhist_stream_absorb(ms->parts[0], ms->parts[p])) != GPUHIST_OK)
+            st = part_failed(ms, 0, st);
+    for (int p = 1; p < ms->n; ++p) {
+        gpuhist_stream_abort(ms->parts[p]);
+        ms->parts[p] = NULL;
+    }
+    if (st == GPUHIST_OK) {
+        st = gpuhist_stream_finish(ms->parts[0], result);
+        ms->parts[0] = NULL; /* freed by its finish */
+        if (st != GPUHIST_OK)
+            st = member_failed(ms->ctx, 0, ms->ctx->members[0]->error, st, ms->n > 1);
+    }
+    return st;
+}
+
 gpuhist_status gpuhist_multi_stream_finish(gpuhist_multi_stream *ms, gpuhist_result *result)
 {
     gpuhist_ctx *ctx = ms->ctx;
@@ -545,6 +580,13 @@ gpuhist_status gpuhist_multi_stream_finish(gpuhist_multi_stream *ms, gpuhist_res
     geo.weight_dtype = ms->weight_dtype;
     if (st == GPUHIST_OK)
         st = gpuhist_check_sums(ctx, &geo, result);
+    if (st == GPUHIST_OK && absorbable(ms)) {
+        st = finish_on_first(ms, result);
+        if (st == GPUHIST_OK)
+            result->seconds = gpuhist_now() - ms->t0;
+        gpuhist_multi_stream_abort(ms);
+        return st;
+    }
     share *sh = st == GPUHIST_OK ? calloc((size_t)n, sizeof *sh) : NULL;
     if (st == GPUHIST_OK && !sh)
         st = gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY, "stream: out of host memory");

@@ -56,6 +56,24 @@ static gpuhist_status stream_fail(gpuhist_stream *st, gpuhist_status status)
     return status;
 }
 
+int gpuhist_stream_can_absorb(const gpuhist_stream *into, const gpuhist_stream *from)
+{
+    return into && from && into->native && from->native && !into->multi && !from->multi &&
+           into->ctx->ops == from->ctx->ops && into->ctx->ops->stream_absorb &&
+           into->s == from->s && into->plan.bins == from->plan.bins &&
+           into->plan.active == from->plan.active && !into->plan.weights &&
+           !from->plan.weights && into->failed == GPUHIST_OK && from->failed == GPUHIST_OK;
+}
+
+gpuhist_status gpuhist_stream_absorb(gpuhist_stream *into, gpuhist_stream *from)
+{
+    gpuhist_status rc = into->ctx->ops->stream_absorb(into->ctx, from->ctx);
+    if (rc != GPUHIST_OK)
+        return stream_fail(into, rc);
+    into->pixels += from->pixels;
+    return GPUHIST_OK;
+}
+
 static void stream_free(gpuhist_stream *st)
 {
     gpuhist_ctx *ctx = st->ctx;

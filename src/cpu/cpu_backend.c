@@ -208,6 +208,7 @@ typedef struct cpu_counters {
     uint64_t *values; /* active * 256 / 65536 when the strategy counts raw values, else NULL */
     void *edge_table; /* EVEN: the edges in the edge type, shared by every chunk and thread */
     int64_t *wacc;    /* weighted: the exact weight accumulator (plan->weight_acc layout) */
+    size_t nslots, nvalues;
 } cpu_counters;
 
 static void cpu_stream_abort(gpuhist_ctx *ctx)
@@ -249,6 +250,10 @@ static gpuhist_status cpu_stream_begin(gpuhist_ctx *ctx, const gpuhist_plan *pla
     if (c && c->slots && plan->map.kind == GH_KIND_EVEN && plan->bins >= 4096 &&
         !gpuhist_small_value_count(plan->dtype))
         c->edge_table = gpuhist_cpu_even_edge_table(plan); /* NULL: each call builds its own */
+    if (c) {
+        c->nslots = nslots;
+        c->nvalues = nvalues;
+    }
     ctx->backend_state = c;
     if (!c || !c->slots || (nvalues && !c->values) || (nweights && !c->wacc)) {
         cpu_stream_abort(ctx);
@@ -284,6 +289,21 @@ static gpuhist_status cpu_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *pl
     return GPUHIST_OK;
 }
 
+/* Several contexts on the CPU (gpuhist_create_multi with one device number twice): add the
+ * counters of `from`'s histogram (same plan and strategy, unweighted) into `ctx`'s. */
+static gpuhist_status cpu_stream_absorb(gpuhist_ctx *ctx, gpuhist_ctx *from)
+{
+    cpu_counters *c = ctx->backend_state, *f = from->backend_state;
+    if (!c || !f || c->nslots != f->nslots || c->nvalues != f->nvalues || c->wacc || f->wacc)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_BACKEND,
+                            "cpu: the histograms of two contexts do not match (internal)");
+    for (size_t i = 0; i < c->nslots; ++i)
+        c->slots[i] += f->slots[i];
+    for (size_t i = 0; i < c->nvalues; ++i)
+        c->values[i] += f->values[i];
+    return GPUHIST_OK;
+}
+
 /* The one-shot call is a stream of one chunk. */
 static gpuhist_status cpu_execute(gpuhist_ctx *ctx, const gpuhist_plan *plan,
                                   const gpuhist_strategy *s, gpuhist_result *result)
@@ -316,4 +336,5 @@ const gpuhist_backend_ops gpuhist_cpu_backend = {
     .stream_count = cpu_stream_count,
     .stream_finish = cpu_stream_finish,
     .stream_abort = cpu_stream_abort,
+    .stream_absorb = cpu_stream_absorb,
 };

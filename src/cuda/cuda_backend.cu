@@ -40,6 +40,7 @@ struct cuda_run {
     int values;       /* the strategy counts raw 8/16-bit values */
     uint32_t V;       /* 256 / 65536 values, or 0 */
     int small, use_slots;
+    size_t slot_bytes, value_bytes; /* of the counters in use (d_slots / d_values) */
     void *out;        /* the counters the strategy adds into */
     size_t slots_zero_after, values_zero_after;
 };
@@ -86,6 +87,12 @@ struct cuda_state {
     size_t ring_dev_size[GPUHIST_STREAM_SLOTS];
     cudaEvent_t ring_copied[GPUHIST_STREAM_SLOTS];
     int ring_pending[GPUHIST_STREAM_SLOTS];
+    /* adding another device's counters (cuda_stream_absorb): their copy on this device, an
+     * event ordering the two devices' streams, and which peers were asked for direct access */
+    unsigned long long *d_absorb;
+    size_t absorb_size;
+    cudaEvent_t absorb_event;
+    uint64_t peer_checked;
 };
 
 inline cuda_state *state_of(const gpuhist_ctx *ctx)
@@ -246,6 +253,9 @@ void free_state(cuda_state *st)
     cudaFreeHost(st->h_stats);
     cudaFree(st->d_minmax);
     cudaFreeHost(st->h_minmax);
+    cudaFree(st->d_absorb);
+    if (st->absorb_event)
+        cudaEventDestroy(st->absorb_event);
     (void)cudaGetLastError();
     free(st);
 }
@@ -871,6 +881,8 @@ gpuhist_status cuda_stream_begin(gpuhist_ctx *ctx, const gpuhist_plan *plan,
     run.small = counters <= GH_SMALL_SLOTS &&
                 (!run.values || plan->active * run.V <= GH_SMALL_SLOTS);
     run.use_slots = !(run.small && run.values); /* the small fold never touches d_slots */
+    run.slot_bytes = run.use_slots ? slot_bytes : 0;
+    run.value_bytes = vb;
     if (run.use_slots &&
         (rc = zeroed_counters(ctx, &st->d_slots, &st->slots_size, &st->slots_zero, slot_bytes,
                               strm, "slot counters")) != GPUHIST_OK)
@@ -1059,6 +1071,99 @@ void cuda_stream_abort(gpuhist_ctx *ctx)
     st->run.open = 0;
 }
 
+/* dst[i] += src[i] */
+__global__ void k_add_counters(unsigned long long *__restrict__ dst,
+                               const unsigned long long *__restrict__ src, uint64_t n)
+{
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (uint64_t)gridDim.x * blockDim.x)
+        dst[i] += src[i];
+}
+
+/* The event of `st`'s device, made on first use. */
+gpuhist_status absorb_event_of(gpuhist_ctx *ctx, cuda_state *st)
+{
+    if (!st->absorb_event) {
+        cudaError_t e = cudaEventCreateWithFlags(&st->absorb_event, cudaEventDisableTiming);
+        if (e != cudaSuccess) {
+            st->absorb_event = NULL;
+            return gpuhist_cuda_check(ctx, e, "cudaEventCreate");
+        }
+    }
+    return GPUHIST_OK;
+}
+
+/* Add the counters of the histogram open on `from` into this context's: once `from`'s queued
+ * work is done (an event waited for on this stream, no host wait), each counter buffer is copied
+ * to this device (over NVLink or PCIe peer-to-peer where the devices allow direct access,
+ * through the host otherwise) and added by one kernel; `from`'s stream then waits for that copy
+ * before it may reuse its counters. Both histograms were begun with the same plan and strategy,
+ * so their counter buffers have the same layout. */
+gpuhist_status cuda_stream_absorb(gpuhist_ctx *ctx, gpuhist_ctx *from)
+{
+    cuda_state *st = state_of(ctx);
+    cuda_state *fs = state_of(from);
+    cuda_run &run = st->run;
+    const cuda_run &fr = fs->run;
+    if (!run.open || !fr.open || run.values != fr.values || run.use_slots != fr.use_slots ||
+        run.slot_bytes != fr.slot_bytes || run.value_bytes != fr.value_bytes)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_BACKEND,
+                            "cuda: the histograms of two devices do not match (internal)");
+    gpuhist_status rc;
+    GPUHIST_CUDA_TRY(ctx, cudaSetDevice(fs->device), "cudaSetDevice");
+    if ((rc = absorb_event_of(ctx, fs)) != GPUHIST_OK)
+        return rc;
+    GPUHIST_CUDA_TRY(ctx, cudaEventRecord(fs->absorb_event, stream_of(from)),
+                     "record the other device's work");
+    GPUHIST_CUDA_TRY(ctx, cudaSetDevice(st->device), "cudaSetDevice");
+    if (fs->device != st->device && fs->device < 64 &&
+        !(st->peer_checked & (1ull << fs->device))) {
+        int can = 0;
+        if (cudaDeviceCanAccessPeer(&can, st->device, fs->device) == cudaSuccess && can) {
+            cudaError_t e = cudaDeviceEnablePeerAccess(fs->device, 0);
+            if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled)
+                return gpuhist_cuda_check(ctx, e, "cudaDeviceEnablePeerAccess");
+        }
+        (void)cudaGetLastError();
+        st->peer_checked |= 1ull << fs->device;
+    }
+    cudaStream_t strm = stream_of(ctx);
+    GPUHIST_CUDA_TRY(ctx, cudaStreamWaitEvent(strm, fs->absorb_event, 0),
+                     "wait for the other device's work");
+    const size_t most = run.slot_bytes > run.value_bytes ? run.slot_bytes : run.value_bytes;
+    if ((rc = grow_t(ctx, &st->d_absorb, &st->absorb_size, most, 0, "counters of another device")) !=
+        GPUHIST_OK)
+        return rc;
+    struct {
+        unsigned long long *dst;
+        const unsigned long long *src;
+        size_t bytes;
+    } bufs[2] = {{st->d_slots, fs->d_slots, run.slot_bytes},
+                 {st->d_values, fs->d_values, run.value_bytes}};
+    for (int b = 0; b < 2; ++b) {
+        if (!bufs[b].bytes)
+            continue;
+        GPUHIST_CUDA_TRY(ctx,
+                         cudaMemcpyPeerAsync(st->d_absorb, st->device, bufs[b].src, fs->device,
+                                             bufs[b].bytes, strm),
+                         "copy counters from another device");
+        const uint64_t n = bufs[b].bytes / sizeof(unsigned long long);
+        const uint64_t blocks = (n + GH_BLOCK - 1) / GH_BLOCK;
+        const uint64_t cap = (uint64_t)st->sm_count * 8u;
+        const int grid = (int)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
+        k_add_counters<<<grid, GH_BLOCK, 0, strm>>>(bufs[b].dst, st->d_absorb, n);
+        GPUHIST_CUDA_LAUNCH_CHECK(ctx, "add counters of another device");
+    }
+    if ((rc = absorb_event_of(ctx, st)) != GPUHIST_OK)
+        return rc;
+    GPUHIST_CUDA_TRY(ctx, cudaEventRecord(st->absorb_event, strm), "record the copy");
+    GPUHIST_CUDA_TRY(ctx, cudaSetDevice(fs->device), "cudaSetDevice");
+    GPUHIST_CUDA_TRY(ctx, cudaStreamWaitEvent(stream_of(from), st->absorb_event, 0),
+                     "order the other device after the copy");
+    GPUHIST_CUDA_TRY(ctx, cudaSetDevice(st->device), "cudaSetDevice");
+    return GPUHIST_OK;
+}
+
 gpuhist_status cuda_host_alloc(gpuhist_ctx *ctx, size_t bytes, void **out)
 {
     GPUHIST_CUDA_TRY(ctx, cudaSetDevice(state_of(ctx)->device), "cudaSetDevice");
@@ -1171,4 +1276,5 @@ extern "C" const gpuhist_backend_ops gpuhist_cuda_backend = {
     cuda_stream_begin,    cuda_stream_count, cuda_stream_buffer,
     cuda_stream_submit,   cuda_stream_finish, cuda_stream_abort,
     cuda_host_alloc,      cuda_host_free,
+    cuda_stream_absorb,
 };
