@@ -2,7 +2,7 @@
  * scale.c - gpuhist-scale: one GPU against every GPU of the machine (a context made by
  * gpuhist_create_multi), same process, same data, same run. Not a test: it prints figures.
  *
- *   gpuhist-scale [--gib N] [--reps R] [--file PATH]
+ *   gpuhist-scale [--gib N] [--reps R] [--gpus G] [--file PATH]
  *
  * Cells (each the median of R runs, wall time of the whole call including the merge):
  *  - device-resident: N GiB already on each GPU (u8/256 even, f32/4096 even, f32/2^20 even).
@@ -12,6 +12,9 @@
  *  - host arrays of N GiB x GPUs (u8/256): page-locked (gpuhist_host_alloc) and pageable
  *    (malloc, touched first), one GPU against all; beside them the host-to-device copy rate of
  *    the same buffer to one GPU and to every GPU at once (cudaMemcpyAsync, one stream each).
+ *  - lent buffers: N GiB x GPUs streamed through gpuhist_stream_buffer/_submit (16 MiB each,
+ *    no reading), the command's file path without its reader.
+ *  - --gpus G: the first G GPUs only (default: all).
  *  - --file PATH: writes PATH (N GiB x GPUs of u8) for scripts that time the command on it.
  * Every multi-GPU result is checked against the one-GPU counts (exit 1 on a difference).
  */
@@ -224,6 +227,57 @@ static void copy_rates(const unsigned char *buf, size_t bytes, const int *devs, 
     free(st);
 }
 
+/* Lent staging buffers (gpuhist_stream_buffer / _submit, what the command's file reader
+ * uses), 16 MiB each, with no reading: each buffer is filled once, the first time it is lent,
+ * and then submitted as it is, so the figure is the stream's own rate (copies to the devices
+ * and counting) without the reader. */
+static double lent_rate(gpuhist_ctx *ctx, size_t bytes, uint64_t *counts)
+{
+    const size_t chunk = (size_t)16 << 20;
+    void *seen[64] = {0};
+    int nseen = 0;
+    gpuhist_bin_spec b = gpuhist_bins_even(256, 0.0, 256.0);
+    gpuhist_samples layout = gpuhist_samples_1d(NULL, GPUHIST_U8, 0);
+    gpuhist_stream *st;
+    double t = now();
+    GH(ctx, gpuhist_stream_begin(ctx, &layout, &b, GPUHIST_MEMORY_HOST, &st));
+    for (size_t at = 0; at < bytes; at += chunk) {
+        void *buf;
+        GH(ctx, gpuhist_stream_buffer(st, chunk, &buf));
+        int known = 0;
+        for (int i = 0; i < nseen; ++i)
+            known |= seen[i] == buf;
+        if (!known && nseen < 64) {
+            fill(buf, chunk, 5);
+            seen[nseen++] = buf;
+        }
+        GH(ctx, gpuhist_stream_submit(st, buf, chunk));
+    }
+    gpuhist_result r = gpuhist_result_host(counts);
+    GH(ctx, gpuhist_stream_finish(st, &r));
+    return now() - t;
+}
+
+static void lent_buffers(gpuhist_ctx *one, gpuhist_ctx *all, int n, size_t bytes)
+{
+    uint64_t c1[256], cn[256];
+    double t1[64], tn[64];
+    for (int r = 0; r < g_reps + 1; ++r) {
+        double t = lent_rate(one, bytes, c1);
+        double u = lent_rate(all, bytes, cn);
+        if (r > 0) {
+            t1[r - 1] = t;
+            tn[r - 1] = u;
+        }
+    }
+    check_same("lent buffers", c1, cn, 256, 1);
+    double g1 = (double)bytes / median(t1, g_reps) / 1e9;
+    double gn = (double)bytes / median(tn, g_reps) / 1e9;
+    printf("stream of lent 16 MiB buffers (no reading) u8/256 %.1f GiB: one GPU %.1f GB/s;"
+           " %d GPUs %.1f GB/s; ratio %.2f\n",
+           (double)bytes / (1 << 30), g1, n, gn, gn / g1);
+}
+
 static void host_arrays(gpuhist_ctx *one, gpuhist_ctx *all, const int *devs, int n,
                         size_t bytes)
 {
@@ -273,6 +327,7 @@ int main(int argc, char **argv)
 {
     double gib = 1.0;
     const char *file = NULL;
+    int gpus = 0;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--gib") && i + 1 < argc)
             gib = atof(argv[++i]);
@@ -280,8 +335,10 @@ int main(int argc, char **argv)
             g_reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--file") && i + 1 < argc)
             file = argv[++i];
+        else if (!strcmp(argv[i], "--gpus") && i + 1 < argc)
+            gpus = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: gpuhist-scale [--gib N] [--reps R] [--file PATH]\n");
+            fprintf(stderr, "usage: gpuhist-scale [--gib N] [--reps R] [--gpus G] [--file PATH]\n");
             return 2;
         }
     }
@@ -292,6 +349,8 @@ int main(int argc, char **argv)
         printf("gpuhist-scale: no CUDA device: skipped\n");
         return 77;
     }
+    if (gpus > 0 && gpus < n)
+        n = gpus;
     int devs[64];
     for (int d = 0; d < n && d < 64; ++d)
         devs[d] = d;
@@ -322,6 +381,7 @@ int main(int argc, char **argv)
            gpuhist_device_name(one), gpuhist_device_name(all), gib, g_reps);
     device_resident(one, all, devs, n, bytes);
     host_arrays(one, all, devs, n, bytes * (size_t)n);
+    lent_buffers(one, all, n, bytes * (size_t)n);
     gpuhist_destroy(one);
     gpuhist_destroy(all);
     return g_fail;

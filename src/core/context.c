@@ -134,6 +134,26 @@ static void multi_device_name(gpuhist_ctx *ctx)
     }
 }
 
+/* One member of a multi-device context, opened on a thread of its own: opening a device (the
+ * driver's context, its first allocations) takes a good part of a second on a GPU, and the
+ * devices open in parallel. */
+typedef struct member_open {
+    gpuhist_backend backend;
+    int device;
+    gpuhist_ctx *ctx;
+    gpuhist_status status;
+    char error[sizeof create_error];
+} member_open;
+
+static void *open_member(void *arg)
+{
+    member_open *m = arg;
+    m->status = gpuhist_create_on(&m->ctx, m->backend, m->device);
+    if (m->status != GPUHIST_OK)
+        memcpy(m->error, create_error, sizeof m->error); /* this thread's message */
+    return NULL;
+}
+
 gpuhist_status gpuhist_create_multi(gpuhist_ctx **out, gpuhist_backend backend,
                                     const int *devices, int count)
 {
@@ -184,15 +204,30 @@ gpuhist_status gpuhist_create_multi(gpuhist_ctx **out, gpuhist_backend backend,
     }
     ctx->members = members;
     ctx->ops = &gpuhist_multi_ops;
+    member_open *open = calloc((size_t)n, sizeof *open);
+    if (!open) {
+        gpuhist_destroy(ctx);
+        snprintf(create_error, sizeof create_error, "cannot allocate a context");
+        return GPUHIST_ERROR_OUT_OF_MEMORY;
+    }
     for (int m = 0; m < n; ++m) {
-        const int d = devices ? devices[m] : m;
-        gpuhist_status st = gpuhist_create_on(&members[m], backend, d);
-        if (st != GPUHIST_OK) { /* create_error holds the member's message */
-            ctx->member_count = m;
-            gpuhist_destroy(ctx);
-            return st;
+        open[m].backend = backend;
+        open[m].device = devices ? devices[m] : m;
+    }
+    gpuhist_fork_join(open, sizeof *open, n, open_member);
+    gpuhist_status failed = GPUHIST_OK;
+    for (int m = 0; m < n; ++m) {
+        members[m] = open[m].ctx;
+        if (open[m].status != GPUHIST_OK && failed == GPUHIST_OK) {
+            failed = open[m].status; /* the first failing member's message */
+            memcpy(create_error, open[m].error, sizeof create_error);
         }
-        ctx->member_count = m + 1;
+    }
+    ctx->member_count = n;
+    free(open);
+    if (failed != GPUHIST_OK) {
+        gpuhist_destroy(ctx); /* (NULL members are skipped) */
+        return failed;
     }
     ctx->backend = backend;
     ctx->device = members[0]->device;
