@@ -263,8 +263,9 @@ GPUHIST_API void gpuhist_destroy(gpuhist_ctx *ctx);
  *    device, the one holding the samples, else the first.
  * Settings (strategy, async) apply to every device; CPU threads are shared out between CPU
  * devices; gpuhist_set_stream() is refused (a CUDA stream belongs to one device: each device
- * works on its own default stream). A stream's counts are in host memory; it may hold up to 4
- * lent buffers per device.
+ * works on its own default stream). A stream's counts are in host memory; it lends up to 4
+ * buffers at once (one per device when there are more than 4 devices), in turn from the
+ * devices, as one device's stream does.
  * The message of a failure on one device of several starts with "device N: ".
  * With one device (count == 1, or one found) this is gpuhist_create_on().
  * @return as gpuhist_create(); the message names the device that failed.

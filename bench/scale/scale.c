@@ -228,14 +228,17 @@ static void copy_rates(const unsigned char *buf, size_t bytes, const int *devs, 
 }
 
 /* Lent staging buffers (gpuhist_stream_buffer / _submit, what the command's file reader
- * uses), 16 MiB each, with no reading: each buffer is filled once, the first time it is lent,
- * and then submitted as it is, so the figure is the stream's own rate (copies to the devices
+ * uses), 16 MiB each, with no reading: each buffer is filled once, the first time it is lent
+ * (in the untimed first run), and then submitted as it is, so the figure is the stream's own rate (copies to the devices
  * and counting) without the reader. */
-static double lent_rate(gpuhist_ctx *ctx, size_t bytes, uint64_t *counts)
+typedef struct seen_buffers {
+    void *buf[64];
+    int n;
+} seen_buffers;
+
+static double lent_rate(gpuhist_ctx *ctx, size_t bytes, uint64_t *counts, seen_buffers *seen)
 {
     const size_t chunk = (size_t)16 << 20;
-    void *seen[64] = {0};
-    int nseen = 0;
     gpuhist_bin_spec b = gpuhist_bins_even(256, 0.0, 256.0);
     gpuhist_samples layout = gpuhist_samples_1d(NULL, GPUHIST_U8, 0);
     gpuhist_stream *st;
@@ -245,11 +248,11 @@ static double lent_rate(gpuhist_ctx *ctx, size_t bytes, uint64_t *counts)
         void *buf;
         GH(ctx, gpuhist_stream_buffer(st, chunk, &buf));
         int known = 0;
-        for (int i = 0; i < nseen; ++i)
-            known |= seen[i] == buf;
-        if (!known && nseen < 64) {
+        for (int i = 0; i < seen->n; ++i)
+            known |= seen->buf[i] == buf;
+        if (!known && seen->n < 64) {
             fill(buf, chunk, 5);
-            seen[nseen++] = buf;
+            seen->buf[seen->n++] = buf;
         }
         GH(ctx, gpuhist_stream_submit(st, buf, chunk));
     }
@@ -262,9 +265,10 @@ static void lent_buffers(gpuhist_ctx *one, gpuhist_ctx *all, int n, size_t bytes
 {
     uint64_t c1[256], cn[256];
     double t1[64], tn[64];
+    seen_buffers s1 = {{0}, 0}, sn = {{0}, 0}; /* filled in the first (untimed) run */
     for (int r = 0; r < g_reps + 1; ++r) {
-        double t = lent_rate(one, bytes, c1);
-        double u = lent_rate(all, bytes, cn);
+        double t = lent_rate(one, bytes, c1, &s1);
+        double u = lent_rate(all, bytes, cn, &sn);
         if (r > 0) {
             t1[r - 1] = t;
             tn[r - 1] = u;

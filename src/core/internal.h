@@ -280,6 +280,8 @@ gpuhist_status gpuhist_multi_stream_finish(gpuhist_multi_stream *ms, gpuhist_res
 void gpuhist_multi_stream_abort(gpuhist_multi_stream *ms);
 /* The bins and histogrammed channels of a stream (stream.c). */
 void gpuhist_stream_shape(const gpuhist_stream *st, uint32_t *bins, uint32_t *active);
+/* Lend at most `slots` staging buffers (1..GPUHIST_STREAM_SLOTS) from this stream. */
+void gpuhist_stream_limit_slots(gpuhist_stream *st, int slots);
 /* Can `into` take over the counters of `from` on the device (ops->stream_absorb)? Both open
  * native streams of one backend with that op, the same plan shape and strategy, unweighted,
  * neither failed. */

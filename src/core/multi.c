@@ -418,6 +418,7 @@ struct gpuhist_multi_stream {
     gpuhist_stream **parts;       /* one stream per member */
     gpuhist_memory location;      /* of fed data */
     int turn;                     /* the member the next host chunk or lent buffer goes to */
+    int per_part;                 /* staging buffers each part lends (the ring stays 4 deep) */
     void **lent;                  /* lent buffers (n * GPUHIST_STREAM_SLOTS) and their part */
     int *lent_part;
     int weighted;
@@ -472,6 +473,11 @@ gpuhist_status gpuhist_multi_stream_begin(gpuhist_ctx *ctx, const gpuhist_sample
     ms->weight_dtype = layout->weight_dtype;
     ms->outliers = spec->outliers;
     ms->t0 = gpuhist_now();
+    /* The parts share out the ring of staging buffers one device would have (4 buffers; one
+     * per part when there are more parts): buffers filled in turn and reused soon stay in the
+     * host's caches, where a ring as many times larger as there are devices did not, and the
+     * reading into them slowed down by half. */
+    ms->per_part = GPUHIST_STREAM_SLOTS / n > 1 ? GPUHIST_STREAM_SLOTS / n : 1;
     for (int p = 0; p < n; ++p) {
         gpuhist_status st = gpuhist_stream_begin(ctx->members[p], layout, spec,
                                                  GPUHIST_MEMORY_HOST, &ms->parts[p]);
@@ -481,6 +487,7 @@ gpuhist_status gpuhist_multi_stream_begin(gpuhist_ctx *ctx, const gpuhist_sample
             gpuhist_multi_stream_abort(ms);
             return st;
         }
+        gpuhist_stream_limit_slots(ms->parts[p], ms->per_part);
     }
     *out = ms;
     return GPUHIST_OK;
@@ -504,19 +511,27 @@ gpuhist_status gpuhist_multi_stream_feed(gpuhist_multi_stream *ms, const void *d
 gpuhist_status gpuhist_multi_stream_buffer(gpuhist_multi_stream *ms, size_t min_bytes,
                                            void **buf)
 {
-    int free_entry = -1;
+    /* the next part in turn that has a buffer left to lend */
+    int p = -1, free_entry = -1;
+    for (int k = 0; k < ms->n && p < 0; ++k) {
+        const int q = (ms->turn + k) % ms->n;
+        int held = 0;
+        for (int i = 0; i < ms->n * GPUHIST_STREAM_SLOTS; ++i)
+            held += ms->lent[i] && ms->lent_part[i] == q;
+        if (held < ms->per_part)
+            p = q;
+    }
     for (int i = 0; i < ms->n * GPUHIST_STREAM_SLOTS && free_entry < 0; ++i)
         if (!ms->lent[i])
             free_entry = i;
-    const int p = ms->turn;
-    if (free_entry < 0)
+    if (p < 0 || free_entry < 0)
         return gpuhist_fail(ms->ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                             "stream: all %d staging buffers are lent: submit one first",
-                            ms->n * GPUHIST_STREAM_SLOTS);
+                            ms->n * ms->per_part);
     gpuhist_status st = gpuhist_stream_buffer(ms->parts[p], min_bytes, buf);
     if (st != GPUHIST_OK)
         return part_failed(ms, p, st);
-    ms->turn = (ms->turn + 1) % ms->n;
+    ms->turn = (p + 1) % ms->n;
     ms->lent[free_entry] = *buf;
     ms->lent_part[free_entry] = p;
     return GPUHIST_OK;

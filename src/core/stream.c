@@ -38,6 +38,7 @@ struct gpuhist_stream {
     size_t slot_size[GPUHIST_STREAM_SLOTS];
     int slot_held[GPUHIST_STREAM_SLOTS];
     int next_slot;                  /* lend slots in turn, so a refill waits on the oldest copy */
+    int slot_limit;                 /* slots 0..slot_limit-1 are lent (gpuhist_stream_limit_slots) */
     gpuhist_multi_stream *multi;    /* a context of several devices: its streams (multi.c) */
 };
 
@@ -63,6 +64,11 @@ int gpuhist_stream_can_absorb(const gpuhist_stream *into, const gpuhist_stream *
            into->s == from->s && into->plan.bins == from->plan.bins &&
            into->plan.active == from->plan.active && !into->plan.weights &&
            !from->plan.weights && into->failed == GPUHIST_OK && from->failed == GPUHIST_OK;
+}
+
+void gpuhist_stream_limit_slots(gpuhist_stream *st, int slots)
+{
+    st->slot_limit = slots < 1 ? 1 : slots > GPUHIST_STREAM_SLOTS ? GPUHIST_STREAM_SLOTS : slots;
 }
 
 gpuhist_status gpuhist_stream_absorb(gpuhist_stream *into, gpuhist_stream *from)
@@ -116,6 +122,7 @@ gpuhist_status gpuhist_stream_begin(gpuhist_ctx *ctx, const gpuhist_samples *lay
     }
     st->ctx = ctx;
     st->t0 = gpuhist_now();
+    st->slot_limit = GPUHIST_STREAM_SLOTS;
     if (ctx->members) {
         gpuhist_status rc = gpuhist_multi_stream_begin(ctx, layout, spec, counts_location,
                                                        &st->multi);
@@ -297,18 +304,18 @@ gpuhist_status gpuhist_stream_buffer(gpuhist_stream *st, size_t min_bytes, void 
         return rc == GPUHIST_OK ? rc : stream_fail(st, rc);
     }
     int slot = -1;
-    for (int i = 0; i < GPUHIST_STREAM_SLOTS && slot < 0; ++i) {
-        int j = (st->next_slot + i) % GPUHIST_STREAM_SLOTS;
+    for (int i = 0; i < st->slot_limit && slot < 0; ++i) {
+        int j = (st->next_slot + i) % st->slot_limit;
         if (!st->slot_held[j])
             slot = j;
     }
     if (slot >= 0)
-        st->next_slot = (slot + 1) % GPUHIST_STREAM_SLOTS;
+        st->next_slot = (slot + 1) % st->slot_limit;
     if (slot < 0)
         return stream_fail(st, gpuhist_fail(st->ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                                             "stream: all %d staging buffers are lent: submit "
                                             "one first",
-                                            GPUHIST_STREAM_SLOTS));
+                                            st->slot_limit));
     if (min_bytes == 0)
         min_bytes = 1;
     gpuhist_ctx *ctx = st->ctx;

@@ -92,7 +92,7 @@ struct cuda_state {
     unsigned long long *d_absorb;
     size_t absorb_size;
     cudaEvent_t absorb_event;
-    uint64_t peer_checked;
+    uint64_t peer_checked, peer_ok; /* devices asked for direct access / that granted it */
 };
 
 inline cuda_state *state_of(const gpuhist_ctx *ctx)
@@ -1094,10 +1094,11 @@ gpuhist_status absorb_event_of(gpuhist_ctx *ctx, cuda_state *st)
 }
 
 /* Add the counters of the histogram open on `from` into this context's: once `from`'s queued
- * work is done (an event waited for on this stream, no host wait), each counter buffer is copied
- * to this device (over NVLink or PCIe peer-to-peer where the devices allow direct access,
- * through the host otherwise) and added by one kernel; `from`'s stream then waits for that copy
- * before it may reuse its counters. Both histograms were begun with the same plan and strategy,
+ * work is done (an event waited for on this stream, no host wait), one kernel per counter buffer
+ * adds them, reading them where they are when this device has direct access to `from`'s (the
+ * same device, or a peer over NVLink / PCIe peer-to-peer), else from a copy made here first
+ * (cudaMemcpyPeerAsync, through the host); `from`'s stream then waits for that kernel before it
+ * may reuse its counters. Both histograms were begun with the same plan and strategy,
  * so their counter buffers have the same layout. */
 gpuhist_status cuda_stream_absorb(gpuhist_ctx *ctx, gpuhist_ctx *from)
 {
@@ -1123,16 +1124,21 @@ gpuhist_status cuda_stream_absorb(gpuhist_ctx *ctx, gpuhist_ctx *from)
             cudaError_t e = cudaDeviceEnablePeerAccess(fs->device, 0);
             if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled)
                 return gpuhist_cuda_check(ctx, e, "cudaDeviceEnablePeerAccess");
+            st->peer_ok |= 1ull << fs->device;
         }
         (void)cudaGetLastError();
         st->peer_checked |= 1ull << fs->device;
     }
+    /* the add kernel reads the other device's counters itself where it may (the same device, or
+     * a peer with direct access: NVLink / PCIe peer-to-peer); else they are copied here first */
+    const int direct = fs->device == st->device ||
+                       (fs->device < 64 && (st->peer_ok & (1ull << fs->device)));
     cudaStream_t strm = stream_of(ctx);
     GPUHIST_CUDA_TRY(ctx, cudaStreamWaitEvent(strm, fs->absorb_event, 0),
                      "wait for the other device's work");
     const size_t most = run.slot_bytes > run.value_bytes ? run.slot_bytes : run.value_bytes;
-    if ((rc = grow_t(ctx, &st->d_absorb, &st->absorb_size, most, 0, "counters of another device")) !=
-        GPUHIST_OK)
+    if (!direct && (rc = grow_t(ctx, &st->d_absorb, &st->absorb_size, most, 0,
+                                "counters of another device")) != GPUHIST_OK)
         return rc;
     struct {
         unsigned long long *dst;
@@ -1143,15 +1149,17 @@ gpuhist_status cuda_stream_absorb(gpuhist_ctx *ctx, gpuhist_ctx *from)
     for (int b = 0; b < 2; ++b) {
         if (!bufs[b].bytes)
             continue;
-        GPUHIST_CUDA_TRY(ctx,
-                         cudaMemcpyPeerAsync(st->d_absorb, st->device, bufs[b].src, fs->device,
-                                             bufs[b].bytes, strm),
-                         "copy counters from another device");
+        if (!direct)
+            GPUHIST_CUDA_TRY(ctx,
+                             cudaMemcpyPeerAsync(st->d_absorb, st->device, bufs[b].src,
+                                                 fs->device, bufs[b].bytes, strm),
+                             "copy counters from another device");
         const uint64_t n = bufs[b].bytes / sizeof(unsigned long long);
         const uint64_t blocks = (n + GH_BLOCK - 1) / GH_BLOCK;
         const uint64_t cap = (uint64_t)st->sm_count * 8u;
         const int grid = (int)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
-        k_add_counters<<<grid, GH_BLOCK, 0, strm>>>(bufs[b].dst, st->d_absorb, n);
+        k_add_counters<<<grid, GH_BLOCK, 0, strm>>>(bufs[b].dst,
+                                                    direct ? bufs[b].src : st->d_absorb, n);
         GPUHIST_CUDA_LAUNCH_CHECK(ctx, "add counters of another device");
     }
     if ((rc = absorb_event_of(ctx, st)) != GPUHIST_OK)
