@@ -98,7 +98,11 @@ static int on_error(TIFF *tif, void *user, const char *module, const char *fmt, 
     if (!m->have_err) {
         char msg[512];
         vsnprintf(msg, sizeof msg, fmt, ap);
-        snprintf(m->err, m->errlen, "%s: TIFF: %s", m->name, msg);
+        /* libtiff often starts with the file name, which the message already has */
+        size_t n = strlen(m->name);
+        const char *text = strncmp(msg, m->name, n) == 0 && msg[n] == ':' ? msg + n + 1 : msg;
+        text += strspn(text, " ");
+        snprintf(m->err, m->errlen, "%s: TIFF: %s", m->name, text);
         m->have_err = 1;
     }
     return 1;

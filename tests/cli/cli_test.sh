@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # CLI tests of the gpuhist command: formats, inputs, exit codes and messages, --output safety,
-# standard input, listings, demo, streamed input, weights.
+# standard input, listings, demo, streamed input, weights, images.
 #
 # usage: cli_test.sh GPUHIST WORKDIR SECTION
 #   SECTION: formats | inputs | npy | errors | output | stdin | tty | listing | strategies | demo
-#            | npyout | stream | weights | devices
+#            | npyout | stream | weights | devices | images
 # Exit 0 when every check passes, 1 otherwise (each failure printed with the command).
 set -u
 G=$1
@@ -1403,6 +1403,182 @@ cli_devices() {
     err 1 "device 1 does not exist" "$G" -B cpu --devices 0,1 u8.bin
 }
 
+# Images written by Pillow and OpenCV (tests/cli/images.py, fixed seed) with the counts NumPy
+# expects: every format, bit depth and channel layout, --roi, several files, a directory,
+# --each, --cumulative; --equalize against cv2.equalizeHist; damaged and refused images. A
+# format not built in must say so instead. Skipped (exit 77) without NumPy, Pillow and OpenCV.
+cli_images() {
+    local IMG PY=""
+    IMG=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/images.py
+    for py in "${GPUHIST_PYTHON:-}" /usr/bin/python3 python3; do
+        if [ -n "$py" ] && "$py" "$IMG" check >/dev/null 2>&1; then
+            PY=$py
+            break
+        fi
+    done
+    if [ -z "$PY" ]; then
+        echo "images: skipped (no python3 with NumPy, Pillow and OpenCV: scripts/setup installs them)"
+        exit 77
+    fi
+    "$PY" "$IMG" gen . || { fail "images.py gen failed"; return; }
+    local formats
+    formats=$("$G" --version)
+    built() { case "$formats" in *"images: "*"$1"*) return 0 ;; esac; return 1; }
+    # icase FORMAT EXPECT ARGS...: the count columns of -f csv equal EXPECT.expect, or, with
+    # FORMAT not built in, the message that says so.
+    icase() {
+        local fmt=$1 exp=$2
+        shift 2
+        if ! built "$fmt"; then
+            run "$G" -B cpu -f csv "$@"
+            [ "$rc" = 1 ] || fail "exit $rc (wanted 1, $fmt not built in): $*"
+            grep -q "support was not built in" err.txt || fail "no 'not built in' message: $*"
+            return 0
+        fi
+        ok "$G" -B cpu -f csv "$@"
+        tail -n +2 out.txt | cut -d, -f4- >got.txt
+        cmp -s got.txt "$exp.expect" ||
+            fail "counts of '$*' differ from $exp.expect: $(diff got.txt "$exp.expect" | head -4)"
+    }
+    icase png g8 g8.png
+    icase png ga8 ga8.png
+    icase png rgb8 rgb8.png
+    icase png rgba8 rgba8.png
+    icase png rgba8_3 --channels 4:3 rgba8.png
+    icase png g16 g16.png
+    icase png rgb16 rgb16.png
+    icase png rgba16 rgba16.png
+    icase png pal pal.png
+    icase png g1 g1.png
+    icase jpeg g8jpg g8.jpg
+    icase jpeg rgb8jpg rgb8.jpg
+    icase tiff g8 g8.tif
+    icase tiff g16 g16.tif
+    icase tiff rgb8 rgb8.tif
+    icase tiff rgba8 rgba8.tif
+    icase tiff rgb16 rgb16.tif
+    icase tiff f32 -r 0:1 -b 10 f32.tif
+    icase tiff f32auto -b 8 f32.tif
+    icase tiff pages pages.tif
+    icase pnm g8 g8.pgm
+    icase pnm g8 plain.pgm
+    icase pnm g16 g16.pgm
+    icase pnm m1000 m1000.pgm
+    icase pnm rgb8 rgb8.ppm
+    icase pnm rgba8 rgba8.pam
+    icase pnm rgb16 rgb16.ppm
+    icase png rgb8_roi --roi 3,2,5,4 rgb8.png
+    icase png two g8.png g8.png
+    icase png dir dir
+    icase png g8 -j 1 g8.png
+    if built png; then
+        # the same counts on every thread count, and from standard input with --image
+        checks=$((checks + 1))
+        "$G" -B cpu -f csv --image - <g8.png >out.txt 2>err.txt || fail "--image - failed: $(cat err.txt)"
+        tail -n +2 out.txt | cut -d, -f4- | cmp -s - g8.expect || fail "--image - counts differ"
+        # a 1 x 1 image
+        ok "$G" -B cpu -f csv one.png
+        line 202 "200,200,201,1" out.txt
+        # --cumulative: the running totals beside the counts
+        ok "$G" -B cpu -f csv --cumulative g8.png
+        tail -n +2 out.txt | cut -d, -f4,5 | cmp -s - g8_cum.expect || fail "--cumulative differs"
+        # --each: one histogram per image, in name order, labelled
+        ok "$G" -B cpu -f csv --each dir
+        line 1 "image,bin,lower,upper,count" out.txt
+        tail -n +2 out.txt | cut -d, -f1,5 | cmp -s - dir_each.expect || fail "--each CSV differs"
+        ok "$G" -B cpu -f json --each dir
+        "$PY" -c 'import json,sys; d=json.load(open("out.txt")); assert [x["image"] for x in d] == ["dir/a.png","dir/b.png","dir/c.png"], d; assert [x["total"] for x in d] == [15,18,12], [x["total"] for x in d]' ||
+            fail "--each JSON"
+        ok "$G" -B cpu --each dir g8.png
+        has "image: dir/a.png" out.txt
+        has "image: g8.png" out.txt
+        # -v names the files, the pages and the decoding threads
+        run "$G" -B cpu -v -o /dev/null dir
+        has "input: 3 image file(s), 3 page(s)" err.txt
+    fi
+    if built tiff; then
+        ok "$G" -B cpu -f csv --each pages.tif
+        tail -n +2 out.txt | cut -d, -f1,5 | cmp -s - pages_each.expect || fail "--each pages differ"
+    fi
+
+    # Equalization: cv2.equalizeHist byte for byte (8-bit grey, also on a region and on one
+    # value), per colour channel (alpha copied), OpenCV's rule over 65536 levels for 16 bits.
+    if built png; then
+        eq() { # eq REF ARGS...: the image written by --equalize equals REF.npy
+            local ref=$1 outimg
+            shift
+            outimg=${*: -2:1}
+            ok "$G" -B cpu -o h.csv -f csv "$@"
+            "$PY" "$IMG" same "$outimg" "$ref.npy" || fail "--equalize: $* differs from $ref"
+        }
+        eq eq_g8 --equalize e.png g8.png
+        tail -n +2 h.csv | cut -d, -f4- | cmp -s - g8.expect || fail "--equalize: histogram differs"
+        eq eq_big --equalize e.png big.png
+        eq eq_const --equalize e.png const.png
+        eq eq_g8_roi --roi 4,5,30,20 --equalize e.png g8.png
+        eq eq_rgb8 --equalize e.png rgb8.png
+        eq eq_rgba8 --equalize e.png rgba8.png
+        eq eq_g16 --equalize e.png g16.png
+        if built tiff; then eq eq_g8 --equalize e.tif g8.png; fi
+        if built pnm; then
+            eq eq_g8 --equalize e.pgm g8.png
+            eq eq_rgba8 --equalize e.pam rgba8.png
+        fi
+        rm -f e.png
+        err 2 "--equalize counts one bin per value" "$G" -b 4 --equalize e.png g8.png
+        err 2 "--equalize e.jpg: unknown image extension" "$G" --equalize e.jpg g8.png
+        err 2 "--equalize e.pgm: .pgm cannot hold the 3 channel" "$G" --equalize e.pgm rgb8.png
+        err 2 "--equalize takes one image" "$G" --equalize e.png g8.png g8.png
+        [ -e e.png ] && fail "--equalize left e.png behind after an error"
+    fi
+    if built tiff; then
+        err 2 "f32.tif holds f32 samples; equalization needs 8- or 16-bit" \
+            "$G" --equalize e.png f32.tif
+        err 2 "--equalize takes one image; pages.tif has several pages" \
+            "$G" -B cpu -o h.csv --equalize e.png pages.tif
+        [ -e e.png ] && fail "--equalize left e.png behind after an error"
+    fi
+
+    # Damaged and refused images: one message naming the file, exit 1, no output file.
+    rm -f x.csv e.png
+    for f in trunc.png corrupt.png trunc.jpg corrupt.jpg trunc.tif corrupt.tif; do
+        case $f in *.png) fmt=png ;; *.jpg) fmt=jpeg ;; *) fmt=tiff ;; esac
+        built $fmt || continue
+        err 1 "^gpuhist: $f: (PNG|JPEG|TIFF): " "$G" -B cpu -o x.csv --equalize e.png "$f"
+        [ -e x.csv ] && fail "$f: x.csv written"
+        [ -e e.png ] && fail "$f: e.png written"
+    done
+    if built tiff; then
+        err 1 "bilevel.tif: TIFF: 1-bit samples .* are not supported" "$G" bilevel.tif
+    fi
+    if built png; then
+        err 1 "empty.png: PNG: " "$G" empty.png
+        err 1 "huge.png: the image declares 100000 x 100000 pixels, above the limit" "$G" huge.png
+        err 1 "g8.png: --roi 40,0,8,5 does not lie inside the image \(47 x 61 pixels\)" \
+            "$G" -o x.csv --roi 40,0,8,5 g8.png
+        [ -e x.csv ] && fail "--roi outside: x.csv written"
+        err 2 "--roi: expected x,y,w,h" "$G" --roi 1,2,3 g8.png
+        err 2 "--roi 0,0,0,4: the width and height must be at least 1" "$G" --roi 0,0,0,4 g8.png
+        err 1 "mixed/b.png: 3 channel\(s\) of u8, but mixed/a.png has 1 channel\(s\) of u8" \
+            "$G" -o x.csv mixed
+        [ -e x.csv ] && fail "mixed: x.csv written"
+        err 1 "g16.png: 1 channel\(s\) of u16, but g8.png has 1 channel\(s\) of u8" \
+            "$G" g8.png g16.png
+        err 2 "--channels 4:3: g8.png has 1 channel" "$G" --channels 4:3 g8.png
+        err 2 "--type: images carry their own sample type" "$G" -t u16 g8.png
+        err 2 "--each is written by the table, CSV and JSON formats" "$G" --each -f npy dir
+        printf 'not an image\n' >notes.txt
+        err 1 "notes.txt: not an image" "$G" g8.png notes.txt
+    fi
+    if built pnm; then
+        err 1 "empty.pgm: " "$G" empty.pgm
+    fi
+    printf '\x00\x01' >u8.bin
+    err 2 "--roi is for image input, and u8.bin is not an image" "$G" --roi 0,0,1,1 u8.bin
+    # --raw reads an image file as raw samples, as before
+    ok "$G" -B cpu --raw -f csv one.png
+}
+
 case "$SECTION" in
 formats) cli_formats ;;
 devices) cli_devices ;;
@@ -1418,6 +1594,7 @@ demo) cli_demo ;;
 stream) cli_stream ;;
 npyout) cli_npyout ;;
 weights) cli_weights ;;
+images) cli_images ;;
 *)
     echo "unknown section $SECTION"
     exit 2
