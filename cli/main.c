@@ -1862,14 +1862,25 @@ done:
     return rc;
 }
 
+static int dispatch_options(options *o);
+
 static int dispatch(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "demo") == 0)
         return cli_demo(argc - 1, argv + 1);
     options o;
     int rc = parse_options(argc, argv, &o);
-    if (rc)
-        return rc;
+    if (rc == CLI_EXIT_OK)
+        rc = dispatch_options(&o);
+    if (argc > 0)
+        free((void *)o.inputs);
+    return rc;
+}
+
+static int dispatch_options(options *op)
+{
+    options o = *op;
+    int rc;
     if (o.mpi && (rc = cli_mpi_start(NULL, NULL)))
         return rc;
     if (cli_mpi_rank() > 0) { /* rank 0 speaks for all */

@@ -10,6 +10,7 @@ set -u
 G=$1
 W=$2
 SECTION=$3
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd) # before the cd below: relative paths work
 rm -rf "$W/$SECTION"
 mkdir -p "$W/$SECTION"
 cd "$W/$SECTION" || exit 1
@@ -1409,7 +1410,7 @@ cli_devices() {
 # format not built in must say so instead. Skipped (exit 77) without NumPy, Pillow and OpenCV.
 cli_images() {
     local IMG PY=""
-    IMG=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/images.py
+    IMG=$HERE/images.py
     for py in "${GPUHIST_PYTHON:-}" /usr/bin/python3 python3; do
         if [ -n "$py" ] && "$py" "$IMG" check >/dev/null 2>&1; then
             PY=$py
