@@ -40,9 +40,9 @@ for r in 1 2 3; do
     cmp -s "$W/one.out" "$W/same.out" || { echo "MISMATCH: --devices 0,0 counts differ"; fail=1; }
     awk -v n="$bytes" -v o="$one" -v a="$all" -v z="$same" 'BEGIN { printf "command %.1f GiB u8: one GPU %.3f s (%.1f GB/s), all GPUs %.3f s (%.1f GB/s), ratio %.2f; two contexts on GPU 0 %.3f s\n", n / 2^30, o, n / o / 1e9, a, n / a / 1e9, o / a, z }'
 done
-grep -h 'gpuhist: \(read\|histogram\|device\|context\|input\)' "$W/one.err" | sed 's/^/one GPU -v: /' | head -8
-grep -h 'gpuhist: \(read\|histogram\|device\|context\|input\)' "$W/all.err" | sed 's/^/all GPUs -v: /' | head -8
-grep -h 'gpuhist: \(read\|histogram\|device\|context\|input\)' "$W/same.err" | sed 's/^/GPU 0 twice -v: /' | head -8
+sed 's/^/one GPU -v: /' "$W/one.err" | head -16
+sed 's/^/all GPUs -v: /' "$W/all.err" | head -16
+sed 's/^/GPU 0 twice -v: /' "$W/same.err" | head -16
 if command -v mpirun >/dev/null 2>&1 && ldd "$G" 2>/dev/null | grep -q libmpi; then
     # root in a container: Open MPI must be told it may run, without cross-memory attach
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -569,15 +569,17 @@ static gpuhist_status finish_on_first(gpuhist_multi_stream *ms, gpuhist_result *
     for (int p = 1; p < ms->n && st == GPUHIST_OK; ++p)
         if ((st = gpuhist_stream_absorb(ms->parts[0], ms->parts[p])) != GPUHIST_OK)
             st = part_failed(ms, 0, st);
-    for (int p = 1; p < ms->n; ++p) {
-        gpuhist_stream_abort(ms->parts[p]);
-        ms->parts[p] = NULL;
-    }
     if (st == GPUHIST_OK) {
         st = gpuhist_stream_finish(ms->parts[0], result);
         ms->parts[0] = NULL; /* freed by its finish */
         if (st != GPUHIST_OK)
             st = member_failed(ms->ctx, 0, ms->ctx->members[0]->error, st, ms->n > 1);
+    }
+    /* the others are released after part 0's finish has waited for the adds that read their
+     * counters, so releasing them waits for nothing and part 0's finish did not wait for them */
+    for (int p = 1; p < ms->n; ++p) {
+        gpuhist_stream_abort(ms->parts[p]);
+        ms->parts[p] = NULL;
     }
     return st;
 }
