@@ -229,8 +229,8 @@ static void copy_rates(const unsigned char *buf, size_t bytes, const int *devs, 
 
 /* Lent staging buffers (gpuhist_stream_buffer / _submit, what the command's file reader
  * uses), 16 MiB each, with no reading: each buffer is filled once, the first time it is lent
- * (in the untimed first run), and then submitted as it is, so the figure is the stream's own rate (copies to the devices
- * and counting) without the reader. */
+ * (in the untimed first run), and then submitted as it is, so the figure is the stream's own
+ * rate (copies to the devices and counting) without the reader. */
 typedef struct seen_buffers {
     void *buf[64];
     int n;

@@ -5,6 +5,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 
+#include <stdarg.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,14 @@ static const gpuhist_backend_ops *backend_ops(gpuhist_backend b)
 
 /* Errors of gpuhist_create(), which has no context to hold them: gpuhist_last_error(NULL). */
 static _Thread_local char create_error[512];
+
+void gpuhist_create_failed(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(create_error, sizeof create_error, fmt, ap);
+    va_end(ap);
+}
 
 static gpuhist_status open_backend(gpuhist_ctx *ctx, gpuhist_backend b, int device)
 {
@@ -104,139 +114,6 @@ int gpuhist_device_count(gpuhist_backend backend)
 #endif
     default: return 0;
     }
-}
-
-/* "2 x NVIDIA H100 80GB HBM3 (devices 0,1)", or the names joined by " + " when they differ. */
-static void multi_device_name(gpuhist_ctx *ctx)
-{
-    char list[64] = "";
-    int same = 1;
-    size_t used = 0;
-    for (int m = 0; m < ctx->member_count; ++m) {
-        same = same && strcmp(ctx->members[m]->device_name, ctx->members[0]->device_name) == 0;
-        if (used < sizeof list) {
-            int w = snprintf(list + used, sizeof list - used, "%s%d", m ? "," : "",
-                             ctx->members[m]->device);
-            used += w > 0 ? (size_t)w : 0;
-        }
-    }
-    if (same) {
-        snprintf(ctx->device_name, sizeof ctx->device_name, "%d x %.80s (devices %.30s)",
-                 ctx->member_count, ctx->members[0]->device_name, list);
-        return;
-    }
-    used = 0;
-    ctx->device_name[0] = '\0';
-    for (int m = 0; m < ctx->member_count && used < sizeof ctx->device_name; ++m) {
-        int w = snprintf(ctx->device_name + used, sizeof ctx->device_name - used, "%s%s",
-                         m ? " + " : "", ctx->members[m]->device_name);
-        used += w > 0 ? (size_t)w : 0;
-    }
-}
-
-/* One member of a multi-device context, opened on a thread of its own: opening a device (the
- * driver's context, its first allocations) takes a good part of a second on a GPU, and the
- * devices open in parallel. */
-typedef struct member_open {
-    gpuhist_backend backend;
-    int device;
-    gpuhist_ctx *ctx;
-    gpuhist_status status;
-    char error[sizeof create_error];
-} member_open;
-
-static void *open_member(void *arg)
-{
-    member_open *m = arg;
-    m->status = gpuhist_create_on(&m->ctx, m->backend, m->device);
-    if (m->status != GPUHIST_OK)
-        memcpy(m->error, create_error, sizeof m->error); /* this thread's message */
-    return NULL;
-}
-
-gpuhist_status gpuhist_create_multi(gpuhist_ctx **out, gpuhist_backend backend,
-                                    const int *devices, int count)
-{
-    if (!out) {
-        snprintf(create_error, sizeof create_error, "gpuhist_create_multi: out is NULL");
-        return GPUHIST_ERROR_INVALID_ARGUMENT;
-    }
-    *out = NULL;
-    if (count < 0 || (count > 0 && !devices)) {
-        snprintf(create_error, sizeof create_error,
-                 "devices: %s", count < 0 ? "a negative count" : "NULL with a count above 0");
-        return GPUHIST_ERROR_INVALID_ARGUMENT;
-    }
-    if ((unsigned)backend > GPUHIST_BACKEND_OPENCL) {
-        snprintf(create_error, sizeof create_error, "backend: unknown value %d", (int)backend);
-        return GPUHIST_ERROR_INVALID_ARGUMENT;
-    }
-    char note[sizeof ((gpuhist_ctx *)0)->note] = "";
-    if (backend == GPUHIST_BACKEND_AUTO) {
-        /* CUDA when it has a device, else the CPU, saying why (as gpuhist_create does) */
-        if (gpuhist_device_count(GPUHIST_BACKEND_CUDA) > 0) {
-            backend = GPUHIST_BACKEND_CUDA;
-        } else {
-            if (count <= 1)
-                return gpuhist_create_on(out, GPUHIST_BACKEND_AUTO, count ? devices[0] : 0);
-            gpuhist_ctx *probe = NULL;
-            if (gpuhist_create(&probe, GPUHIST_BACKEND_AUTO) == GPUHIST_OK)
-                snprintf(note, sizeof note, "%s", probe->note);
-            gpuhist_destroy(probe);
-            backend = GPUHIST_BACKEND_CPU;
-        }
-    }
-    int n = count;
-    if (n == 0) {
-        n = gpuhist_device_count(backend);
-        if (n == 0) /* the backend's own message */
-            return gpuhist_create(out, backend);
-    }
-    if (n == 1)
-        return gpuhist_create_on(out, backend, devices ? devices[0] : 0);
-    gpuhist_ctx *ctx = calloc(1, sizeof *ctx);
-    gpuhist_ctx **members = calloc((size_t)n, sizeof *members);
-    if (!ctx || !members) {
-        free(ctx);
-        free(members);
-        snprintf(create_error, sizeof create_error, "cannot allocate a context");
-        return GPUHIST_ERROR_OUT_OF_MEMORY;
-    }
-    ctx->members = members;
-    ctx->ops = &gpuhist_multi_ops;
-    member_open *open = calloc((size_t)n, sizeof *open);
-    if (!open) {
-        gpuhist_destroy(ctx);
-        snprintf(create_error, sizeof create_error, "cannot allocate a context");
-        return GPUHIST_ERROR_OUT_OF_MEMORY;
-    }
-    for (int m = 0; m < n; ++m) {
-        open[m].backend = backend;
-        open[m].device = devices ? devices[m] : m;
-    }
-    gpuhist_fork_join(open, sizeof *open, n, open_member);
-    gpuhist_status failed = GPUHIST_OK;
-    for (int m = 0; m < n; ++m) {
-        members[m] = open[m].ctx;
-        if (open[m].status != GPUHIST_OK && failed == GPUHIST_OK) {
-            failed = open[m].status; /* the first failing member's message */
-            memcpy(create_error, open[m].error, sizeof create_error);
-        }
-    }
-    ctx->member_count = n;
-    free(open);
-    if (failed != GPUHIST_OK) {
-        gpuhist_destroy(ctx); /* (NULL members are skipped) */
-        return failed;
-    }
-    ctx->backend = backend;
-    ctx->device = members[0]->device;
-    memcpy(ctx->note, note, sizeof ctx->note);
-    if (backend == GPUHIST_BACKEND_CPU) /* the cores are shared by the members */
-        gpuhist_set_threads(ctx, 0);
-    multi_device_name(ctx);
-    *out = ctx;
-    return GPUHIST_OK;
 }
 
 int gpuhist_context_device_count(const gpuhist_ctx *ctx)

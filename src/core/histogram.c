@@ -64,8 +64,8 @@ static gpuhist_status histogram_held(gpuhist_ctx *ctx, const gpuhist_samples *sa
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "result: NULL");
     if (!result->counts)
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "result.counts: NULL");
-    if (ctx->members)
-        return gpuhist_multi_histogram(ctx, samples, spec, result);
+    if (ctx->ops->requests) /* several devices */
+        return ctx->ops->requests->histogram(ctx, samples, spec, result);
     double t0 = gpuhist_now();
 
     gpuhist_plan plan;

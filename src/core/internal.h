@@ -206,7 +206,30 @@ typedef struct gpuhist_backend_ops {
      * the caller then aborts `from`'s histogram. One device then finishes for all, instead of
      * each copying its counts to the host for a host-side sum. */
     gpuhist_status (*stream_absorb)(gpuhist_ctx *ctx, gpuhist_ctx *from);
+
+    /* Whole requests, taken before any planning by a context that plans and runs them itself:
+     * a context of several devices (multi.c). NULL for the backends. */
+    const struct gpuhist_request_ops *requests;
 } gpuhist_backend_ops;
+
+/* The public calls as a context of several devices takes them (multi.c), once the context is
+ * held (busy) and its error cleared; messages go to ctx->error. A stream's state is its own. */
+typedef struct gpuhist_request_ops {
+    gpuhist_status (*histogram)(gpuhist_ctx *ctx, const gpuhist_samples *samples,
+                                const gpuhist_bin_spec *spec, gpuhist_result *result);
+    gpuhist_status (*minmax)(gpuhist_ctx *ctx, const gpuhist_samples *samples, double *min,
+                             double *max, int *found);
+    gpuhist_status (*stream_begin)(gpuhist_ctx *ctx, const gpuhist_samples *layout,
+                                   const gpuhist_bin_spec *spec, gpuhist_memory counts_location,
+                                   void **state);
+    gpuhist_status (*stream_feed)(void *state, const void *data, const void *weights,
+                                  uint64_t pixels);
+    gpuhist_status (*stream_buffer)(void *state, size_t min_bytes, void **buf);
+    gpuhist_status (*stream_submit)(void *state, void *buf, uint64_t pixels);
+    /* frees the state, whatever it returns */
+    gpuhist_status (*stream_finish)(void *state, gpuhist_result *result);
+    void (*stream_abort)(void *state);
+} gpuhist_request_ops;
 
 extern const gpuhist_backend_ops gpuhist_cpu_backend;
 extern const gpuhist_strategy *const gpuhist_cpu_strategies[]; /* src/cpu/registry_cpu.c */
@@ -245,7 +268,8 @@ struct gpuhist_ctx {
     char error[512];                     /* last error message */
     char *build_log;                     /* OpenCL build log (malloc'd) or NULL */
     /* A context over several devices (gpuhist_create_multi, multi.c): one context per device,
-     * which do the work; this one only routes and merges (its ops are gpuhist_multi_ops). */
+     * which do the work; this one only routes and merges (its ops, in multi.c, take whole
+     * requests: ops->requests). */
     gpuhist_ctx **members;
     int member_count;
     void *multi_cache;                   /* the parts' buffers, kept between calls (multi.c) */
@@ -258,26 +282,8 @@ struct gpuhist_ctx {
 
 /* ---- several devices (multi.c) ------------------------------------------------------------------ */
 
-extern const gpuhist_backend_ops gpuhist_multi_ops;
-typedef struct gpuhist_multi_stream gpuhist_multi_stream;
-/* The entry points of a context with members, called by gpuhist_histogram / gpuhist_minmax /
- * the stream calls once the context is held. Messages go to ctx->error. */
-gpuhist_status gpuhist_multi_histogram(gpuhist_ctx *ctx, const gpuhist_samples *samples,
-                                       const gpuhist_bin_spec *spec, gpuhist_result *result);
-gpuhist_status gpuhist_multi_minmax(gpuhist_ctx *ctx, const gpuhist_samples *samples,
-                                    double *min, double *max, int *found);
-gpuhist_status gpuhist_multi_stream_begin(gpuhist_ctx *ctx, const gpuhist_samples *layout,
-                                          const gpuhist_bin_spec *spec,
-                                          gpuhist_memory counts_location,
-                                          gpuhist_multi_stream **out);
-gpuhist_status gpuhist_multi_stream_feed(gpuhist_multi_stream *ms, const void *data,
-                                         const void *weights, uint64_t pixels);
-gpuhist_status gpuhist_multi_stream_buffer(gpuhist_multi_stream *ms, size_t min_bytes,
-                                           void **buf);
-gpuhist_status gpuhist_multi_stream_submit(gpuhist_multi_stream *ms, void *buf,
-                                           uint64_t pixels);
-gpuhist_status gpuhist_multi_stream_finish(gpuhist_multi_stream *ms, gpuhist_result *result);
-void gpuhist_multi_stream_abort(gpuhist_multi_stream *ms);
+/* Sets this thread's gpuhist_last_error(NULL), the message of a failed context creation. */
+void gpuhist_create_failed(const char *fmt, ...);
 /* The bins and histogrammed channels of a stream (stream.c). */
 void gpuhist_stream_shape(const gpuhist_stream *st, uint32_t *bins, uint32_t *active);
 /* Lend at most `slots` staging buffers (1..GPUHIST_STREAM_SLOTS) from this stream. */

@@ -29,6 +29,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,15 +95,6 @@ static void multi_host_free(gpuhist_ctx *ctx, void *p)
     gpuhist_host_free(ctx->members[0], p);
 }
 
-/* Only what a caller may reach on the context itself: every computation is routed to the
- * members before a backend operation would be asked. */
-const gpuhist_backend_ops gpuhist_multi_ops = {
-    .id = GPUHIST_BACKEND_AUTO,
-    .close = multi_close,
-    .is_device_pointer = multi_is_device_pointer,
-    .host_alloc = multi_host_alloc,
-    .host_free = multi_host_free,
-};
 
 /* ---- shares ----------------------------------------------------------------------------------- */
 
@@ -231,7 +223,7 @@ static gpuhist_status check_host_request(gpuhist_ctx *ctx, const gpuhist_samples
 
 /* ---- the one-shot call and the min/max ------------------------------------------------------ */
 
-gpuhist_status gpuhist_multi_minmax(gpuhist_ctx *ctx, const gpuhist_samples *samples,
+static gpuhist_status multi_minmax(gpuhist_ctx *ctx, const gpuhist_samples *samples,
                                     double *min, double *max, int *found)
 {
     ctx->error[0] = '\0';
@@ -360,7 +352,7 @@ static void merge_parts(const gpuhist_plan *geo, gpuhist_outliers outliers, shar
     *result = out;
 }
 
-gpuhist_status gpuhist_multi_histogram(gpuhist_ctx *ctx, const gpuhist_samples *samples,
+static gpuhist_status multi_histogram(gpuhist_ctx *ctx, const gpuhist_samples *samples,
                                        const gpuhist_bin_spec *spec, gpuhist_result *result)
 {
     const double t0 = gpuhist_now();
@@ -412,7 +404,7 @@ gpuhist_status gpuhist_multi_histogram(gpuhist_ctx *ctx, const gpuhist_samples *
 
 /* ---- streams ------------------------------------------------------------------------------------ */
 
-struct gpuhist_multi_stream {
+typedef struct gpuhist_multi_stream {
     gpuhist_ctx *ctx;
     int n;
     gpuhist_stream **parts;       /* one stream per member */
@@ -425,15 +417,16 @@ struct gpuhist_multi_stream {
     gpuhist_dtype weight_dtype;
     gpuhist_outliers outliers;
     double t0;
-};
+} gpuhist_multi_stream;
 
 static gpuhist_status part_failed(gpuhist_multi_stream *ms, int p, gpuhist_status st)
 {
     return member_failed(ms->ctx, p, gpuhist_stream_error(ms->parts[p]), st, ms->n > 1);
 }
 
-void gpuhist_multi_stream_abort(gpuhist_multi_stream *ms)
+static void multi_stream_abort(void *state)
 {
+    gpuhist_multi_stream *ms = state;
     if (!ms)
         return;
     for (int p = 0; p < ms->n; ++p)
@@ -444,10 +437,9 @@ void gpuhist_multi_stream_abort(gpuhist_multi_stream *ms)
     free(ms);
 }
 
-gpuhist_status gpuhist_multi_stream_begin(gpuhist_ctx *ctx, const gpuhist_samples *layout,
+static gpuhist_status multi_stream_begin(gpuhist_ctx *ctx, const gpuhist_samples *layout,
                                           const gpuhist_bin_spec *spec,
-                                          gpuhist_memory counts_location,
-                                          gpuhist_multi_stream **out)
+                                          gpuhist_memory counts_location, void **out)
 {
     *out = NULL;
     if (counts_location == GPUHIST_MEMORY_DEVICE)
@@ -463,7 +455,7 @@ gpuhist_status gpuhist_multi_stream_begin(gpuhist_ctx *ctx, const gpuhist_sample
         ms->lent_part = calloc((size_t)n * GPUHIST_STREAM_SLOTS, sizeof *ms->lent_part);
     }
     if (!ms || !ms->parts || !ms->lent || !ms->lent_part) {
-        gpuhist_multi_stream_abort(ms);
+        multi_stream_abort(ms);
         return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY, "stream: out of host memory");
     }
     ms->ctx = ctx;
@@ -484,7 +476,7 @@ gpuhist_status gpuhist_multi_stream_begin(gpuhist_ctx *ctx, const gpuhist_sample
         if (st != GPUHIST_OK) {
             /* the first member's message is the one a single device would give */
             member_failed(ctx, p, ctx->members[p]->error, st, p > 0);
-            gpuhist_multi_stream_abort(ms);
+            multi_stream_abort(ms);
             return st;
         }
         gpuhist_stream_limit_slots(ms->parts[p], ms->per_part);
@@ -493,9 +485,10 @@ gpuhist_status gpuhist_multi_stream_begin(gpuhist_ctx *ctx, const gpuhist_sample
     return GPUHIST_OK;
 }
 
-gpuhist_status gpuhist_multi_stream_feed(gpuhist_multi_stream *ms, const void *data,
-                                         const void *weights, uint64_t pixels)
+static gpuhist_status multi_stream_feed(void *state, const void *data, const void *weights,
+                                        uint64_t pixels)
 {
+    gpuhist_multi_stream *ms = state;
     int p = holder_of(ms->ctx, data, ms->location);
     if (p < 0) {
         p = ms->turn;
@@ -508,9 +501,9 @@ gpuhist_status gpuhist_multi_stream_feed(gpuhist_multi_stream *ms, const void *d
     return st == GPUHIST_OK ? st : part_failed(ms, p, st);
 }
 
-gpuhist_status gpuhist_multi_stream_buffer(gpuhist_multi_stream *ms, size_t min_bytes,
-                                           void **buf)
+static gpuhist_status multi_stream_buffer(void *state, size_t min_bytes, void **buf)
 {
+    gpuhist_multi_stream *ms = state;
     /* the next part in turn that has a buffer left to lend */
     int p = -1, free_entry = -1;
     for (int k = 0; k < ms->n && p < 0; ++k) {
@@ -537,8 +530,9 @@ gpuhist_status gpuhist_multi_stream_buffer(gpuhist_multi_stream *ms, size_t min_
     return GPUHIST_OK;
 }
 
-gpuhist_status gpuhist_multi_stream_submit(gpuhist_multi_stream *ms, void *buf, uint64_t pixels)
+static gpuhist_status multi_stream_submit(void *state, void *buf, uint64_t pixels)
 {
+    gpuhist_multi_stream *ms = state;
     for (int i = 0; buf && i < ms->n * GPUHIST_STREAM_SLOTS; ++i) {
         if (ms->lent[i] != buf)
             continue;
@@ -584,8 +578,9 @@ static gpuhist_status finish_on_first(gpuhist_multi_stream *ms, gpuhist_result *
     return st;
 }
 
-gpuhist_status gpuhist_multi_stream_finish(gpuhist_multi_stream *ms, gpuhist_result *result)
+static gpuhist_status multi_stream_finish(void *state, gpuhist_result *result)
 {
+    gpuhist_multi_stream *ms = state;
     gpuhist_ctx *ctx = ms->ctx;
     const int n = ms->n;
     gpuhist_status st = GPUHIST_OK;
@@ -607,7 +602,7 @@ gpuhist_status gpuhist_multi_stream_finish(gpuhist_multi_stream *ms, gpuhist_res
         st = finish_on_first(ms, result);
         if (st == GPUHIST_OK)
             result->seconds = gpuhist_now() - ms->t0;
-        gpuhist_multi_stream_abort(ms);
+        multi_stream_abort(ms);
         return st;
     }
     share *sh = st == GPUHIST_OK ? calloc((size_t)n, sizeof *sh) : NULL;
@@ -637,6 +632,163 @@ gpuhist_status gpuhist_multi_stream_finish(gpuhist_multi_stream *ms, gpuhist_res
         result->seconds = gpuhist_now() - ms->t0;
     }
     free(sh);
-    gpuhist_multi_stream_abort(ms);
+    multi_stream_abort(ms);
     return st;
+}
+
+/* ---- the context ------------------------------------------------------------------------------ */
+
+static const gpuhist_request_ops multi_requests = {
+    .histogram = multi_histogram,
+    .minmax = multi_minmax,
+    .stream_begin = multi_stream_begin,
+    .stream_feed = multi_stream_feed,
+    .stream_buffer = multi_stream_buffer,
+    .stream_submit = multi_stream_submit,
+    .stream_finish = multi_stream_finish,
+    .stream_abort = multi_stream_abort,
+};
+
+/* The public calls come as whole requests (requests); of the backend operations only those a
+ * caller may reach on the context itself. */
+static const gpuhist_backend_ops multi_ops = {
+    .id = GPUHIST_BACKEND_AUTO,
+    .close = multi_close,
+    .is_device_pointer = multi_is_device_pointer,
+    .host_alloc = multi_host_alloc,
+    .host_free = multi_host_free,
+    .requests = &multi_requests,
+};
+
+/* "2 x NVIDIA H100 80GB HBM3 (devices 0,1)", or the names joined by " + " when they differ. */
+static void multi_device_name(gpuhist_ctx *ctx)
+{
+    char list[64] = "";
+    int same = 1;
+    size_t used = 0;
+    for (int m = 0; m < ctx->member_count; ++m) {
+        same = same && strcmp(ctx->members[m]->device_name, ctx->members[0]->device_name) == 0;
+        if (used < sizeof list) {
+            int w = snprintf(list + used, sizeof list - used, "%s%d", m ? "," : "",
+                             ctx->members[m]->device);
+            used += w > 0 ? (size_t)w : 0;
+        }
+    }
+    if (same) {
+        snprintf(ctx->device_name, sizeof ctx->device_name, "%d x %.80s (devices %.30s)",
+                 ctx->member_count, ctx->members[0]->device_name, list);
+        return;
+    }
+    used = 0;
+    ctx->device_name[0] = '\0';
+    for (int m = 0; m < ctx->member_count && used < sizeof ctx->device_name; ++m) {
+        int w = snprintf(ctx->device_name + used, sizeof ctx->device_name - used, "%s%s",
+                         m ? " + " : "", ctx->members[m]->device_name);
+        used += w > 0 ? (size_t)w : 0;
+    }
+}
+
+/* One member of a multi-device context, opened on a thread of its own: opening a device (the
+ * driver's context, its first allocations) takes a good part of a second on a GPU, and the
+ * devices open in parallel. */
+typedef struct member_open {
+    gpuhist_backend backend;
+    int device;
+    gpuhist_ctx *ctx;
+    gpuhist_status status;
+    char error[512];
+} member_open;
+
+static void *open_member(void *arg)
+{
+    member_open *m = arg;
+    m->status = gpuhist_create_on(&m->ctx, m->backend, m->device);
+    if (m->status != GPUHIST_OK)
+        snprintf(m->error, sizeof m->error, "%s", gpuhist_last_error(NULL)); /* this thread's */
+    return NULL;
+}
+
+gpuhist_status gpuhist_create_multi(gpuhist_ctx **out, gpuhist_backend backend,
+                                    const int *devices, int count)
+{
+    if (!out) {
+        gpuhist_create_failed("gpuhist_create_multi: out is NULL");
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    }
+    *out = NULL;
+    if (count < 0 || (count > 0 && !devices)) {
+        gpuhist_create_failed("devices: %s", count < 0 ? "a negative count"
+                                                       : "NULL with a count above 0");
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    }
+    if ((unsigned)backend > GPUHIST_BACKEND_OPENCL) {
+        gpuhist_create_failed("backend: unknown value %d", (int)backend);
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    }
+    char note[sizeof ((gpuhist_ctx *)0)->note] = "";
+    if (backend == GPUHIST_BACKEND_AUTO) {
+        /* CUDA when it has a device, else the CPU, saying why (as gpuhist_create does) */
+        if (gpuhist_device_count(GPUHIST_BACKEND_CUDA) > 0) {
+            backend = GPUHIST_BACKEND_CUDA;
+        } else {
+            if (count <= 1)
+                return gpuhist_create_on(out, GPUHIST_BACKEND_AUTO, count ? devices[0] : 0);
+            gpuhist_ctx *probe = NULL;
+            if (gpuhist_create(&probe, GPUHIST_BACKEND_AUTO) == GPUHIST_OK)
+                snprintf(note, sizeof note, "%s", probe->note);
+            gpuhist_destroy(probe);
+            backend = GPUHIST_BACKEND_CPU;
+        }
+    }
+    int n = count;
+    if (n == 0) {
+        n = gpuhist_device_count(backend);
+        if (n == 0) /* the backend's own message */
+            return gpuhist_create(out, backend);
+    }
+    if (n == 1)
+        return gpuhist_create_on(out, backend, devices ? devices[0] : 0);
+    gpuhist_ctx *ctx = calloc(1, sizeof *ctx);
+    gpuhist_ctx **members = calloc((size_t)n, sizeof *members);
+    if (!ctx || !members) {
+        free(ctx);
+        free(members);
+        gpuhist_create_failed("cannot allocate a context");
+        return GPUHIST_ERROR_OUT_OF_MEMORY;
+    }
+    ctx->members = members;
+    ctx->ops = &multi_ops;
+    member_open *open = calloc((size_t)n, sizeof *open);
+    if (!open) {
+        gpuhist_destroy(ctx);
+        gpuhist_create_failed("cannot allocate a context");
+        return GPUHIST_ERROR_OUT_OF_MEMORY;
+    }
+    for (int m = 0; m < n; ++m) {
+        open[m].backend = backend;
+        open[m].device = devices ? devices[m] : m;
+    }
+    gpuhist_fork_join(open, sizeof *open, n, open_member);
+    gpuhist_status failed = GPUHIST_OK;
+    for (int m = 0; m < n; ++m) {
+        members[m] = open[m].ctx;
+        if (open[m].status != GPUHIST_OK && failed == GPUHIST_OK) {
+            failed = open[m].status; /* the first failing member's message */
+            gpuhist_create_failed("%s", open[m].error);
+        }
+    }
+    ctx->member_count = n;
+    free(open);
+    if (failed != GPUHIST_OK) {
+        gpuhist_destroy(ctx); /* (NULL members are skipped) */
+        return failed;
+    }
+    ctx->backend = backend;
+    ctx->device = members[0]->device;
+    memcpy(ctx->note, note, sizeof ctx->note);
+    if (backend == GPUHIST_BACKEND_CPU) /* the cores are shared by the members */
+        gpuhist_set_threads(ctx, 0);
+    multi_device_name(ctx);
+    *out = ctx;
+    return GPUHIST_OK;
 }

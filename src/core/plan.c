@@ -346,8 +346,9 @@ gpuhist_status gpuhist_minmax(gpuhist_ctx *ctx, const gpuhist_samples *samples, 
         return GPUHIST_ERROR_INVALID_ARGUMENT;
     if (__atomic_test_and_set(&ctx->busy, __ATOMIC_ACQUIRE))
         return GPUHIST_ERROR_BUSY;
-    gpuhist_status st = ctx->members ? gpuhist_multi_minmax(ctx, samples, min, max, found)
-                                     : minmax_held(ctx, samples, min, max, found);
+    gpuhist_status st = ctx->ops->requests /* several devices */
+                            ? ctx->ops->requests->minmax(ctx, samples, min, max, found)
+                            : minmax_held(ctx, samples, min, max, found);
     __atomic_clear(&ctx->busy, __ATOMIC_RELEASE);
     return st;
 }

@@ -39,7 +39,8 @@ struct gpuhist_stream {
     int slot_held[GPUHIST_STREAM_SLOTS];
     int next_slot;                  /* lend slots in turn, so a refill waits on the oldest copy */
     int slot_limit;                 /* slots 0..slot_limit-1 are lent (gpuhist_stream_limit_slots) */
-    gpuhist_multi_stream *multi;    /* a context of several devices: its streams (multi.c) */
+    void *multi;                    /* a context of several devices: the state of its streams
+                                       (ctx->ops->requests, multi.c) */
 };
 
 void gpuhist_stream_shape(const gpuhist_stream *st, uint32_t *bins, uint32_t *active)
@@ -83,7 +84,8 @@ gpuhist_status gpuhist_stream_absorb(gpuhist_stream *into, gpuhist_stream *from)
 static void stream_free(gpuhist_stream *st)
 {
     gpuhist_ctx *ctx = st->ctx;
-    gpuhist_multi_stream_abort(st->multi);
+    if (st->multi)
+        ctx->ops->requests->stream_abort(st->multi);
     if (st->native && ctx->ops->stream_abort)
         ctx->ops->stream_abort(ctx);
     if (st->core_slots)
@@ -123,9 +125,9 @@ gpuhist_status gpuhist_stream_begin(gpuhist_ctx *ctx, const gpuhist_samples *lay
     st->ctx = ctx;
     st->t0 = gpuhist_now();
     st->slot_limit = GPUHIST_STREAM_SLOTS;
-    if (ctx->members) {
-        gpuhist_status rc = gpuhist_multi_stream_begin(ctx, layout, spec, counts_location,
-                                                       &st->multi);
+    if (ctx->ops->requests) {
+        gpuhist_status rc = ctx->ops->requests->stream_begin(ctx, layout, spec, counts_location,
+                                                             &st->multi);
         if (rc != GPUHIST_OK) {
             stream_free(st);
             return rc;
@@ -253,7 +255,7 @@ static gpuhist_status feed(gpuhist_stream *st, const void *data, const void *wei
     if (pixels == 0)
         return GPUHIST_OK;
     if (st->multi) {
-        rc = gpuhist_multi_stream_feed(st->multi, data, weights, pixels);
+        rc = st->ctx->ops->requests->stream_feed(st->multi, data, weights, pixels);
         return rc == GPUHIST_OK ? rc : stream_fail(st, rc);
     }
     gpuhist_ctx *ctx = st->ctx;
@@ -300,7 +302,8 @@ gpuhist_status gpuhist_stream_buffer(gpuhist_stream *st, size_t min_bytes, void 
                                             "stream: a weighted stream is fed with "
                                             "gpuhist_stream_feed_weighted, not lent buffers"));
     if (st->multi) {
-        gpuhist_status rc = gpuhist_multi_stream_buffer(st->multi, min_bytes ? min_bytes : 1, buf);
+        gpuhist_status rc =
+            st->ctx->ops->requests->stream_buffer(st->multi, min_bytes ? min_bytes : 1, buf);
         return rc == GPUHIST_OK ? rc : stream_fail(st, rc);
     }
     int slot = -1;
@@ -346,7 +349,7 @@ gpuhist_status gpuhist_stream_submit(gpuhist_stream *st, void *buf, uint64_t pix
     if (st->multi) {
         if (st->failed != GPUHIST_OK)
             return st->failed;
-        gpuhist_status rc = gpuhist_multi_stream_submit(st->multi, buf, pixels);
+        gpuhist_status rc = st->ctx->ops->requests->stream_submit(st->multi, buf, pixels);
         return rc == GPUHIST_OK ? rc : stream_fail(st, rc);
     }
     int slot = -1;
@@ -381,7 +384,7 @@ gpuhist_status gpuhist_stream_finish(gpuhist_stream *st, gpuhist_result *result)
     gpuhist_status rc = st->failed;
     if (st->multi) {
         if (rc == GPUHIST_OK) {
-            rc = gpuhist_multi_stream_finish(st->multi, result);
+            rc = ctx->ops->requests->stream_finish(st->multi, result);
             st->multi = NULL; /* freed by its finish */
         } else {
             memcpy(ctx->error, st->error, sizeof ctx->error);

@@ -1284,5 +1284,5 @@ extern "C" const gpuhist_backend_ops gpuhist_cuda_backend = {
     cuda_stream_begin,    cuda_stream_count, cuda_stream_buffer,
     cuda_stream_submit,   cuda_stream_finish, cuda_stream_abort,
     cuda_host_alloc,      cuda_host_free,
-    cuda_stream_absorb,
+    cuda_stream_absorb,   NULL, /* requests: planned here */
 };
