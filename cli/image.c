@@ -119,6 +119,8 @@ int cli_image_path_is_image(const char *path)
     return got > 0 && cli_image_sniff(head, (size_t)got) != CLI_IMG_NONE;
 }
 
+uint64_t cli_image_max_bytes = 0;
+
 static size_t dtype_size(gpuhist_dtype t)
 {
     return gpuhist_dtype_size(t);
@@ -150,6 +152,8 @@ int cli_image_alloc(cli_image *img, const char *name, uint64_t width, uint64_t h
     size_t pixel = channels * dtype_size(dtype);
     uint64_t bytes = width * height * pixel; /* <= 2^32 * 4 * 8: no overflow */
     uint64_t avail = gpuhist_host_memory_available();
+    if (cli_image_max_bytes && (!avail || cli_image_max_bytes < avail))
+        avail = cli_image_max_bytes;
     if ((avail && bytes > avail) || bytes > SIZE_MAX) {
         char a[32], b[32];
         cli_format_bytes(a, sizeof a, (double)bytes);

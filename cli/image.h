@@ -30,6 +30,9 @@
 
 /* The most pixels one decoded page may declare (refused before any allocation). */
 #define CLI_IMAGE_MAX_PIXELS (UINT64_C(1) << 32)
+/* The most bytes one decoded page may take: 0 (the command) = the memory available; the fuzz
+ * harness sets a small bound so that a header declaring a big page is refused there too. */
+extern uint64_t cli_image_max_bytes;
 
 typedef enum cli_image_format {
     CLI_IMG_NONE = 0,

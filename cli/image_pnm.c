@@ -22,7 +22,11 @@
 #include <netpbm/pam.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stddef.h>
 #include <stdlib.h>
+
+#define PAM_SIZE_TO_TUPLE_TYPE \
+    (offsetof(struct pam, tuple_type) + sizeof(((struct pam *)0)->tuple_type))
 
 static pthread_mutex_t netpbm_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t netpbm_once = PTHREAD_ONCE_INIT;
@@ -75,7 +79,10 @@ int cli_decode_pnm(const char *name, const unsigned char *buf, size_t len, cli_i
         snprintf(err, errlen, "%s: PNM: %s", name, netpbm_msg[0] ? netpbm_msg : "read error");
         goto done;
     }
-    pnm_readpaminit(f, &pam, PAM_STRUCT_SIZE(tuple_type));
+    /* the members up to tuple_type (what PAM_STRUCT_SIZE(tuple_type) says, without its null
+     * pointer arithmetic); the later ones (comments, allocation depth) stay unused */
+    memset(&pam, 0, sizeof pam);
+    pnm_readpaminit(f, &pam, PAM_SIZE_TO_TUPLE_TYPE);
     if (pam.depth < 1 || pam.depth > GPUHIST_MAX_CHANNELS) {
         snprintf(err, errlen, "%s: PNM: depth %u; 1 to %d channels are supported", name,
                  pam.depth, GPUHIST_MAX_CHANNELS);
@@ -158,7 +165,7 @@ int cli_encode_pnm(FILE *f, const cli_image *img, int pam_format, char *err, siz
     }
     memset(&pam, 0, sizeof pam);
     pam.size = sizeof pam;
-    pam.len = PAM_STRUCT_SIZE(tuple_type);
+    pam.len = PAM_SIZE_TO_TUPLE_TYPE;
     pam.file = f;
     pam.width = (int)img->width;
     pam.height = (int)img->height;

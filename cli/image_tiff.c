@@ -218,6 +218,12 @@ static int read_page(TIFF *tif, tiff_mem *m, cli_image *img)
         tmsize_t tsize = TIFFTileSize(tif);
         if (tw == 0 || th == 0 || tsize <= 0 || (uint64_t)tsize < (uint64_t)tw * th * src_pixel)
             return fail(m, "bad tile size");
+        /* a tile far larger than the page it tiles is a broken header, not an image */
+        if ((uint64_t)tsize > (uint64_t)img->row_bytes * h + (UINT64_C(1) << 24)) {
+            snprintf(msg, sizeof msg, "tiles of %u x %u pixels for a page of %u x %u", tw, th, w,
+                     h);
+            return fail(m, msg);
+        }
         unsigned char *tile = malloc((size_t)tsize);
         if (!tile)
             return fail(m, "out of memory for a tile");
@@ -263,8 +269,12 @@ static TIFF *open_mem(tiff_mem *m, const char *mode)
         return NULL;
     TIFFOpenOptionsSetErrorHandlerExtR(opts, on_error, m);
     TIFFOpenOptionsSetWarningHandlerExtR(opts, on_warning, m);
-    /* no single allocation of libtiff's (a strip, a tile) above 2 GiB, whatever a header says */
-    TIFFOpenOptionsSetMaxSingleMemAlloc(opts, (tmsize_t)1 << 31);
+    /* no single allocation of libtiff's (a strip, a tile) above 2 GiB, whatever a header says
+     * (below cli_image_max_bytes when that is set) */
+    tmsize_t most = (tmsize_t)1 << 31;
+    if (cli_image_max_bytes && cli_image_max_bytes < (uint64_t)most)
+        most = (tmsize_t)cli_image_max_bytes;
+    TIFFOpenOptionsSetMaxSingleMemAlloc(opts, most);
     TIFF *tif = TIFFClientOpenExt(m->name, mode, (thandle_t)m, mem_read, mem_write, mem_seek,
                                   mem_close, mem_size, mem_map, mem_unmap, opts);
     TIFFOpenOptionsFree(opts);

@@ -248,7 +248,62 @@ def request_seeds():
     write("fuzz_request", "device-location", request(U8, b"\1", count=1, where=2))
 
 
+# ---- images ----------------------------------------------------------------------------------
+
+def image_seeds():
+    """Small images of every format and layout the decoders read (Pillow; the netpbm variants
+    and PAM by hand), and a few broken ones."""
+    import numpy as np
+    from PIL import Image
+    rng = np.random.default_rng(7)
+
+    def pil(name, img, fmt, **kw):
+        buf = io.BytesIO()
+        img.save(buf, fmt, **kw)
+        write("fuzz_image", name, buf.getvalue())
+
+    g = rng.integers(0, 256, (5, 7), dtype=np.uint8)
+    rgb = rng.integers(0, 256, (4, 6, 3), dtype=np.uint8)
+    rgba = rng.integers(0, 256, (3, 5, 4), dtype=np.uint8)
+    g16 = rng.integers(0, 65536, (4, 3), dtype=np.uint16)
+    pil("g8.png", Image.fromarray(g), "PNG")
+    pil("la.png", Image.fromarray(rng.integers(0, 256, (3, 4, 2), dtype=np.uint8), "LA"), "PNG")
+    pil("rgb.png", Image.fromarray(rgb), "PNG")
+    pil("rgba.png", Image.fromarray(rgba, "RGBA"), "PNG")
+    pil("g16.png", Image.fromarray(g16, "I;16"), "PNG")
+    pil("pal.png", Image.fromarray(rgb).convert("P", palette=Image.ADAPTIVE, colors=4), "PNG")
+    pil("g1.png", Image.fromarray(g).convert("1"), "PNG")
+    pil("interlaced.png", Image.fromarray(rgb), "PNG", interlace=1)
+    pil("g8.jpg", Image.fromarray(g), "JPEG", quality=50)
+    pil("rgb.jpg", Image.fromarray(rgb), "JPEG", quality=50)
+    pil("progressive.jpg", Image.fromarray(rgb), "JPEG", progressive=True)
+    pil("g8.tif", Image.fromarray(g), "TIFF")
+    pil("rgb-deflate.tif", Image.fromarray(rgb), "TIFF", compression="tiff_adobe_deflate")
+    pil("g16.tif", Image.fromarray(g16, "I;16"), "TIFF")
+    pil("f32.tif", Image.fromarray(rng.random((3, 4), dtype=np.float32), "F"), "TIFF")
+    pil("pages.tif", Image.fromarray(g), "TIFF", save_all=True,
+        append_images=[Image.fromarray(g[::-1])])
+    pil("bilevel.tif", Image.fromarray(g).convert("1"), "TIFF")
+    write("fuzz_image", "g8.pgm", b"P5\n7 5\n255\n" + g.tobytes())
+    write("fuzz_image", "plain.pgm", b"P2\n2 2\n1000\n0 1\n999 1000\n")
+    write("fuzz_image", "rgb.ppm", b"P6\n6 4\n255\n" + rgb.tobytes())
+    write("fuzz_image", "g16.pgm", b"P5\n3 4\n65535\n" + g16.astype(">u2").tobytes())
+    write("fuzz_image", "p1.pbm", b"P1\n3 2\n0 1 0\n1 1 0\n")
+    write("fuzz_image", "rgba.pam",
+          b"P7\nWIDTH 5\nHEIGHT 3\nDEPTH 4\nMAXVAL 255\nTUPLTYPE RGB_ALPHA\nENDHDR\n" +
+          rgba.tobytes())
+    write("fuzz_image", "truncated.png", open(os.path.join(CORPUS, "fuzz_image",
+                                                           "seed-rgb.png"), "rb").read()[:60])
+    write("fuzz_image", "truncated.tif", open(os.path.join(CORPUS, "fuzz_image",
+                                                           "seed-g8.tif"), "rb").read()[:40])
+    write("fuzz_image", "huge.pgm", b"P5\n100000 100000\n255\n\0")
+
+
 def main():
+    try:
+        image_seeds()
+    except ImportError:
+        print("NumPy or Pillow not found: image seeds not written", file=sys.stderr)
     text_seeds()
     numbers_getopt_seeds()
     request_seeds()
