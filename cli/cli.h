@@ -361,7 +361,7 @@ void cli_note_tallies(const cli_histogram *h);
  * complete, so a failed or interrupted run never leaves a half-written file; a device, FIFO or
  * socket is written straight to. PATH NULL or "-" (or a name of standard output itself, such as
  * /dev/stdout) = standard output. Refused: a directory, and the input file (see
- * cli_output_set_input). Up to 4 outputs may be open at once; SIGINT, SIGTERM, SIGHUP and
+ * cli_output_set_input). Up to 6 outputs may be open at once; SIGINT, SIGTERM, SIGHUP and
  * SIGPIPE remove their temporary files before the signal ends the process. */
 typedef struct cli_output {
     FILE *f;

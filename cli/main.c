@@ -13,6 +13,7 @@
  */
 #include "cli.h"
 #include "image.h"
+#include "plot.h"
 
 #include <errno.h>
 #include <math.h>
@@ -25,7 +26,7 @@ enum {
     O_OUTLIERS, O_CHANNELS, O_BACKEND, O_DEVICE, O_LIST_DEVICES, O_STRATEGY, O_LIST_STRATEGIES,
     O_THREADS, O_FORMAT, O_OUTPUT, O_VERBOSE, O_NO_PROGRESS, O_VERSION, O_HELP, O_WEIGHTS,
     O_WEIGHTS_TYPE, O_SQUARES, O_DENSITY, O_CUMULATIVE, O_DEVICES, O_MPI, O_IMAGE, O_ROI, O_EACH,
-    O_EQUALIZE
+    O_EQUALIZE, O_PLOT, O_PLOT_LOG
 };
 
 static const cli_optdef option_defs[] = {
@@ -59,6 +60,9 @@ static const cli_optdef option_defs[] = {
     {"threads", 'j', 1, O_THREADS},
     {"format", 'f', 1, O_FORMAT},
     {"output", 'o', 1, O_OUTPUT},
+    {"plot", 0, 1, O_PLOT},
+    {"plot-log", 0, 0, O_PLOT_LOG},
+    {"log-scale", 0, 0, O_PLOT_LOG},
     {"verbose", 'v', 0, O_VERBOSE},
     {"no-progress", 0, 0, O_NO_PROGRESS},
     {"version", 0, 0, O_VERSION},
@@ -119,6 +123,10 @@ static const char usage_text[] =
     "                          X.edges.npy, the sums to X.sums.npy and X.sums_squared.npy;\n"
     "                          tallies on stderr with -v)\n"
     "  -o, --output FILE       write there (only once complete) instead of standard output\n"
+    "      --plot FILE         also draw the histogram into FILE: .png, .svg or .pdf (one\n"
+    "                          panel per channel; the values drawn are the sums with\n"
+    "                          --weights, else the counts; --density, --cumulative instead)\n"
+    "      --plot-log          the plot's values on a log scale (also --log-scale)\n"
     "  -v, --verbose           backend, device, strategy, time, throughput on stderr\n"
     "      --no-progress       no progress bar on stderr (drawn only on a terminal after ~1 s)\n"
     "      --list-strategies   the registered strategies (name, backend, seed, supports)\n"
@@ -169,6 +177,9 @@ typedef struct options {
     int threads;
     cli_format format;
     const char *output;
+    const char *plot;          /* --plot FILE */
+    cli_plot_format plot_format;
+    int plot_log;              /* --plot-log */
     int verbose;
     int progress;
     int version, help, list_strategies, list_devices;
@@ -630,6 +641,27 @@ static int build_spec(const options *o, const cli_input *in, const double *edges
 
 static int parse_devices(const char *shown, const char *a, options *o);
 
+/* Two output paths name one file: the same file when both exist, else the same name in the
+ * same directory (the directories' links resolved). */
+static int same_output(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if (ea || eb)
+        return ea && eb && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    const char *na = strrchr(a, '/'), *nb = strrchr(b, '/');
+    if (strcmp(na ? na + 1 : a, nb ? nb + 1 : b) != 0)
+        return 0;
+    char da[4096], db[4096];
+    snprintf(da, sizeof da, "%.*s", na ? (int)(na - a) + 1 : 1, na ? a : ".");
+    snprintf(db, sizeof db, "%.*s", nb ? (int)(nb - b) + 1 : 1, nb ? b : ".");
+    char *ra = realpath(da, NULL), *rb = realpath(db, NULL);
+    int same = ra && rb && strcmp(ra, rb) == 0;
+    free(ra);
+    free(rb);
+    return same;
+}
+
 static int parse_options(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
@@ -829,6 +861,18 @@ static int parse_options(int argc, char **argv, options *o)
                 return cli_error(CLI_EXIT_USAGE, "%s: empty file name", g.shown);
             o->output = a;
             break;
+        case O_PLOT: {
+            if (!*a)
+                return cli_error(CLI_EXIT_USAGE, "%s: empty file name", g.shown);
+            int rc = cli_plot_check(g.shown, a, &o->plot_format);
+            if (rc)
+                return rc;
+            o->plot = a;
+            break;
+        }
+        case O_PLOT_LOG:
+            o->plot_log = 1;
+            break;
         case O_VERBOSE:
             o->verbose = 1;
             break;
@@ -869,6 +913,16 @@ static int parse_options(int argc, char **argv, options *o)
         return cli_error(CLI_EXIT_USAGE,
                          "--%s is written by the table, CSV and JSON formats, not -f npy",
                          o->density ? "density" : "cumulative");
+    if (o->plot_log && !o->plot)
+        return cli_error(CLI_EXIT_USAGE, "--plot-log needs --plot FILE");
+    if (o->plot && o->each)
+        return cli_error(CLI_EXIT_USAGE, "--plot draws one histogram; it conflicts with --each");
+    if (o->plot && o->output && same_output(o->plot, o->output))
+        return cli_error(CLI_EXIT_USAGE, "--plot %s: the same file as --output %s", o->plot,
+                         o->output);
+    if (o->plot && o->equalize && same_output(o->plot, o->equalize))
+        return cli_error(CLI_EXIT_USAGE, "--plot %s: the same file as --equalize %s", o->plot,
+                         o->equalize);
     return CLI_EXIT_OK;
 }
 
@@ -1236,9 +1290,10 @@ static int run(const options *o)
 
     /* The output first: an unwritable destination, or one that is the input itself, fails
      * before a big read. */
-    cli_output out, sides[CLI_NPY_SIDES];
+    cli_output out, sides[CLI_NPY_SIDES], plot;
     memset(&out, 0, sizeof out);
     memset(sides, 0, sizeof sides);
+    memset(&plot, 0, sizeof plot);
     cli_output_set_input(o->input);
     if (o->weights)
         cli_output_protect(o->weights, "weights");
@@ -1250,6 +1305,8 @@ static int run(const options *o)
     }
     if (cli_mpi_rank() == 0 && o->format == CLI_FMT_NPY &&
         (rc = cli_npy_open_sides(&out, o->weights != NULL, o->squares, sides)))
+        goto done;
+    if (cli_mpi_rank() == 0 && o->plot && (rc = cli_output_open(&plot, o->plot)))
         goto done;
 
     cli_read_options ro = {o->input, o->in_format, o->have_type, o->type, o->channels, o->progress,
@@ -1451,7 +1508,14 @@ static int run(const options *o)
     if (fmt == CLI_FMT_NPY && o->verbose)
         cli_note_tallies(&h);
     cli_write_histogram(out.f, fmt, &h, bars, bars ? cli_terminal_columns() : 80);
-    rc = sides[CLI_NPY_EDGES].f ? cli_npy_commit(&out, sides, &h) : cli_output_commit(&out);
+    if (o->plot) {
+        cli_plot_options po = {o->plot_format, o->plot_log, o->outliers, 0, in.name, o->verbose};
+        rc = cli_plot_write(&plot, &h, &po);
+    }
+    if (rc == CLI_EXIT_OK)
+        rc = sides[CLI_NPY_EDGES].f ? cli_npy_commit(&out, sides, &h) : cli_output_commit(&out);
+    if (rc == CLI_EXIT_OK && o->plot)
+        rc = cli_output_commit(&plot);
     free(density);
     free(cumulative);
 
@@ -1460,6 +1524,7 @@ done:
         cli_output_abort(&out); /* after commit failure it is already clean: a no-op */
         for (int i = 0; i < CLI_NPY_SIDES; ++i)
             cli_output_abort(&sides[i]);
+        cli_output_abort(&plot);
     }
     cli_input_free(&in);
     cli_stream_input_close(&si);
@@ -1595,7 +1660,8 @@ static int write_labelled(FILE *f, cli_format fmt, const cli_histogram *h, const
 static int write_image_histogram(FILE *f, const options *o, const gpuhist_result *r,
                                  const uint64_t *counts, const double *edges,
                                  const gpuhist_bin_spec *spec, gpuhist_dtype dtype,
-                                 int per_channel, const char *name, size_t index, int bars)
+                                 int per_channel, const char *name, size_t index, int bars,
+                                 cli_output *plot, const cli_plot_options *po)
 {
     const size_t n = (size_t)r->bins * r->channels;
     double *density = NULL;
@@ -1623,6 +1689,8 @@ static int write_image_histogram(FILE *f, const options *o, const gpuhist_result
             cli_note_tallies(&h);
         cli_write_histogram(f, fmt, &h, bars, bars ? cli_terminal_columns() : 80);
     }
+    if (rc == CLI_EXIT_OK && plot)
+        rc = cli_plot_write(plot, &h, po);
     free(density);
     free(cumulative);
     return rc;
@@ -1675,10 +1743,11 @@ static int run_images(const options *o)
         return rc;
     cli_image_set *set = NULL;
     gpuhist_ctx *ctx = NULL;
-    cli_output out, eq;
+    cli_output out, eq, plot;
     memset(&out, 0, sizeof out);
     memset(&eq, 0, sizeof eq);
-    out.slot = eq.slot = -1;
+    memset(&plot, 0, sizeof plot);
+    out.slot = eq.slot = plot.slot = -1;
     uint64_t *counts = NULL, *part = NULL;
     double *edges_out = NULL, *no_sums = NULL, *no_squares = NULL;
     FILE *each_tmp = NULL;
@@ -1690,7 +1759,8 @@ static int run_images(const options *o)
     for (size_t i = 1; i < o->ninputs; ++i)
         cli_output_protect(o->inputs[i], "input");
     if ((rc = cli_output_open(&out, o->output)) ||
-        (o->equalize && (rc = cli_output_open(&eq, o->equalize))))
+        (o->equalize && (rc = cli_output_open(&eq, o->equalize))) ||
+        (o->plot && (rc = cli_output_open(&plot, o->plot))))
         goto done;
 
     const cli_image *img;
@@ -1792,7 +1862,8 @@ static int run_images(const options *o)
             goto done;
         }
         if (o->each && (rc = write_image_histogram(each_tmp, o, &r, part, edges_out, &spec, dtype,
-                                                   per_channel, img->name, pages, 0)))
+                                                   per_channel, img->name, pages, 0, NULL,
+                                                   NULL)))
             goto done;
         add_result(&total, counts, &r, part, pages == 0);
         ++pages;
@@ -1831,8 +1902,16 @@ static int run_images(const options *o)
     } else {
         int bars = (o->format ? o->format : CLI_FMT_TABLE) == CLI_FMT_TABLE && out.f == stdout &&
                    cli_isatty(stdout);
+        char title[600];
+        if (o->ninputs > 1)
+            snprintf(title, sizeof title, "%s and %zu more", o->inputs[0], o->ninputs - 1);
+        else
+            snprintf(title, sizeof title, "%s", o->input);
+        cli_plot_options po = {o->plot_format, o->plot_log, o->outliers, eo.channels, title,
+                               o->verbose};
         if ((rc = write_image_histogram(out.f, o, &total, counts, edges_out, &spec, dtype,
-                                        per_channel, NULL, 0, bars)))
+                                        per_channel, NULL, 0, bars, o->plot ? &plot : NULL,
+                                        &po)))
             goto done;
     }
     if (o->equalize) {
@@ -1845,11 +1924,14 @@ static int run_images(const options *o)
             goto done;
     }
     rc = cli_output_commit(&out);
+    if (rc == CLI_EXIT_OK && o->plot)
+        rc = cli_output_commit(&plot);
 
 done:
     if (rc) {
         cli_output_abort(&out);
         cli_output_abort(&eq);
+        cli_output_abort(&plot);
     }
     if (each_tmp)
         fclose(each_tmp);
@@ -1894,11 +1976,11 @@ static int dispatch_options(options *op)
         return CLI_EXIT_OK;
     }
     if (o.version) {
-        printf("gpuhist %s (library %s; backends: cpu%s%s; images: %s)\n",
+        printf("gpuhist %s (library %s; backends: cpu%s%s; plots: %s; images: %s)\n",
                GPUHIST_VERSION_STRING, gpuhist_version(),
                gpuhist_backend_compiled(GPUHIST_BACKEND_CUDA) ? ", cuda" : "",
                gpuhist_backend_compiled(GPUHIST_BACKEND_OPENCL) ? ", opencl" : "",
-               cli_image_formats_built());
+               cli_plot_formats_built(), cli_image_formats_built());
         return CLI_EXIT_OK;
     }
     if (o.list_strategies)
