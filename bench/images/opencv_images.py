@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""OpenCV and the gpuhist command on images, beside gpuhist-images (device-resident).
+
+usage: opencv_images.py --gpuhist PATH [--backend cuda|cpu] [--reps N] [--dir DIR]
+
+Makes the images of gpuhist-images (NumPy, seed 24): 8-bit grey 7680x4320 (uniform and 90% one
+value), 9248x6936 (64 MP), RGBA 7680x4320, 16-bit grey 7680x4320, writes each as PNG and TIFF
+(uncompressed) and times, median of --reps:
+  - cv2.calcHist on the array in memory (CPU), and cv2.cuda.calcHist on a GpuMat when this
+    OpenCV has CUDA (8-bit grey; the upload is not timed);
+  - from file: cv2.imread alone (the decoding), cv2.imread + calcHist, and the command
+    (`gpuhist --backend B -f npy -o /dev/null FILE`, one process: start, decode, count);
+and checks that the command's counts equal np.bincount's. A benchmark, not a test.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+
+def med(f, reps):
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        f()
+        ts.append(time.perf_counter() - t0)
+    return sorted(ts)[len(ts) // 2] * 1e3
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpuhist", required=True)
+    ap.add_argument("--backend", default="cuda")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--dir", default=None)
+    a = ap.parse_args()
+    import cv2
+    rng = np.random.default_rng(24)
+    cases = []
+    g = rng.integers(0, 256, (4320, 7680), dtype=np.uint8)
+    cases.append(("u8 grey 7680x4320 uniform", g))
+    hot = g.copy()
+    hot[rng.random(hot.shape) < 0.9] = 77
+    cases.append(("u8 grey 7680x4320 90% one value", hot))
+    cases.append(("u8 grey 9248x6936 uniform", rng.integers(0, 256, (6936, 9248), np.uint8)))
+    cases.append(("u8 RGBA 7680x4320 uniform", rng.integers(0, 256, (4320, 7680, 4), np.uint8)))
+    cases.append(("u16 grey 7680x4320", rng.integers(0, 65536, (4320, 7680), np.uint16)))
+    cuda = hasattr(cv2, "cuda") and cv2.cuda.getCudaEnabledDeviceCount() > 0
+    tmp = a.dir or tempfile.mkdtemp(prefix="gpuhist-images-")
+    os.makedirs(tmp, exist_ok=True)
+    print("OpenCV %s (cv2.cuda: %s), gpuhist %s, backend %s; ms, median of %d" % (
+        cv2.__version__, "yes" if cuda else "no", a.gpuhist, a.backend, a.reps))
+    print("%-34s %10s %10s | %-4s %10s %12s %10s  counts" % (
+        "case", "calcHist", "cv2.cuda", "file", "imread", "imread+hist", "gpuhist"))
+    bad = 0
+    for name, img in cases:
+        C = 1 if img.ndim == 2 else img.shape[2]
+        levels = 256 if img.dtype == np.uint8 else 65536
+        chans = [img] if C == 1 else cv2.split(img)
+
+        def calc():
+            for ch in chans:
+                cv2.calcHist([ch], [0], None, [levels], [0, levels])
+        t_calc = med(calc, a.reps)
+        t_cuda = float("nan")
+        if cuda and img.dtype == np.uint8 and C == 1:
+            gm = cv2.cuda_GpuMat()
+            gm.upload(img)
+            t_cuda = med(lambda: cv2.cuda.calcHist(gm), a.reps)
+        want = np.stack([np.bincount(ch.ravel(), minlength=levels) for ch in chans])
+        for ext in ("png", "tif"):
+            path = os.path.join(tmp, "%s.%s" % (name.replace(" ", "_").replace("%", "pc"), ext))
+            # OpenCV writes BGR(A): give it the channels reversed so the file holds R, G, B, A
+            if not cv2.imwrite(path, img if C == 1 else img[..., [2, 1, 0, 3]],
+                               [cv2.IMWRITE_TIFF_COMPRESSION, 1] if ext == "tif" else []):
+                sys.exit("opencv_images.py: cannot write %s" % path)
+            t_read = med(lambda: cv2.imread(path, cv2.IMREAD_UNCHANGED), a.reps)
+
+            def read_hist():
+                m = cv2.imread(path, cv2.IMREAD_UNCHANGED)
+                for ch in ([m] if m.ndim == 2 else cv2.split(m)):
+                    cv2.calcHist([ch], [0], None, [levels], [0, levels])
+            t_rh = med(read_hist, a.reps)
+            cmd = [a.gpuhist, "--backend", a.backend, "-f", "npy", "-o", "/dev/null", path]
+            t_cmd = med(lambda: subprocess.run(cmd, check=True), a.reps)
+            out = subprocess.run([a.gpuhist, "--backend", a.backend, "-f", "npy", path],
+                                 check=True, stdout=subprocess.PIPE).stdout
+            got = np.load(__import__("io").BytesIO(out)).reshape(C, levels)
+            ok = np.array_equal(got, want)
+            bad += not ok
+            print("%-34s %10.2f %10.3f | %-4s %10.2f %12.2f %10.2f  %s" % (
+                name, t_calc, t_cuda, ext, t_read, t_rh, t_cmd, "equal" if ok else "DIFFER"))
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
