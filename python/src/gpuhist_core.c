@@ -3,8 +3,9 @@
  *
  * What it does: wraps a gpuhist context (Context) and hands NumPy arrays, or raw device
  * pointers described by the Python layer (CUDA array interface, DLPack), to the library's public
- * C API (include/gpuhist.h) - gpuhist_histogram, gpuhist_minmax, the stream API and
- * gpuhist_compute_edges. It bins nothing itself: NumPy's rules (bin edges, dtypes, errors) live
+ * C API (include/gpuhist.h) - gpuhist_histogram, gpuhist_minmax, the stream API,
+ * gpuhist_compute_edges and the exact-parts weight states (gpuhist_weight_state_*, which
+ * gpuhist.dask uses to merge the weight sums of chunks without rounding them). It bins nothing itself: NumPy's rules (bin edges, dtypes, errors) live
  * in the Python layer (python/gpuhist/), which calls this module with an explicit bin spec.
  *
  * How host arrays reach the library, without a Python-level copy:
@@ -640,30 +641,32 @@ static PyObject *Context_minmax(ContextObject *self, PyObject *args)
 
 /*
  * histogram(a, kind, bins, lower, upper, edges, integer_lower, last_inclusive, clamp, counts,
- *           weights=None, sums=None, sums_squared=None, edges_out=None)
+ *           weights=None, sums=None, sums_squared=None, edges_out=None, weight_state=None)
  *   -> (underflow, overflow, nan, total, strategy, backend, seconds, lower, upper,
  *       last_inclusive)
  * a: a NumPy array of any shape (bool, u8..i64, f32, f64, any byte order and strides); weights:
  * None or an array of a's shape (any real dtype); counts: int64/uint64 of `bins` items; sums,
- * sums_squared: float64 of `bins` (sums required with weights); edges_out: float64 of bins + 1.
+ * sums_squared: float64 of `bins` (sums required with weights); edges_out: float64 of bins + 1;
+ * weight_state (with weights): int64 of weight_state_words(bins, weights' library dtype,
+ * sums_squared given), receiving the call's exact unrounded sums (result.weight_state).
  * Ranges must be explicit (no auto range): the Python layer resolves NumPy's rules first.
  */
 static PyObject *Context_histogram(ContextObject *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"a", "kind", "bins", "lower", "upper", "edges", "integer_lower",
                              "last_inclusive", "clamp", "counts", "weights", "sums",
-                             "sums_squared", "edges_out", NULL};
+                             "sums_squared", "edges_out", "weight_state", NULL};
     PyObject *obj, *edges_obj = Py_None, *counts_obj, *weights_obj = Py_None, *sums_obj = Py_None;
-    PyObject *sq_obj = Py_None, *edges_out_obj = Py_None;
+    PyObject *sq_obj = Py_None, *edges_out_obj = Py_None, *state_obj = Py_None;
     int kind, last_inclusive = 0, clamp = 0;
     unsigned long long bins;
     double lower = 0, upper = 0;
     long long integer_lower = 0;
     if (!check_ctx(self) ||
-        !PyArg_ParseTupleAndKeywords(args, kwds, "OiKddOLppO|OOOO", kwlist, &obj, &kind, &bins,
+        !PyArg_ParseTupleAndKeywords(args, kwds, "OiKddOLppO|OOOOO", kwlist, &obj, &kind, &bins,
                                      &lower, &upper, &edges_obj, &integer_lower,
                                      &last_inclusive, &clamp, &counts_obj, &weights_obj,
-                                     &sums_obj, &sq_obj, &edges_out_obj))
+                                     &sums_obj, &sq_obj, &edges_out_obj, &state_obj))
         return NULL;
     if (!PyArray_Check(obj)) {
         PyErr_SetString(PyExc_TypeError, "gpuhist: histogram needs a NumPy array");
@@ -714,6 +717,14 @@ static PyObject *Context_histogram(ContextObject *self, PyObject *args, PyObject
         if (sq_obj != Py_None &&
             !(r.sums_squared = output_buffer(sq_obj, "sums_squared", (npy_intp)bins, 'f')))
             goto done;
+        if (state_obj != Py_None) {
+            size_t words = gpuhist_weight_state_words((uint32_t)bins, 1, wdt, sq_obj != Py_None);
+            if (!(r.weight_state = output_buffer(state_obj, "weight_state", (npy_intp)words, 'i')))
+                goto done;
+        }
+    } else if (state_obj != Py_None) {
+        PyErr_SetString(PyExc_ValueError, "gpuhist: weight_state needs weights");
+        goto done;
     }
 
     gpuhist_status st = GPUHIST_OK;
@@ -1324,7 +1335,128 @@ fail:
     return NULL;
 }
 
+/* ---- exact parts: weight states (gpuhist.h, "Exact parts") ------------------------------- */
+
+/* The shape of a state from (bins, weight dtype name, squares); 0 with an exception set. */
+static int state_shape(unsigned long long bins, PyObject *wdt_obj, int squares,
+                       gpuhist_dtype *wdt, size_t *words)
+{
+    if (!parse_dtype_name(wdt_obj, wdt))
+        return 0;
+    *words = bins <= UINT32_MAX ? gpuhist_weight_state_words((uint32_t)bins, 1, *wdt, squares) : 0;
+    if (*words == 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "gpuhist: no weight state of %llu bins with weights of '%U' (1 bin or "
+                     "more, float32 or float64 weights)", bins, wdt_obj);
+        return 0;
+    }
+    return 1;
+}
+
+/* weight_state_words(bins, weight_dtype, squares) -> int64 words of one channel's state. */
+static PyObject *mod_weight_state_words(PyObject *mod, PyObject *args)
+{
+    unsigned long long bins;
+    PyObject *wdt_obj;
+    int squares;
+    gpuhist_dtype wdt;
+    size_t words;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "KUp", &bins, &wdt_obj, &squares) ||
+        !state_shape(bins, wdt_obj, squares, &wdt, &words))
+        return NULL;
+    return PyLong_FromSize_t(words);
+}
+
+/* weight_state_add(into, from, bins, weight_dtype, squares): into += from, exactly. */
+static PyObject *mod_weight_state_add(PyObject *mod, PyObject *args)
+{
+    PyObject *into_obj, *from_obj, *wdt_obj;
+    unsigned long long bins;
+    int squares;
+    gpuhist_dtype wdt;
+    size_t words;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OOKUp", &into_obj, &from_obj, &bins, &wdt_obj, &squares) ||
+        !state_shape(bins, wdt_obj, squares, &wdt, &words))
+        return NULL;
+    int64_t *into = output_buffer(into_obj, "into", (npy_intp)words, 'i');
+    if (!into)
+        return NULL;
+    if (!PyArray_Check(from_obj) || PyArray_TYPE((PyArrayObject *)from_obj) != NPY_INT64 ||
+        !PyArray_ISCARRAY_RO((PyArrayObject *)from_obj) ||
+        !PyArray_ISNOTSWAPPED((PyArrayObject *)from_obj) ||
+        PyArray_SIZE((PyArrayObject *)from_obj) != (npy_intp)words) {
+        PyErr_Format(PyExc_ValueError,
+                     "gpuhist: from must be a C-contiguous native int64 array of %zd items",
+                     (Py_ssize_t)words);
+        return NULL;
+    }
+    const int64_t *from = PyArray_DATA((PyArrayObject *)from_obj);
+    gpuhist_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = gpuhist_weight_state_add(into, from, (uint32_t)bins, 1, wdt, squares);
+    Py_END_ALLOW_THREADS
+    if (st != GPUHIST_OK)
+        return raise_status(st, "gpuhist_weight_state_add: bad state shape");
+    Py_RETURN_NONE;
+}
+
+/* weight_state_sums(state, bins, weight_dtype, squares, clamp, sums, sums_squared=None): the
+ * sums (and sums of squares) of a state, each rounded once, with the outlier policy. */
+static PyObject *mod_weight_state_sums(PyObject *mod, PyObject *args)
+{
+    PyObject *state_obj, *wdt_obj, *sums_obj, *sq_obj = Py_None;
+    unsigned long long bins;
+    int squares, clamp;
+    gpuhist_dtype wdt;
+    size_t words;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OKUppO|O", &state_obj, &bins, &wdt_obj, &squares, &clamp,
+                          &sums_obj, &sq_obj) ||
+        !state_shape(bins, wdt_obj, squares, &wdt, &words))
+        return NULL;
+    if (!PyArray_Check(state_obj) || PyArray_TYPE((PyArrayObject *)state_obj) != NPY_INT64 ||
+        !PyArray_ISCARRAY_RO((PyArrayObject *)state_obj) ||
+        !PyArray_ISNOTSWAPPED((PyArrayObject *)state_obj) ||
+        PyArray_SIZE((PyArrayObject *)state_obj) != (npy_intp)words) {
+        PyErr_Format(PyExc_ValueError,
+                     "gpuhist: state must be a C-contiguous native int64 array of %zd items",
+                     (Py_ssize_t)words);
+        return NULL;
+    }
+    double *sums = output_buffer(sums_obj, "sums", (npy_intp)bins, 'f');
+    if (!sums)
+        return NULL;
+    double *sq = NULL;
+    if (sq_obj != Py_None) {
+        if (!squares) {
+            PyErr_SetString(PyExc_ValueError, "gpuhist: sums_squared of a state without squares");
+            return NULL;
+        }
+        if (!(sq = output_buffer(sq_obj, "sums_squared", (npy_intp)bins, 'f')))
+            return NULL;
+    }
+    const int64_t *state = PyArray_DATA((PyArrayObject *)state_obj);
+    gpuhist_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = gpuhist_weight_state_sums(state, (uint32_t)bins, 1, wdt, squares,
+                                   clamp ? GPUHIST_OUTLIERS_CLAMP : GPUHIST_OUTLIERS_DROP, sums,
+                                   sq);
+    Py_END_ALLOW_THREADS
+    if (st != GPUHIST_OK)
+        return raise_status(st, "gpuhist_weight_state_sums: bad state shape");
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"weight_state_words", mod_weight_state_words, METH_VARARGS,
+     "weight_state_words(bins, weight_dtype, squares) -> int64 words of a 1-channel state."},
+    {"weight_state_add", mod_weight_state_add, METH_VARARGS,
+     "weight_state_add(into, from, bins, weight_dtype, squares): into += from, exactly."},
+    {"weight_state_sums", mod_weight_state_sums, METH_VARARGS,
+     "weight_state_sums(state, bins, weight_dtype, squares, clamp, sums, sums_squared=None): "
+     "the sums of a state, each rounded once."},
     {"compute_edges", mod_compute_edges, METH_VARARGS,
      "compute_edges(kind, bins, lower, upper, integer_lower, dtype) -> the library's edges."},
     {"strategies", mod_strategies, METH_NOARGS,
