@@ -1507,11 +1507,13 @@ static int run(const options *o)
                        squares, density, cumulative};
     if (fmt == CLI_FMT_NPY && o->verbose)
         cli_note_tallies(&h);
-    cli_write_histogram(out.f, fmt, &h, bars, bars ? cli_terminal_columns() : 80);
+    /* the plot first: when it fails, nothing has gone to standard output */
     if (o->plot) {
         cli_plot_options po = {o->plot_format, o->plot_log, o->outliers, 0, in.name, o->verbose};
         rc = cli_plot_write(&plot, &h, &po);
     }
+    if (rc == CLI_EXIT_OK)
+        cli_write_histogram(out.f, fmt, &h, bars, bars ? cli_terminal_columns() : 80);
     if (rc == CLI_EXIT_OK)
         rc = sides[CLI_NPY_EDGES].f ? cli_npy_commit(&out, sides, &h) : cli_output_commit(&out);
     if (rc == CLI_EXIT_OK && o->plot)
@@ -1681,16 +1683,15 @@ static int write_image_histogram(FILE *f, const options *o, const gpuhist_result
     cli_format fmt = o->format ? o->format : CLI_FMT_TABLE;
     cli_histogram h = {r, counts, edges, dtype, spec->kind, per_channel, NULL, NULL, density,
                        cumulative};
-    int rc = CLI_EXIT_OK;
-    if (name)
+    /* the plot first: when it fails, nothing has gone to standard output */
+    int rc = plot ? cli_plot_write(plot, &h, po) : CLI_EXIT_OK;
+    if (rc == CLI_EXIT_OK && name)
         rc = write_labelled(f, fmt, &h, name, index);
-    else {
+    else if (rc == CLI_EXIT_OK) {
         if (fmt == CLI_FMT_NPY && o->verbose)
             cli_note_tallies(&h);
         cli_write_histogram(f, fmt, &h, bars, bars ? cli_terminal_columns() : 80);
     }
-    if (rc == CLI_EXIT_OK && plot)
-        rc = cli_plot_write(plot, &h, po);
     free(density);
     free(cumulative);
     return rc;

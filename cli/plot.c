@@ -874,9 +874,10 @@ int cli_plot_write(cli_output *out, const cli_histogram *h, const cli_plot_optio
                  opt->format == CLI_PLOT_PNG ? "pixels" : "points", nch,
                  (unsigned long long)nrects, cli_now() - t_start);
         for (uint32_t c = 0; c < nch; ++c)
-            cli_note("plot: panel %u: area x %d..%d, y %d..%d, values %.17g..%.17g%s", c, x0,
-                     x1, pan[c].top, pan[c].bottom, pan[c].y.lo, pan[c].y.hi,
-                     pan[c].y.log ? " (log)" : "");
+            cli_note("plot: panel %u: area x %d..%d, y %d..%d, values %.17g..%.17g%s%s%s", c,
+                     x0, x1, pan[c].top, pan[c].bottom, pan[c].y.lo, pan[c].y.hi,
+                     pan[c].y.log ? " (log)" : "", pan[c].tallies[0] ? "; noted: " : "",
+                     pan[c].tallies);
         if (folded)
             cli_note("plot: %llu bin(s) folded into the %d columns (the greatest value of each)",
                      (unsigned long long)folded, col.n);

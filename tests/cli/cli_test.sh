@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # CLI tests of the gpuhist command: formats, inputs, exit codes and messages, --output safety,
-# standard input, listings, demo, streamed input, weights, images.
+# standard input, listings, demo, streamed input, weights, images, plots.
 #
 # usage: cli_test.sh GPUHIST WORKDIR SECTION
 #   SECTION: formats | inputs | npy | errors | output | stdin | tty | listing | strategies | demo
-#            | npyout | stream | weights | devices | images
+#            | npyout | stream | weights | devices | images | plot
 # Exit 0 when every check passes, 1 otherwise (each failure printed with the command).
 set -u
 G=$1
@@ -1580,6 +1580,112 @@ cli_images() {
     ok "$G" -B cpu --raw -f csv one.png
 }
 
+# --plot: the rendering checks of plot_check.py (each file's format and size, the bars against
+# counts computed in Python, 2^20 bins), then the file's rules: the extension, places that
+# cannot be written, never the input or -o's file, an existing file replaced whole as -o
+# replaces one, nothing left behind by a failed run. Built without cairo: the refusal only.
+cli_plot() {
+    printf '\x00\x01\x01\xff' >u8.bin
+    if ! "$G" --version | grep -q "plots: png, svg, pdf"; then
+        err 1 "^gpuhist: --plot x.png: plots were not built in \(install libcairo2-dev and rebuild\)$" \
+            "$G" --plot x.png u8.bin
+        [ -e x.png ] && fail "--plot without cairo wrote x.png"
+        echo "plot: cairo not built in: only the refusal is checked"
+        return
+    fi
+    local PY=""
+    for py in "${GPUHIST_PYTHON:-}" /usr/bin/python3 python3; do
+        if [ -n "$py" ] && command -v "$py" >/dev/null 2>&1; then
+            PY=$py
+            break
+        fi
+    done
+    if [ -n "$PY" ]; then
+        checks=$((checks + 1))
+        mkdir -p render
+        "$PY" "$HERE/plot_check.py" "$G" render || fail "plot_check.py (its messages above)"
+    else
+        echo "plot: no python3: the rendering checks are left out"
+    fi
+
+    # Beside the normal output, which does not change; the file gets the ordinary mode.
+    ok "$G" -B cpu -f csv u8.bin
+    cp out.txt expected.csv
+    ok "$G" -B cpu -f csv --plot p.png u8.bin
+    cmp -s out.txt expected.csv || fail "--plot changed the CSV output"
+    [ "$(head -c 8 p.png | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "p.png is no PNG"
+    [ "$(stat -c %a p.png)" = "$(printf '%o' $((0666 & ~0$(umask))))" ] ||
+        fail "p.png mode $(stat -c %a p.png)"
+    # The extension picks the format, in any case; --log-scale is --plot-log.
+    ok "$G" -B cpu -o /dev/null --log-scale --plot P.SVG u8.bin
+    grep -q "<svg" P.SVG || fail "P.SVG is no SVG"
+    ok "$G" -B cpu -o /dev/null --plot p.Pdf u8.bin
+    [ "$(head -c 5 p.Pdf)" = "%PDF-" ] || fail "p.Pdf is no PDF"
+    ok "$G" --help
+    has "--plot FILE" out.txt
+    has "--plot-log" out.txt
+
+    # Options: one message, exit 2, nothing written.
+    err 2 "^gpuhist: --plot x.jpg: unknown plot extension '.jpg' \(.png, .svg or .pdf\)$" \
+        "$G" --plot x.jpg u8.bin
+    err 2 "^gpuhist: --plot noext: the file name has no extension \(.png, .svg or .pdf\)$" \
+        "$G" --plot noext u8.bin
+    err 2 "^gpuhist: --plot: empty file name$" "$G" --plot "" u8.bin
+    err 2 "^gpuhist: --plot-log needs --plot FILE$" "$G" --plot-log u8.bin
+    err 2 "^gpuhist: --plot draws one histogram; it conflicts with --each$" \
+        "$G" --each --plot x.png u8.bin
+    # Places that cannot be written: exit 1 before anything is read.
+    err 1 "^gpuhist: no/such/dir/x.png: cannot create the output file: No such file or directory$" \
+        "$G" --plot no/such/dir/x.png u8.bin
+    err 1 "^gpuhist: u8.bin/x.png: cannot create the output file: Not a directory$" \
+        "$G" --plot u8.bin/x.png u8.bin
+    mkdir d.png
+    err 1 "^gpuhist: d.png: is a directory$" "$G" --plot d.png u8.bin
+    if [ "$(id -u)" != 0 ]; then # root writes anywhere
+        mkdir ro
+        chmod 555 ro
+        err 1 "^gpuhist: ro/x.png: cannot create the output file: Permission denied$" \
+            "$G" --plot ro/x.png u8.bin
+        chmod 755 ro
+        printf 'old' >ro.png
+        chmod 444 ro.png
+        err 1 "^gpuhist: ro.png: cannot write: Permission denied$" "$G" --plot ro.png u8.bin
+        [ "$(cat ro.png)" = old ] || fail "a read-only plot file was replaced"
+    fi
+    # Never the input, nor the file of -o (by any name).
+    cp u8.bin in.png
+    err 2 "^gpuhist: in.png: the output would overwrite the input in.png \(the same file\)$" \
+        "$G" --raw --plot in.png in.png
+    cmp -s in.png u8.bin || fail "--plot changed its input"
+    err 2 "^gpuhist: --plot same.png: the same file as --output same.png$" \
+        "$G" -o same.png --plot same.png u8.bin
+    err 2 "^gpuhist: --plot ./same.png: the same file as --output same.png$" \
+        "$G" -o same.png --plot ./same.png u8.bin
+    [ -e same.png ] && fail "same.png written"
+    # An existing file is replaced whole, as -o replaces one, keeping its mode; a failed run
+    # leaves it as it was and creates nothing.
+    printf 'old' >old.png
+    chmod 640 old.png
+    ok "$G" -B cpu -o /dev/null --plot old.png u8.bin
+    [ "$(head -c 4 old.png | od -An -tx1 | tr -d ' \n')" = 89504e47 ] || fail "old.png not replaced"
+    [ "$(stat -c %a old.png)" = 640 ] || fail "replaced old.png has mode $(stat -c %a old.png)"
+    cp old.png keep.png
+    err 1 "^gpuhist: missing.bin: cannot open" "$G" --plot old.png missing.bin
+    cmp -s old.png keep.png || fail "a failed run changed old.png"
+    err 1 "^gpuhist: missing.bin: cannot open" "$G" -o new.csv --plot new.png missing.bin
+    [ -e new.png ] || [ -e new.csv ] && fail "a failed run created new.png or new.csv"
+    # A write error: one message, exit 1, nothing on standard output, no -o file.
+    if [ -c /dev/full ]; then
+        ln -s /dev/full full.png
+        err 1 "^gpuhist: --plot full.png: write error: No space left on device$" \
+            "$G" --plot full.png u8.bin
+        err 1 "^gpuhist: --plot full.png: write error: No space left on device$" \
+            "$G" -o h.csv --plot full.png u8.bin
+        [ -e h.csv ] && fail "h.csv written although the plot failed"
+    fi
+    ls ./*.tmp.* >/dev/null 2>&1 && fail "temporary files left: $(ls ./*.tmp.*)"
+}
+
 case "$SECTION" in
 formats) cli_formats ;;
 devices) cli_devices ;;
@@ -1596,6 +1702,7 @@ stream) cli_stream ;;
 npyout) cli_npyout ;;
 weights) cli_weights ;;
 images) cli_images ;;
+plot) cli_plot ;;
 *)
     echo "unknown section $SECTION"
     exit 2
