@@ -29,9 +29,13 @@
  * rectangles of the same height are merged, so 2^20 bins plot in milliseconds into a file of
  * tens of kilobytes.
  *
- * A 2-D histogram (not built yet) is meant to take the same page, notes and file handling: its
- * two edge axes are `axis` values with the same ticks, a heat map of cells (folded per unit in
- * the same way) takes the place of draw_bars, and a colour scale the place of the values axis.
+ * The page is built in parts that a 2-D histogram (a heat map; not built yet) can share:
+ * layout_1d places the panels and axes before the surface exists, draw_1d draws each panel
+ * (panel_grid, draw_bars, panel_axes), page_text the title, x labels and notes, create_surface
+ * and cli_plot_write the file. A heat map adds a layout_2d (one panel per channel whose
+ * vertical axis is the second edge axis: an `axis` with the same ticks) and a draw_2d whose
+ * cells, folded per unit in the same way, take the place of draw_bars, with a colour scale in
+ * place of the values axis; the rest stays as it is.
  *
  * Limits: the width is fixed (960 units; the height follows the number of channels); text goes
  * through cairo's toy font API (fontconfig's sans-serif); a PDF's metadata carry cairo's
@@ -277,7 +281,7 @@ static int round_ticks(double lo, double hi, int most, int integer, tick *t)
     double half = hi * 0.5 - lo * 0.5;
     if (!(half > 0) || !isfinite(half))
         return 0;
-    int e = (int)floor(log10(half * 2.0 / most)) - 1;
+    int e = (int)floor(log10(half) + log10(2.0 / most)) - 1; /* 2 * half may overflow */
     if (e < -320)
         e = -320;
     for (; e <= 308; ++e)
@@ -610,16 +614,295 @@ static cairo_status_t sink_write(void *closure, const unsigned char *data, unsig
     return CAIRO_STATUS_SUCCESS;
 }
 
+/* Where everything goes, found before the surface exists (an SVG or PDF surface needs its size
+ * when it is created): the panels with their values axes, the x axis and its ticks, the notes. */
+typedef struct page {
+    const cli_histogram *h;
+    const cli_plot_options *opt;
+    uint32_t npanels;
+    panel *pan;
+    int width, height;
+    int x0, x1;            /* the plot areas' columns [x0, x1) */
+    int title_h;
+    axis x;
+    tick xt[MAX_TICKS];
+    int nxt;
+    char notes[MAX_NOTES][200];
+    int nnotes;
+    uint64_t narrow;       /* bins narrower than a unit (folded) */
+} page;
+
+/* The x ticks: the edges themselves when few and their labels fit, else round numbers; the
+ * two ends of a range too fine for round numbers. */
+static void x_ticks(page *pg, cairo_t *m)
+{
+    const cli_histogram *h = pg->h;
+    const uint32_t bins = h->result->bins;
+    pg->nxt = 0;
+    if (bins <= 16) {
+        for (uint32_t i = 0; i <= bins; ++i) {
+            pg->xt[i].v = h->edges[i];
+            edge_label(pg->xt[i].label, h, h->edges[i]);
+        }
+        pg->nxt = (int)bins + 1;
+        if (!labels_fit(m, &pg->x, pg->xt, pg->nxt))
+            pg->nxt = 0;
+    }
+    for (int most = (pg->x1 - pg->x0) / 70; pg->nxt == 0 && most >= 1; --most) {
+        pg->nxt = round_ticks(pg->x.lo, pg->x.hi, most, h->kind == GPUHIST_BINS_INTEGER, pg->xt);
+        if (pg->nxt == 0 || labels_fit(m, &pg->x, pg->xt, pg->nxt) || most == 1)
+            break;
+        pg->nxt = 0;
+    }
+    if (pg->nxt == 0) {
+        pg->xt[0].v = pg->x.lo;
+        pg->xt[1].v = pg->x.hi;
+        edge_label(pg->xt[0].label, h, pg->x.lo);
+        edge_label(pg->xt[1].label, h, pg->x.hi);
+        pg->nxt = 2;
+    }
+}
+
+/* The notes under the plot: bins folded into columns, bins not drawn. */
+static void page_notes(page *pg)
+{
+    const cli_histogram *h = pg->h;
+    const uint32_t bins = h->result->bins;
+    pg->narrow = 0;
+    double xa = axis_map(&pg->x, h->edges[0]);
+    for (uint32_t i = 0; i < bins; ++i) {
+        double xb = axis_map(&pg->x, h->edges[i + 1]);
+        pg->narrow += xb - xa < 1.0;
+        xa = xb;
+    }
+    int negative = 0;
+    for (uint32_t c = 0; c < pg->npanels; ++c)
+        negative |= pg->pan[c].negative && !pg->opt->log_scale;
+    pg->nnotes = 0;
+    if (pg->narrow)
+        snprintf(pg->notes[pg->nnotes++], sizeof pg->notes[0],
+                 "%llu of %u bins are narrower than one of the %d columns of the plot: each "
+                 "column shows %s of its bins",
+                 (unsigned long long)pg->narrow, bins, pg->x1 - pg->x0,
+                 negative ? "the least and the greatest value" : "the greatest value");
+    for (uint32_t c = 0; c < pg->npanels && pg->nnotes < MAX_NOTES - 1; ++c) {
+        const panel *p = &pg->pan[c];
+        char who[40] = "";
+        if (p->name[0])
+            snprintf(who, sizeof who, "%s: ", p->name);
+        if (p->not_finite)
+            snprintf(pg->notes[pg->nnotes++], sizeof pg->notes[0],
+                     "%s%llu bin(s) with values that are not finite (NaN or infinite) not drawn",
+                     who, (unsigned long long)p->not_finite);
+        if (p->not_positive)
+            snprintf(pg->notes[pg->nnotes++], sizeof pg->notes[0],
+                     "%s%llu bin(s) with values below 0 not drawn on the log scale", who,
+                     (unsigned long long)p->not_positive);
+    }
+}
+
+/* The layout of a 1-D histogram: a panel per channel, each with its values axis (whose labels
+ * set the left margin), the x axis shared. `m` measures text. */
+static void layout_1d(page *pg, cairo_t *m)
+{
+    const cli_histogram *h = pg->h;
+    const int ph = panel_height(pg->npanels);
+    pg->title_h = pg->opt->title ? TITLE_H : 12;
+    font(m, FONT, 0);
+    double ylabel_w = 0;
+    for (uint32_t c = 0; c < pg->npanels; ++c) {
+        panel *p = &pg->pan[c];
+        p->channel = c;
+        p->top = pg->title_h + HEADER_H + (int)c * (HEADER_H + ph + PANEL_GAP);
+        p->bottom = p->top + ph;
+        name_channel(p, h, pg->opt);
+        describe_tallies(p, h->result, pg->opt->outliers);
+        values_axis(p, h, pg->opt->log_scale, ph);
+        for (int i = 0; i < p->nyt; ++i) {
+            double w = text_width(m, p->yt[i].label);
+            if (w > ylabel_w)
+                ylabel_w = w;
+        }
+    }
+    pg->width = PAGE_W;
+    pg->x0 = (int)ceil(12 + FONT + 10 + ylabel_w + 8);
+    pg->x1 = PAGE_W - MARGIN_R;
+    axis x = {h->edges[0], h->edges[h->result->bins], 0, pg->x0, pg->x1};
+    pg->x = x;
+    x_ticks(pg, m);
+    page_notes(pg);
+    pg->height = pg->pan[pg->npanels - 1].bottom + XLABELS_H + XTITLE_H + pg->nnotes * NOTE_H +
+                 BOTTOM;
+}
+
+/* A panel's axes: the grid (behind what is drawn after it), or the frame, tick marks and
+ * labels (over it). Lines on pixel centres, so that the PNG's are crisp. */
+static void panel_grid(cairo_t *cr, const page *pg, const panel *p)
+{
+    set_rgb(cr, 0xe8e8e8);
+    for (int i = 0; i < p->nyt; ++i) {
+        double yy = floor(axis_map(&p->y, p->yt[i].v)) + 0.5;
+        if (yy > p->top && yy < p->bottom) {
+            cairo_move_to(cr, pg->x0, yy);
+            cairo_line_to(cr, pg->x1, yy);
+        }
+    }
+    for (int i = 0; i < pg->nxt; ++i) {
+        double xx = floor(axis_map(&pg->x, pg->xt[i].v)) + 0.5;
+        if (xx > pg->x0 && xx < pg->x1) {
+            cairo_move_to(cr, xx, p->top);
+            cairo_line_to(cr, xx, p->bottom);
+        }
+    }
+    cairo_stroke(cr);
+}
+
+static void panel_axes(cairo_t *cr, const page *pg, const panel *p, const char *values)
+{
+    const int x0 = pg->x0, x1 = pg->x1;
+    /* header: the channel's name in its colour, the tallies on the right */
+    if (p->name[0]) {
+        font(cr, FONT, 1);
+        set_rgb(cr, p->colour);
+        text_at(cr, x0, p->top - 7, 0, p->name);
+    }
+    if (p->tallies[0]) {
+        font(cr, FONT, 0);
+        set_rgb(cr, 0x404040);
+        text_at(cr, x1, p->top - 7, 2, p->tallies);
+    }
+    /* the frame just outside the plot area, tick marks */
+    set_rgb(cr, 0x404040);
+    cairo_rectangle(cr, x0 - 0.5, p->top - 0.5, x1 - x0 + 1, p->bottom - p->top + 1);
+    for (int i = 0; i < p->nyt; ++i) {
+        double yy = floor(axis_map(&p->y, p->yt[i].v)) + 0.5;
+        cairo_move_to(cr, x0 - 5, yy);
+        cairo_line_to(cr, x0 - 0.5, yy);
+    }
+    for (int i = 0; i < pg->nxt; ++i) {
+        double xx = floor(axis_map(&pg->x, pg->xt[i].v)) + 0.5;
+        cairo_move_to(cr, xx, p->bottom + 0.5);
+        cairo_line_to(cr, xx, p->bottom + 5);
+    }
+    cairo_stroke(cr);
+    /* the values' labels and the axis' name, turned */
+    font(cr, FONT, 0);
+    set_rgb(cr, 0x202020);
+    for (int i = 0; i < p->nyt; ++i)
+        text_at(cr, x0 - 8, axis_map(&p->y, p->yt[i].v) + FONT * 0.35, 2, p->yt[i].label);
+    cairo_save(cr);
+    cairo_move_to(cr, 12 + FONT, (p->top + p->bottom) / 2.0 + text_width(cr, values) / 2);
+    cairo_rotate(cr, -M_PI / 2);
+    cairo_show_text(cr, values);
+    cairo_restore(cr);
+}
+
+/* The title, the x labels under the last panel (kept inside the page), the x axis' name and
+ * the notes. */
+static void page_text(cairo_t *cr, const page *pg)
+{
+    const cli_histogram *h = pg->h;
+    const uint32_t bins = h->result->bins;
+    if (pg->opt->title) {
+        char title[600];
+        snprintf(title, sizeof title, "%s: %u bin%s of %s%s", pg->opt->title, bins,
+                 bins == 1 ? "" : "s", gpuhist_dtype_name(h->dtype),
+                 pg->opt->log_scale ? ", log scale" : "");
+        set_rgb(cr, 0x202020);
+        font(cr, TITLE_FONT, 1);
+        text_at(cr, 12, 22, 0, title);
+    }
+    const int last = pg->pan[pg->npanels - 1].bottom;
+    font(cr, FONT, 0);
+    set_rgb(cr, 0x202020);
+    for (int i = 0; i < pg->nxt; ++i) {
+        double wl = text_width(cr, pg->xt[i].label), xx = axis_map(&pg->x, pg->xt[i].v) - wl / 2;
+        if (xx + wl > pg->width - 4)
+            xx = pg->width - 4 - wl;
+        if (xx < 4)
+            xx = 4;
+        cairo_move_to(cr, xx, last + 8 + FONT);
+        cairo_show_text(cr, pg->xt[i].label);
+    }
+    text_at(cr, (pg->x0 + pg->x1) / 2.0, last + XLABELS_H + FONT + 2, 1,
+            h->kind == GPUHIST_BINS_INTEGER ? "value (one bin per integer)" : "value");
+    set_rgb(cr, 0x505050);
+    for (int i = 0; i < pg->nnotes; ++i)
+        text_at(cr, 12, last + XLABELS_H + XTITLE_H + NOTE_H * (i + 1) - 2, 0, pg->notes[i]);
+}
+
+/* Draw a 1-D page on `cr`: per panel the grid, the bars (clipped to the plot area), the axes.
+ * @return the rectangles of bars; *folded the bins folded into columns, over the panels. */
+static uint64_t draw_1d(cairo_t *cr, const page *pg, columns *col, uint64_t *folded)
+{
+    char values[64];
+    snprintf(values, sizeof values, "%s%s", values_name(pg->h), pg->opt->log_scale ? " (log)"
+                                                                                   : "");
+    uint64_t nrects = 0;
+    *folded = 0;
+    for (uint32_t c = 0; c < pg->npanels; ++c) {
+        const panel *p = &pg->pan[c];
+        panel_grid(cr, pg, p);
+        cairo_save(cr);
+        cairo_rectangle(cr, pg->x0, p->top, pg->x1 - pg->x0, p->bottom - p->top);
+        cairo_clip(cr);
+        uint64_t f = 0;
+        nrects += draw_bars(cr, pg->h, p, &pg->x, col, &f);
+        *folded += f;
+        cairo_restore(cr);
+        panel_axes(cr, pg, p, values);
+    }
+    page_text(cr, pg);
+    return nrects;
+}
+
+/* A surface of the page's size in the format asked for, writing through `snk` (SVG, PDF; a
+ * PNG is written from its image at the end). NULL when the format was not built in. */
+static cairo_surface_t *create_surface(const page *pg, sink *snk)
+{
+    cairo_surface_t *s = NULL;
+    switch (pg->opt->format) {
+    case CLI_PLOT_PNG:
+        s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, pg->width, pg->height);
+        break;
+    case CLI_PLOT_SVG:
+#ifdef CAIRO_HAS_SVG_SURFACE
+        s = cairo_svg_surface_create_for_stream(sink_write, snk, pg->width, pg->height);
+#if CAIRO_VERSION >= CAIRO_VERSION_ENCODE(1, 16, 0)
+        cairo_svg_surface_set_document_unit(s, CAIRO_SVG_UNIT_PX);
+#endif
+#endif
+        break;
+    case CLI_PLOT_PDF:
+#ifdef CAIRO_HAS_PDF_SURFACE
+        s = cairo_pdf_surface_create_for_stream(sink_write, snk, pg->width, pg->height);
+#if CAIRO_VERSION >= CAIRO_VERSION_ENCODE(1, 16, 0)
+        cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_CREATOR, "gpuhist");
+        if (pg->opt->title)
+            cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_TITLE, pg->opt->title);
+#endif
+#endif
+        break;
+    default:
+        break;
+    }
+    return s;
+}
+
 int cli_plot_write(cli_output *out, const cli_histogram *h, const cli_plot_options *opt)
 {
     const gpuhist_result *r = h->result;
-    const uint32_t nch = r->channels, bins = r->bins;
     const char *path = out->path ? out->path : "-";
     const double t_start = cli_now();
-    if (nch == 0 || bins == 0)
+    if (r->channels == 0 || r->bins == 0)
         return cli_error(CLI_EXIT_FAIL, "--plot %s: no histogram to draw", path);
-    panel *pan = calloc(nch, sizeof *pan);
-    columns col = {PAGE_W, calloc(PAGE_W, sizeof(double)), calloc(PAGE_W, sizeof(double)),
+    page pg;
+    memset(&pg, 0, sizeof pg);
+    pg.h = h;
+    pg.opt = opt;
+    pg.npanels = r->channels;
+    pg.pan = calloc(pg.npanels, sizeof *pg.pan);
+    columns col = {0, calloc(PAGE_W, sizeof(double)), calloc(PAGE_W, sizeof(double)),
                    calloc(PAGE_W, 1)};
     cairo_surface_t *measure_s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 1, 1);
     cairo_t *m = cairo_create(measure_s);
@@ -627,125 +910,14 @@ int cli_plot_write(cli_output *out, const cli_histogram *h, const cli_plot_optio
     cairo_t *cr = NULL;
     sink snk = {out->f, 0};
     int rc = CLI_EXIT_OK;
-    if (!pan || !col.lo || !col.hi || !col.set || cairo_status(m) != CAIRO_STATUS_SUCCESS) {
+    if (!pg.pan || !col.lo || !col.hi || !col.set || cairo_status(m) != CAIRO_STATUS_SUCCESS) {
         rc = cli_error(CLI_EXIT_FAIL, "--plot %s: out of memory", path);
         goto done;
     }
+    layout_1d(&pg, m);
+    col.n = pg.x1 - pg.x0;
 
-    /* Panels: names, tallies, values axes (their ticks set the left margin). */
-    const int ph = panel_height(nch);
-    const int title_h = opt->title ? TITLE_H : 12;
-    font(m, FONT, 0);
-    double ylabel_w = 0;
-    for (uint32_t c = 0; c < nch; ++c) {
-        panel *p = &pan[c];
-        p->channel = c;
-        p->top = title_h + HEADER_H + (int)c * (HEADER_H + ph + PANEL_GAP);
-        p->bottom = p->top + ph;
-        name_channel(p, h, opt);
-        describe_tallies(p, r, opt->outliers);
-        values_axis(p, h, opt->log_scale, ph);
-        for (int i = 0; i < p->nyt; ++i) {
-            double w = text_width(m, p->yt[i].label);
-            if (w > ylabel_w)
-                ylabel_w = w;
-        }
-    }
-    const int x0 = (int)ceil(12 + FONT + 10 + ylabel_w + 8), x1 = PAGE_W - MARGIN_R;
-    axis x = {h->edges[0], h->edges[bins], 0, x0, x1};
-    col.n = x1 - x0;
-
-    /* x ticks: the edges themselves when few and their labels fit, else round numbers. */
-    tick xt[MAX_TICKS];
-    int nxt = 0;
-    if (bins <= 16) {
-        for (uint32_t i = 0; i <= bins; ++i) {
-            xt[i].v = h->edges[i];
-            edge_label(xt[i].label, h, h->edges[i]);
-        }
-        nxt = (int)bins + 1;
-        if (!labels_fit(m, &x, xt, nxt))
-            nxt = 0;
-    }
-    for (int most = (x1 - x0) / 70; nxt == 0 && most >= 1; --most) {
-        nxt = round_ticks(x.lo, x.hi, most, h->kind == GPUHIST_BINS_INTEGER, xt);
-        if (nxt == 0 || labels_fit(m, &x, xt, nxt) || most == 1)
-            break;
-        nxt = 0;
-    }
-    if (nxt == 0) { /* a range too fine for round numbers: its two ends */
-        xt[0].v = x.lo;
-        xt[1].v = x.hi;
-        edge_label(xt[0].label, h, x.lo);
-        edge_label(xt[1].label, h, x.hi);
-        nxt = 2;
-    }
-
-    /* Notes under the plot: bins folded into columns, bins not drawn. */
-    uint64_t narrow = 0;
-    {
-        double xa = axis_map(&x, h->edges[0]);
-        for (uint32_t i = 0; i < bins; ++i) {
-            double xb = axis_map(&x, h->edges[i + 1]);
-            narrow += xb - xa < 1.0;
-            xa = xb;
-        }
-    }
-    char notes[MAX_NOTES][200];
-    int nnotes = 0;
-    int negative = 0;
-    for (uint32_t c = 0; c < nch; ++c)
-        negative |= pan[c].negative && !opt->log_scale;
-    if (narrow)
-        snprintf(notes[nnotes++], sizeof notes[0],
-                 "%llu of %u bins are narrower than one of the %d columns of the plot: each "
-                 "column shows %s of its bins",
-                 (unsigned long long)narrow, bins, col.n,
-                 negative ? "the least and the greatest value" : "the greatest value");
-    for (uint32_t c = 0; c < nch && nnotes < MAX_NOTES - 1; ++c) {
-        const panel *p = &pan[c];
-        char who[40] = "";
-        if (p->name[0])
-            snprintf(who, sizeof who, "%s: ", p->name);
-        if (p->not_finite)
-            snprintf(notes[nnotes++], sizeof notes[0], "%s%llu bin(s) with values that are not "
-                     "finite (NaN or infinite sums) not drawn",
-                     who, (unsigned long long)p->not_finite);
-        if (p->not_positive)
-            snprintf(notes[nnotes++], sizeof notes[0],
-                     "%s%llu bin(s) with values below 0 not drawn on the log scale", who,
-                     (unsigned long long)p->not_positive);
-    }
-
-    const int last_bottom = pan[nch - 1].bottom;
-    const int page_h = last_bottom + XLABELS_H + XTITLE_H + nnotes * NOTE_H + BOTTOM;
-
-    /* The surface. */
-    switch (opt->format) {
-    case CLI_PLOT_PNG:
-        surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, PAGE_W, page_h);
-        break;
-    case CLI_PLOT_SVG:
-#ifdef CAIRO_HAS_SVG_SURFACE
-        surface = cairo_svg_surface_create_for_stream(sink_write, &snk, PAGE_W, page_h);
-#if CAIRO_VERSION >= CAIRO_VERSION_ENCODE(1, 16, 0)
-        cairo_svg_surface_set_document_unit(surface, CAIRO_SVG_UNIT_PX);
-#endif
-#endif
-        break;
-    case CLI_PLOT_PDF:
-#ifdef CAIRO_HAS_PDF_SURFACE
-        surface = cairo_pdf_surface_create_for_stream(sink_write, &snk, PAGE_W, page_h);
-#if CAIRO_VERSION >= CAIRO_VERSION_ENCODE(1, 16, 0)
-        cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_CREATOR, "gpuhist");
-        if (opt->title)
-            cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_TITLE, opt->title);
-#endif
-#endif
-        break;
-    default:
-        break;
-    }
+    surface = create_surface(&pg, &snk);
     if (!surface || cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
         rc = cli_error(CLI_EXIT_FAIL, "--plot %s: cannot create the %s surface: %s", path,
                        format_name(opt->format),
@@ -757,102 +929,8 @@ int cli_plot_write(cli_output *out, const cli_histogram *h, const cli_plot_optio
     set_rgb(cr, 0xffffff);
     cairo_paint(cr);
     cairo_set_line_width(cr, 1.0);
-
-    if (opt->title) {
-        char title[600];
-        snprintf(title, sizeof title, "%s: %u bin%s of %s%s", opt->title, bins,
-                 bins == 1 ? "" : "s", gpuhist_dtype_name(h->dtype),
-                 opt->log_scale ? ", log scale" : "");
-        set_rgb(cr, 0x202020);
-        font(cr, TITLE_FONT, 1);
-        text_at(cr, 12, 22, 0, title);
-    }
-
-    uint64_t nrects = 0, folded = 0;
-    for (uint32_t c = 0; c < nch; ++c) {
-        panel *p = &pan[c];
-        const double w = x1 - x0, hgt = p->bottom - p->top;
-        /* header: the channel's name in its colour, the tallies on the right */
-        if (p->name[0]) {
-            font(cr, FONT, 1);
-            set_rgb(cr, p->colour);
-            text_at(cr, x0, p->top - 7, 0, p->name);
-        }
-        if (p->tallies[0]) {
-            font(cr, FONT, 0);
-            set_rgb(cr, 0x404040);
-            text_at(cr, x1, p->top - 7, 2, p->tallies);
-        }
-        /* grid behind the bars, at the ticks (pixel centres, so the PNG's lines are crisp) */
-        set_rgb(cr, 0xe8e8e8);
-        for (int i = 0; i < p->nyt; ++i) {
-            double yy = floor(axis_map(&p->y, p->yt[i].v)) + 0.5;
-            if (yy > p->top && yy < p->bottom) {
-                cairo_move_to(cr, x0, yy);
-                cairo_line_to(cr, x1, yy);
-            }
-        }
-        for (int i = 0; i < nxt; ++i) {
-            double xx = floor(axis_map(&x, xt[i].v)) + 0.5;
-            if (xx > x0 && xx < x1) {
-                cairo_move_to(cr, xx, p->top);
-                cairo_line_to(cr, xx, p->bottom);
-            }
-        }
-        cairo_stroke(cr);
-        /* the bars, clipped to the plot area */
-        cairo_save(cr);
-        cairo_rectangle(cr, x0, p->top, w, hgt);
-        cairo_clip(cr);
-        uint64_t f = 0;
-        nrects += draw_bars(cr, h, p, &x, &col, &f);
-        folded += f;
-        cairo_restore(cr);
-        /* frame and tick marks just outside the plot area */
-        set_rgb(cr, 0x404040);
-        cairo_rectangle(cr, x0 - 0.5, p->top - 0.5, w + 1, hgt + 1);
-        for (int i = 0; i < p->nyt; ++i) {
-            double yy = floor(axis_map(&p->y, p->yt[i].v)) + 0.5;
-            cairo_move_to(cr, x0 - 5, yy);
-            cairo_line_to(cr, x0 - 0.5, yy);
-        }
-        for (int i = 0; i < nxt; ++i) {
-            double xx = floor(axis_map(&x, xt[i].v)) + 0.5;
-            cairo_move_to(cr, xx, p->bottom + 0.5);
-            cairo_line_to(cr, xx, p->bottom + 5);
-        }
-        cairo_stroke(cr);
-        /* the values' labels and name */
-        font(cr, FONT, 0);
-        set_rgb(cr, 0x202020);
-        for (int i = 0; i < p->nyt; ++i)
-            text_at(cr, x0 - 8, axis_map(&p->y, p->yt[i].v) + FONT * 0.35, 2, p->yt[i].label);
-        char yname[64];
-        snprintf(yname, sizeof yname, "%s%s", values_name(h), opt->log_scale ? " (log)" : "");
-        cairo_save(cr);
-        cairo_move_to(cr, 12 + FONT, (p->top + p->bottom) / 2.0 + text_width(cr, yname) / 2);
-        cairo_rotate(cr, -M_PI / 2);
-        cairo_show_text(cr, yname);
-        cairo_restore(cr);
-    }
-    /* x labels under the last panel, kept inside the page */
-    font(cr, FONT, 0);
-    set_rgb(cr, 0x202020);
-    for (int i = 0; i < nxt; ++i) {
-        double wl = text_width(cr, xt[i].label), xx = axis_map(&x, xt[i].v) - wl / 2;
-        if (xx + wl > PAGE_W - 4)
-            xx = PAGE_W - 4 - wl;
-        if (xx < 4)
-            xx = 4;
-        cairo_move_to(cr, xx, last_bottom + 8 + FONT);
-        cairo_show_text(cr, xt[i].label);
-    }
-    text_at(cr, (x0 + x1) / 2.0, last_bottom + XLABELS_H + FONT + 2, 1,
-            h->kind == GPUHIST_BINS_INTEGER ? "value (one bin per integer)" : "value");
-    set_rgb(cr, 0x505050);
-    for (int i = 0; i < nnotes; ++i)
-        text_at(cr, 12, last_bottom + XLABELS_H + XTITLE_H + NOTE_H * (i + 1) - 2, 0, notes[i]);
-
+    uint64_t folded = 0;
+    uint64_t nrects = draw_1d(cr, &pg, &col, &folded);
     if (cairo_status(cr) != CAIRO_STATUS_SUCCESS) {
         rc = cli_error(CLI_EXIT_FAIL, "--plot %s: cannot draw: %s", path,
                        cairo_status_to_string(cairo_status(cr)));
@@ -875,17 +953,19 @@ int cli_plot_write(cli_output *out, const cli_histogram *h, const cli_plot_optio
     if (opt->verbose) {
         cli_note("plot: %s: %s, %d x %d %s, %u panel(s), %llu rectangle(s) of bars, drawn in "
                  "%.3f s",
-                 path, format_name(opt->format), PAGE_W, page_h,
-                 opt->format == CLI_PLOT_PNG ? "pixels" : "points", nch,
+                 path, format_name(opt->format), pg.width, pg.height,
+                 opt->format == CLI_PLOT_PNG ? "pixels" : "points", pg.npanels,
                  (unsigned long long)nrects, cli_now() - t_start);
-        for (uint32_t c = 0; c < nch; ++c)
+        for (uint32_t c = 0; c < pg.npanels; ++c) {
+            const panel *p = &pg.pan[c];
             cli_note("plot: panel %u: area x %d..%d, y %d..%d, values %.17g..%.17g%s%s%s", c,
-                     x0, x1, pan[c].top, pan[c].bottom, pan[c].y.lo, pan[c].y.hi,
-                     pan[c].y.log ? " (log)" : "", pan[c].tallies[0] ? "; noted: " : "",
-                     pan[c].tallies);
+                     pg.x0, pg.x1, p->top, p->bottom, p->y.lo, p->y.hi,
+                     p->y.log ? " (log)" : "", p->tallies[0] ? "; noted: " : "", p->tallies);
+        }
         if (folded)
-            cli_note("plot: %llu bin(s) folded into the %d columns (the greatest value of each)",
-                     (unsigned long long)folded, col.n);
+            cli_note("plot: %llu bin(s) of %u panel(s) folded into the %d columns (the "
+                     "greatest value of each)",
+                     (unsigned long long)folded, pg.npanels, col.n);
     }
 
 done:
@@ -895,7 +975,7 @@ done:
         cairo_surface_destroy(surface);
     cairo_destroy(m);
     cairo_surface_destroy(measure_s);
-    free(pan);
+    free(pg.pan);
     free(col.lo);
     free(col.hi);
     free(col.set);

@@ -29,6 +29,8 @@ if(GPUHIST_PLOT)
     message(STATUS "gpuhist: plots: cairo not found (install libcairo2-dev and pkg-config); "
                    "--plot left out")
   endif()
+else()
+  message(STATUS "gpuhist: plots: off (GPUHIST_PLOT=OFF)")
 endif()
 target_compile_definitions(gpuhist_plot_lib INTERFACE GPUHIST_HAVE_CAIRO=${GPUHIST_HAVE_CAIRO}
                                                      GPUHIST_HAVE_FONTCONFIG=${GPUHIST_HAVE_FONTCONFIG})
