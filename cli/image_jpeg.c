@@ -10,7 +10,7 @@
  * Limits: 8-bit samples (the library's precision); CMYK/YCCK is refused; the page limits of
  * cli_image_alloc are checked from the header, before the decoder allocates anything.
  */
-#include "image.h"
+#include "image_codec.h"
 
 #if GPUHIST_HAVE_JPEG
 #include <jpeglib.h>

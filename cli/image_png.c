@@ -11,7 +11,7 @@
  * deinterlaced by libpng. The stream must be complete up to IEND.
  * Limits: the page limits of cli_image_alloc (checked from the header, before any allocation).
  */
-#include "image.h"
+#include "image_codec.h"
 
 #include <string.h>
 

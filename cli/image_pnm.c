@@ -14,7 +14,7 @@
  * allocated; only the first image of a file is read (netpbm streams of several images are
  * refused rather than partly read).
  */
-#include "image.h"
+#include "image_codec.h"
 
 #include <string.h>
 

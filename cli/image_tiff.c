@@ -14,7 +14,7 @@
  * bit depths other than 8/16/32/64 (1-bit bilevel, 4-bit, 12-bit) are refused with a message;
  * the page limits of cli_image_alloc are checked before each page is allocated.
  */
-#include "image.h"
+#include "image_codec.h"
 
 #include <string.h>
 
