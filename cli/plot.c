@@ -15,7 +15,8 @@
  *    power of ten below the smallest positive value. Values drawn: the running totals with
  *    --cumulative, else the density with --density, else the sums of weights with --weights,
  *    else the counts. Empty bins draw nothing.
- *  - Ticks at round numbers (1, 2 or 5 times a power of ten; powers of ten on the log axis),
+ *  - Ticks at round numbers (1, 2 or 5 times a power of ten; powers of ten on the log axis, 1,
+ *    2 and 5 times them when it spans less than three decades),
  *    labelled with the fewest digits; the x axis is labelled at the edges themselves when there
  *    are at most 16 bins and their labels fit. Under each panel's name: its underflow,
  *    overflow and NaN tallies when nonzero. Below the plot: bins not drawn (values that are not
@@ -324,10 +325,26 @@ static int log_ticks(double lo, double hi, int most, tick *t)
         --e1;
     if (most < 1)
         most = 1;
+    int n = 0;
+    if (e1 - e0 < 2 && most >= 6) {
+        /* a range of a decade or two: 1, 2 and 5 times the powers of ten */
+        static const int mult[3] = {1, 2, 5};
+        for (int e = e0 - 1; e <= e1 && n < MAX_TICKS; ++e)
+            for (int j = 0; j < 3; ++j) {
+                char s[16];
+                snprintf(s, sizeof s, "%de%d", mult[j], e);
+                double v = strtod(s, NULL);
+                if (v >= lo && v <= hi) {
+                    t[n].v = v;
+                    number_label(t[n].label, v);
+                    ++n;
+                }
+            }
+        return n;
+    }
     int s = 1;
     while ((e1 - e0) / s + 1 > most)
         ++s;
-    int n = 0;
     for (int e = e0; e <= e1 && n < MAX_TICKS; e += s) {
         t[n].v = pow10i(e);
         number_label(t[n].label, t[n].v);
