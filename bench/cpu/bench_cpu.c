@@ -11,7 +11,7 @@
  * numpy.fromfile). This is a benchmark, not a test: it asserts nothing about speed.
  *
  * usage: gpuhist-bench-cpu [--size MiB] [--runs N] [--dist uniform|hot|constant]
- *                          [--cases u8,u16,f32,f64,i32] [--threads-max N] [--no-numpy]
+ *                          [--cases u8,u16,f32,f64,i32,f64e] [--threads-max N] [--no-numpy]
  *                          [--python EXE] [--numpy-script PATH] [--json FILE]
  *                          [--stat median|min]
  */
@@ -53,6 +53,10 @@ static const bench_case CASES[] = {
      "histogram"},
     {"i32", "i32, 1000 integer", GPUHIST_I32, "int32", GPUHIST_BINS_INTEGER, 1000, 0, 1000,
      "bincount"},
+    /* uneven edges: E[i] = (i / 256)^2 in [0, 1] (numpy: (arange(257) / 256.0) ** 2, the same
+     * doubles) */
+    {"f64e", "f64, 256 uneven edges", GPUHIST_F64, "float64", GPUHIST_BINS_EDGES, 256, 0.0, 1.0,
+     "histogram_quadratic_edges"},
 };
 #define NCASES (sizeof CASES / sizeof CASES[0])
 
@@ -139,6 +143,12 @@ static gpuhist_bin_spec spec_of(const bench_case *c)
 {
     if (c->kind == GPUHIST_BINS_INTEGER)
         return gpuhist_bins_integer(c->bins, (int64_t)c->lower);
+    if (c->kind == GPUHIST_BINS_EDGES) {
+        static double quadratic[257];
+        for (uint32_t i = 0; i <= 256; ++i)
+            quadratic[i] = (i / 256.0) * (i / 256.0);
+        return gpuhist_bins_edges(256, quadratic);
+    }
     return gpuhist_bins_even(c->bins, c->lower, c->upper);
 }
 

@@ -5,6 +5,7 @@ usage: numpy_bench.py FILE DTYPE OP BINS LOWER UPPER RUNS [median|min]
   DTYPE  a NumPy dtype name (uint8, uint16, int32, float32, float64)
   OP     bincount (one bin per value from 0: numpy.bincount(a, minlength=BINS))
          histogram (numpy.histogram(a, bins=BINS, range=(LOWER, UPPER)))
+         histogram_quadratic_edges (numpy.histogram(a, bins=(arange(BINS+1) / BINS) ** 2))
 Prints one JSON object: {"numpy": version, "call": ..., "seconds": median (or fastest) time,
 "median_s": ..., "min_s": ..., "times_s": [...]}
 or {"error": "..."} (exit status 0 either way, so the caller can report the reason).
@@ -28,6 +29,10 @@ def main():
     if op == "bincount":
         call = "numpy.bincount(a, minlength=%d)" % bins
         fn = lambda: np.bincount(a, minlength=bins)  # noqa: E731
+    elif op == "histogram_quadratic_edges":
+        edges = (np.arange(bins + 1) / float(bins)) ** 2
+        call = "numpy.histogram(a, bins=(arange(%d) / %d.0) ** 2)" % (bins + 1, bins)
+        fn = lambda: np.histogram(a, bins=edges)  # noqa: E731
     else:
         lo, hi = float(lower), float(upper)
         call = "numpy.histogram(a, bins=%d, range=(%g, %g))" % (bins, lo, hi)

@@ -25,7 +25,8 @@
  *    search; direct specs, e.g. [0, 1) with a power-of-two bin count: no edge at all). Specs the
  *    certificate refuses (huge offsets, subnormal hazards, more than 2^23 / 2^24 bins) take
  *    binmap.h's walk on the table: estimate, compare with E[i], E[i+1], binary search when the
- *    estimate is further off. EDGES use binary search; INTEGER a subtraction and one range
+ *    estimate is further off. EDGES use a table of cells over the range (edges_slot: the cell
+ *    gives the first candidate bin, then one or two exact compares); INTEGER a subtraction and one range
  *    check. 64-bit integers beyond 2^53 take binmap.h's exact integer-vs-double comparison.
  *  - Counters are 32-bit (half the cache footprint of the uint64 result) and are flushed into the
  *    64-bit output every 2^30 pixels, before any can overflow.
@@ -41,6 +42,7 @@
 #include "cpu_kernels.h"
 #include "fast_even.h"
 
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -367,6 +369,13 @@ typedef struct slot_state {
     size_t off[GPUHIST_MAX_CHANNELS]; /* byte offset of histogram k's sample in a pixel */
     uint32_t *t;         /* active * slots */
     uint64_t *out;
+    /* EDGES: the table of cells (edge_cells below) */
+    int cell_linear;      /* the map: 1 linear in the value, 0 the order keys */
+    double cell_scale;    /* linear: cells / (E[bins] - E[0]) */
+    uint64_t cell_key0;   /* keys: order key of E[0] ... */
+    unsigned cell_shift;  /* ... and cell = (key - cell_key0) >> cell_shift */
+    uint32_t cell_count;  /* cells */
+    uint32_t *cell_first; /* cells + 1: inner edges mapped below each cell */
 } slot_state;
 
 /* i with E[i] <= x < E[i+1], given E[0] <= x < E[bins] (E non-decreasing). */
@@ -385,6 +394,119 @@ typedef struct slot_state {
     }
 DEFINE_SEARCH(search_f, float)
 DEFINE_SEARCH(search_d, double)
+
+/* EDGES (uneven bins): a table of cells instead of a binary search over all the edges. A
+ * monotone map sends each value of [E[0], E[bins]) to one of C cells (C: a power of two near
+ * 4 x bins, at most 2^16); cell c records how many of the inner edges E[1..bins-1] map below
+ * c. Since the map is monotone, an edge mapped below x's cell is <= x and an edge mapped above it
+ * is > x, so x's bin lies between the count of cell c and that of cell c + 1, and exact
+ * comparisons with the true edges, upward from the first, decide it: the result is binmap.h's
+ * slot, whatever the map. Two maps, the one that crowds fewer edges into one cell is kept:
+ * linear in the value, (x - E[0]) * C / (E[bins] - E[0]) (even-ish edges), or the samples'
+ * order keys (the floating-point bits made monotone: exponent, then mantissa; log-spaced edges).
+ * A cell holding more than 4 edges is searched by halving between its bounds. Built for each
+ * count: O(bins + C). */
+static inline uint64_t order_key(double x)
+{
+    x += 0.0; /* -0.0 -> +0.0: they compare equal */
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return (b >> 63) ? ~b : b | (1ull << 63);
+}
+
+/* The cell of x, E[0] <= x < E[bins] (or an inner edge). */
+static inline uint32_t cell_of(const slot_state *s, double x)
+{
+    if (s->cell_linear) {
+        const double f = (x - s->edges[0]) * s->cell_scale; /* >= 0 */
+        return f < (double)s->cell_count ? (uint32_t)f : s->cell_count - 1u;
+    }
+    const uint64_t c = (order_key(x) - s->cell_key0) >> s->cell_shift;
+    return c < s->cell_count ? (uint32_t)c : s->cell_count - 1u;
+}
+
+/* Fill first[0..C] for the current map; @return the most inner edges of one cell. */
+static uint32_t count_cells(slot_state *s, uint32_t *first)
+{
+    const uint32_t C = s->cell_count;
+    memset(first, 0, ((size_t)C + 1u) * sizeof *first);
+    for (uint32_t i = 1; i < s->bins; ++i)
+        first[cell_of(s, s->edges[i]) + 1u]++;
+    uint32_t most = 0;
+    for (uint32_t c = 1; c <= C; ++c) {
+        most = first[c] > most ? first[c] : most;
+        first[c] += first[c - 1u];
+    }
+    return most; /* first[C] = bins - 1 */
+}
+
+/* The cell table for s->edges (s->cell_first); 0 when it cannot be allocated. */
+static int edge_cells(slot_state *s)
+{
+    const double *e = s->edges;
+    const uint32_t bins = s->bins;
+    uint32_t C = 1;
+    while (C < 4u * bins && C < (1u << 16))
+        C <<= 1;
+    uint32_t *a = malloc(((size_t)C + 1u) * sizeof *a), *b = malloc(((size_t)C + 1u) * sizeof *b);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return 0;
+    }
+    s->cell_count = C;
+    /* order keys: cells of 2^shift keys from E[0]'s */
+    s->cell_linear = 0;
+    s->cell_key0 = order_key(e[0]);
+    const uint64_t span = order_key(e[bins]) - s->cell_key0;
+    s->cell_shift = 0;
+    while ((span >> s->cell_shift) >= C)
+        ++s->cell_shift;
+    uint32_t crowd_keys = count_cells(s, b);
+    /* linear, when the range's width and C / width are finite and nonzero */
+    const double width = e[bins] - e[0], scale = (double)C / width;
+    uint32_t crowd_linear = UINT32_MAX;
+    if (width > 0.0 && width <= DBL_MAX && scale > 0.0 && scale <= DBL_MAX) {
+        s->cell_linear = 1;
+        s->cell_scale = scale;
+        crowd_linear = count_cells(s, a);
+    }
+    if (crowd_linear <= crowd_keys) {
+        s->cell_first = a;
+        free(b);
+    } else {
+        s->cell_linear = 0;
+        s->cell_first = b;
+        free(a);
+    }
+    return 1;
+}
+
+static inline uint32_t edges_slot(const slot_state *s, double x)
+{
+    const double *e = s->edges;
+    const uint32_t bins = s->bins;
+    if (!(x >= e[0]))
+        return x != x ? GPUHIST_SLOT_NAN(bins) : GPUHIST_SLOT_UNDERFLOW(bins);
+    if (x >= e[bins])
+        return (s->m->last_inclusive && x == e[bins]) ? bins - 1u : GPUHIST_SLOT_OVERFLOW(bins);
+    const uint32_t c = cell_of(s, x);
+    uint32_t lo = s->cell_first[c], hi = s->cell_first[c + 1u]; /* lo <= bin <= hi */
+    if (__builtin_expect(hi - lo > 4u, 0)) {
+        ++hi; /* e[lo] <= x < e[hi] */
+        while (hi - lo > 1u) {
+            uint32_t mid = lo + (hi - lo) / 2u;
+            if (x < e[mid])
+                hi = mid;
+            else
+                lo = mid;
+        }
+        return lo;
+    }
+    while (lo < hi && x >= e[lo + 1u])
+        ++lo;
+    return lo;
+}
 
 /* EVEN bins the certificate refuses: binmap.h's walk on the edge table (docs/SEMANTICS.md,
  * Bins). The estimate is only a starting point; the answer is decided by exact comparisons with
@@ -461,7 +583,7 @@ static inline uint32_t int_slot(const slot_state *s, int64_t x)
 /* Slot expressions, x of the loop's type T. */
 #define SLOT_F32_EVEN even_f(s, s->ef, s->m->scale_f, x)
 #define SLOT_F64_EVEN even_d(s, s->ed, s->m->scale, x)
-#define SLOT_EDGES gpuhist_slot_edges_f64(s->m, s->edges, (double)x)
+#define SLOT_EDGES edges_slot(s, (double)x)
 #define SLOT_I32_EVEN even_d(s, s->ed, s->m->scale, (double)x)
 #define SLOT_INT int_slot(s, (int64_t)x)
 #define SLOT_I64_EVEN                                                                            \
@@ -623,14 +745,22 @@ static gpuhist_status count_slots(const gpuhist_plan *plan, uint64_t begin, uint
         else
             s.ed = table;
     }
+    /* the loops of SLOT_EDGES (f32, f64, i32, u32 samples) */
+    if (plan->map.kind == GH_KIND_EDGES && plan->dtype != GPUHIST_I64 &&
+        plan->dtype != GPUHIST_U64 && !edge_cells(&s)) {
+        free(edge_table);
+        return GPUHIST_ERROR_OUT_OF_MEMORY;
+    }
     s.t = calloc((size_t)plan->active * plan->slots, sizeof *s.t);
     if (!s.t) {
         free(edge_table);
+        free(s.cell_first);
         return GPUHIST_ERROR_OUT_OF_MEMORY;
     }
     for_each_segment(plan, begin, end, &s, loop, slot_flush);
     free(s.t);
     free(edge_table);
+    free(s.cell_first);
     return GPUHIST_OK;
 }
 
@@ -639,7 +769,10 @@ size_t gpuhist_cpu_count_scratch(const gpuhist_plan *plan)
     uint32_t values = gpuhist_small_value_count(plan->dtype);
     if (values)
         return (size_t)8u * values * sizeof(uint32_t); /* at most 8 lanes of 32-bit counters */
-    size_t edge_table = plan->map.kind == GH_KIND_EVEN ? ((size_t)plan->bins + 1u) * 8u : 0u;
+    size_t edge_table = plan->map.kind == GH_KIND_EVEN    ? ((size_t)plan->bins + 1u) * 8u
+                        : plan->map.kind == GH_KIND_EDGES
+                            ? ((plan->bins > 8192u ? 65536u : 8u * (size_t)plan->bins) + 1u) * 8u
+                                                          : 0u;
     return edge_table + (size_t)plan->active * plan->slots * sizeof(uint32_t);
 }
 

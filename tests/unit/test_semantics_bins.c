@@ -2,7 +2,9 @@
  * test_semantics_bins.c - EVEN and EDGES bins (docs/SEMANTICS.md): NumPy's edges where a plain
  * multiply is one bin off, float32 edges for f32 samples, a sweep of EVEN specs with samples on
  * and beside every edge (including denormal ranges and the ranges NumPy refuses), EDGES bins on
- * and around their edges for float and integer samples, and the last edge half-open or inclusive.
+ * and around their edges for float and integer samples, the last edge half-open or inclusive, and
+ * EDGES laid out unevenly in the samples' order keys (crowded, denormal, log-spaced) against a
+ * linear search.
  * Runs with the automatic choice and with every CPU strategy forced by name.
  */
 #include "semantics.h"
@@ -311,9 +313,86 @@ static void test_last_inclusive(void)
     }
 }
 
+/* EDGES whose order keys crowd or spread unevenly (the CPU's cell table over the samples' order
+ * keys must give binmap.h's bins whatever the layout): edges a few ulps apart beside edges
+ * hundreds of orders of magnitude apart, denormal and signed-zero edges, log-spaced edges;
+ * samples on, just below and just above every edge, zeros of both signs, and random doubles
+ * spread over the keys (fixed xorshift seed). Counts and tallies against a linear search. */
+static void check_edges_against_search(const char *what, const double *e, uint32_t bins)
+{
+    static double x[40000];
+    static uint64_t counts[8192], want[8192];
+    uint64_t under = 0, over = 0, nan = 0;
+    size_t n = 0;
+    for (uint32_t i = 0; i <= bins; ++i) {
+        x[n++] = e[i];
+        x[n++] = nextafter(e[i], -INFINITY);
+        x[n++] = nextafter(e[i], INFINITY);
+    }
+    x[n++] = 0.0;
+    x[n++] = -0.0;
+    x[n++] = NAN;
+    uint64_t r = 0x9e3779b97f4a7c15ull;
+    while (n < sizeof x / sizeof x[0]) {
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        double v;
+        uint64_t bits = r & ~(0x7ffull << 52); /* any sign and mantissa ... */
+        bits |= (uint64_t)(1023 - 40 + (r >> 52) % 80) << 52; /* ... exponents 2^-40 .. 2^39 */
+        memcpy(&v, &bits, sizeof v);
+        x[n++] = v;
+    }
+    memset(want, 0, sizeof want);
+    for (size_t i = 0; i < n; ++i) {
+        int k = my_slot(e, bins, 0, x[i]);
+        if (k == SLOT_UNDER)
+            ++under;
+        else if (k == SLOT_OVER)
+            ++over;
+        else if (k == SLOT_NAN)
+            ++nan;
+        else
+            ++want[k];
+    }
+    check_context("%s: %s", g_strategy, what);
+    gpuhist_bin_spec b = gpuhist_bins_edges(bins, e);
+    gpuhist_samples s = gpuhist_samples_1d(x, GPUHIST_F64, n);
+    gpuhist_result res;
+    if (hist(&s, &b, counts, NULL, &res)) {
+        CHECK_COUNTS(counts, want, bins);
+        CHECK_TALLY(&res, 0, under, over, nan, n);
+    }
+}
+
+static void test_edges_cells(void)
+{
+    static double e[8193];
+    /* a crowd of 200 edges one ulp apart at 1.0 between edges at +-1e300 */
+    e[0] = -1e300;
+    for (int i = 1; i <= 200; ++i)
+        e[i] = i == 1 ? 1.0 : nextafter(e[i - 1], INFINITY);
+    e[201] = 1e300;
+    check_edges_against_search("EDGES crowded at 1.0 between +-1e300", e, 201);
+    /* denormal and zero edges around zero, then wide */
+    const double z[] = {-1e-300, -0x1p-1074, 0.0, 0x1p-1074, 0x1p-1022, 1e-300, 1.0, 1e300};
+    check_edges_against_search("EDGES at denormals and zero", z, 7);
+    /* 8192 log-spaced bins from 1e-12 to 1e12 (many per cell at 2^16 cells) */
+    for (int i = 0; i <= 8192; ++i)
+        e[i] = pow(10.0, -12.0 + 24.0 * i / 8192.0);
+    check_edges_against_search("EDGES 8192 log-spaced", e, 8192);
+    /* 256 quadratic edges in [0, 1] (the benchmark's uneven spec) */
+    for (int i = 0; i <= 256; ++i)
+        e[i] = (i / 256.0) * (i / 256.0);
+    check_edges_against_search("EDGES 256 quadratic in [0, 1]", e, 256);
+    /* two edges only, far apart, and the whole range of negative values */
+    const double w[] = {-1e300, -1e-300, -0.0};
+    check_edges_against_search("EDGES negative, last edge -0.0", w, 2);
+}
+
 int main(void)
 {
     static const semantics_test each[] = {test_even_numpy, test_even_sweep, test_edges_kind,
-                                          test_last_inclusive};
+                                          test_last_inclusive, test_edges_cells};
     return semantics_main(NULL, 0, each, N(each));
 }
