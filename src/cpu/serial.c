@@ -378,11 +378,10 @@ typedef struct slot_state {
     uint32_t *cell_first; /* cells + 1: inner edges mapped below each cell */
 } slot_state;
 
-/* i with E[i] <= x < E[i+1], given E[0] <= x < E[bins] (E non-decreasing). */
+/* i with E[i] <= x < E[i+1], given E[lo] <= x < E[hi] (E non-decreasing). */
 #define DEFINE_SEARCH(NAME, T)                                                                   \
-    static uint32_t NAME(const T *e, uint32_t bins, T x)                                         \
+    static uint32_t NAME(const T *e, uint32_t lo, uint32_t hi, T x)                              \
     {                                                                                            \
-        uint32_t lo = 0, hi = bins;                                                              \
         while (hi - lo > 1u) {                                                                   \
             uint32_t mid = lo + (hi - lo) / 2u;                                                  \
             if (x < e[mid])                                                                      \
@@ -492,17 +491,8 @@ static inline uint32_t edges_slot(const slot_state *s, double x)
         return (s->m->last_inclusive && x == e[bins]) ? bins - 1u : GPUHIST_SLOT_OVERFLOW(bins);
     const uint32_t c = cell_of(s, x);
     uint32_t lo = s->cell_first[c], hi = s->cell_first[c + 1u]; /* lo <= bin <= hi */
-    if (__builtin_expect(hi - lo > 4u, 0)) {
-        ++hi; /* e[lo] <= x < e[hi] */
-        while (hi - lo > 1u) {
-            uint32_t mid = lo + (hi - lo) / 2u;
-            if (x < e[mid])
-                hi = mid;
-            else
-                lo = mid;
-        }
-        return lo;
-    }
+    if (__builtin_expect(hi - lo > 4u, 0))
+        return search_d(e, lo, hi + 1u, x); /* e[lo] <= x < e[hi + 1] */
     while (lo < hi && x >= e[lo + 1u])
         ++lo;
     return lo;
@@ -528,12 +518,12 @@ static inline uint32_t edges_slot(const slot_state *s, double x)
         if (x < e[i]) {                                                                          \
             if (i > 0u && x >= e[i - 1u])                                                        \
                 return i - 1u;                                                                   \
-            return SEARCH(e, bins, x);                                                           \
+            return SEARCH(e, 0, bins, x);                                                        \
         }                                                                                        \
         if (i + 1u < bins && x >= e[i + 1u]) {                                                   \
             if (x < e[i + 2u])                                                                   \
                 return i + 1u;                                                                   \
-            return SEARCH(e, bins, x);                                                           \
+            return SEARCH(e, 0, bins, x);                                                        \
         }                                                                                        \
         return i;                                                                                \
     }
