@@ -512,6 +512,80 @@ GPUHIST_API void gpuhist_stream_abort(gpuhist_stream *stream);
 /** @return the message of the stream's failure, or of its context's last error. */
 GPUHIST_API const char *gpuhist_stream_error(const gpuhist_stream *stream);
 
+/* ------------------------------------------------------------------------------------------ */
+/* N-D histograms                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A joint histogram of points of 1 to GPUHIST_MAX_DIMS coordinates (NumPy's histogramdd; 2-D is
+ * dims = 2). Each axis has its own bin spec (EVEN with or without auto range, EDGES, INTEGER) and
+ * bins its coordinate exactly as gpuhist_histogram() bins a sample with that spec (same edges,
+ * same comparisons, last edge inclusive when the spec says so; auto range is the finite min and
+ * max of that axis's coordinates over all points). A point is counted in the joint bin of its
+ * axes' bins, row-major (last axis fastest: counts[((i0 * b1) + i1) * b2 + i2] for 3-D), when
+ * every coordinate is inside its axis's edges; otherwise it is tallied: `nan` when some
+ * coordinate is NaN (NaN wins), else `out` when some coordinate is outside its axis. Outliers are
+ * always dropped (CLAMP is refused). Weights as for gpuhist_histogram(): exact sums, rounded
+ * once, the same bits on every backend, thread count and chunking (the weights of tallied points
+ * are not reported).
+ * Mechanism: CPU threads map the points to joint slots (u32), which the context counts as a 1-D
+ * INTEGER histogram of the product of the bins (a stream on the same context: every backend,
+ * strategy and device set counts them).
+ * Limits: the product of the axes' bins at most 2^31; points in host memory.
+ */
+#define GPUHIST_MAX_DIMS 8
+
+typedef struct gpuhist_points {
+    uint32_t dims;                          /* coordinates per point, 1..GPUHIST_MAX_DIMS */
+    gpuhist_dtype dtype;                    /* of every coordinate */
+    uint64_t count;                         /* points */
+    const void *data;                       /* interleaved: count x dims values, point after
+                                               point (a row-major (count, dims) array); NULL:
+                                               the points are in `columns` */
+    const void *columns[GPUHIST_MAX_DIMS];  /* when data is NULL: one array of count values per
+                                               axis (ignored when data is set) */
+    gpuhist_memory location;                /* HOST or AUTO (device memory is refused) */
+    const void *weights;                    /* optional: one per point (host), NULL = none */
+    gpuhist_dtype weight_dtype;             /* GPUHIST_F32 or GPUHIST_F64 */
+} gpuhist_points;
+
+typedef struct gpuhist_nd_result {
+    /* in (the caller owns every buffer; host memory) */
+    uint64_t *counts;                       /* required: bins_total entries, row-major */
+    double *edges[GPUHIST_MAX_DIMS];        /* optional, per axis: bins + 1 edges used */
+    double *sums;                           /* with weights (required): bins_total sums */
+    double *sums_squared;                   /* optional, with weights: sums of squares */
+    /* out */
+    uint32_t dims;
+    uint32_t bins[GPUHIST_MAX_DIMS];        /* per axis */
+    uint64_t bins_total;                    /* product of bins */
+    double lower[GPUHIST_MAX_DIMS];         /* first and last edge of each axis (auto range */
+    double upper[GPUHIST_MAX_DIMS];         /* resolved) */
+    int last_edge_inclusive[GPUHIST_MAX_DIMS]; /* the rule applied on each axis */
+    uint64_t out;                           /* points with a coordinate outside its axis (and
+                                               none NaN) */
+    uint64_t nan;                           /* points with a NaN coordinate */
+    uint64_t total;                         /* all points */
+    gpuhist_backend backend;                /* that counted the joint slots */
+    const char *strategy;                   /* the strategy that counted them (static string) */
+    double seconds;                         /* wall time of the whole call */
+} gpuhist_nd_result;
+
+/** Points of `dims` interleaved coordinates per point (a row-major (count, dims) array). */
+GPUHIST_API gpuhist_points gpuhist_points_interleaved(const void *data, gpuhist_dtype dtype,
+                                                      uint32_t dims, uint64_t count);
+
+/**
+ * The N-D histogram of `points` with one bin spec per axis (`axes[0 .. dims)`) into `result`.
+ * @return GPUHIST_OK; INVALID_ARGUMENT (the message names the field, e.g. "axes[1].bins", or
+ *         the product of the bins when it exceeds 2^31); UNSUPPORTED (device points; a forced
+ *         strategy that cannot count u32 integer bins); OUT_OF_MEMORY; BACKEND; BUSY (the
+ *         context is in use; nothing was done).
+ */
+GPUHIST_API gpuhist_status gpuhist_histogramdd(gpuhist_ctx *ctx, const gpuhist_points *points,
+                                               const gpuhist_bin_spec *axes,
+                                               gpuhist_nd_result *result);
+
 /**
  * The edges gpuhist_histogram() would use for this spec and sample type (INTEGER bin i covers
  * [lower + i, lower + i + 1)). Writes spec->bins + 1 doubles to `edges`. Auto range is not
