@@ -1,0 +1,465 @@
+"""gpuhist.dask: numpy.histogram and numpy.bincount over dask arrays, counted chunk by chunk by
+the gpuhist library and merged exactly.
+
+    import dask.array as da, gpuhist.dask
+    x = da.random.random(10**9, chunks=10**7)
+    hist, edges = gpuhist.dask.histogram(x, bins=1000, range=(0, 1))   # hist: a lazy dask array
+    hist.compute()                                  # == gpuhist.histogram(x.compute(), ...)
+
+Mechanism:
+- The bins are resolved once, on the client, by NumPy's rules (python/gpuhist/_plan.py, as
+  gpuhist.histogram does); an automatic range (range=None, bins an int) first computes the
+  data's finite min and max: one eager pass over the chunks (gpuhist_minmax on each chunk,
+  min of mins, max of maxes), so the data is computed twice unless it is persisted.
+- Each chunk is counted by gpuhist on the worker that holds it (NumPy chunks on the host
+  backends; CuPy / CUDA chunks through the device path, in place), giving one int64 row:
+  the bins' counts, the tallies (underflow, overflow, NaN, total) and, with weights, the
+  chunk's exact weight state (result.weight_state: the unrounded sums as integer limbs).
+- The rows are reduced in a tree (dask.array.reduction, `split_every` rows at a time): counts
+  and tallies by int64 addition, weight states by gpuhist_weight_state_add; both are exact
+  and associative, so the result does not depend on the chunking or the tree. The last step
+  rounds each sum once (gpuhist_weight_state_sums): the counts and sums are those of
+  gpuhist.histogram / gpuhist.bincount on the whole array, bit for bit.
+
+Limits: bin rule names (bins='auto', 'fd', ...) need the whole data and are refused
+(NotImplementedError): compute the edges first. bincount always makes a first pass (its length
+is max(x) + 1). Weights on device chunks are refused, as gpuhist.histogram refuses them. Each
+chunk's row holds bins + 4 words, plus a weight state of 11 (float32 weights) or 69 (float64)
+words per bin (and 3 more slots): many bins and many chunks cost memory in the tree.
+dask is imported on first use: the gpuhist package works without it.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from functools import partial
+from typing import Any, List, Optional, Tuple
+
+import numpy as np
+
+from . import _api, _context, _core, _device
+from ._plan import KIND_INTEGER, check_bins_string, check_memory, library_dtype, plan_bins
+
+__all__ = ["bincount", "histogram", "histogram2d", "histogramdd"]
+
+TALLIES = 4  # underflow, overflow, NaN, total (the first four fields of a call's tallies)
+
+
+def _dask() -> Tuple[Any, Any]:
+    try:
+        import dask  # noqa: PLC0415
+        import dask.array as da  # noqa: PLC0415
+    except ImportError as e:
+        raise ImportError("gpuhist.dask needs dask with dask.array (Debian: python3-dask; "
+                          "pip: 'dask[array]')") from e
+    return dask, da
+
+
+def _check_dask_array(da: Any, a: Any, what: str, fn: str) -> None:
+    if not isinstance(a, da.Array):
+        raise TypeError(f"gpuhist.dask.{fn}: {what} must be a dask.array.Array, not "
+                        f"{type(a).__name__} (gpuhist.{fn} takes NumPy, CuPy and torch arrays)")
+
+
+def _computed(dask: Any, value: Any) -> Any:
+    """A dask collection given for bins, range or minlength, computed; anything else as is."""
+    if dask.is_dask_collection(value):
+        return dask.compute(value)[0]
+    if isinstance(value, (tuple, list)) and any(dask.is_dask_collection(v) for v in value):
+        return type(value)(dask.compute(*value))
+    return value
+
+
+def _weight_name(dtype: np.dtype) -> str:
+    """The library's weight type for weights of `dtype` (as gpuhist._core picks it: float32
+    stays float32, every other real dtype is read as float64); TypeError for the rest."""
+    if dtype.kind == "f" and dtype.itemsize == 4:
+        return "f32"
+    if dtype.kind in "biuf" and np.can_cast(dtype, np.float64, "safe"):
+        return "f64"
+    raise TypeError(f"gpuhist: weights of dtype {dtype} are not supported (real numbers only)")
+
+
+def _dask_weights(da: Any, a: Any, weights: Any, fn: str) -> Any:
+    """weights as a dask array chunked like a (rechunked when its chunks differ)."""
+    if isinstance(weights, da.Array):
+        w = weights
+    else:
+        if _device.lookup(weights) is not None:
+            raise TypeError(f"gpuhist.dask.{fn}: weights must be a dask array or a host array "
+                            f"(device weights: wrap them in a dask array of device chunks)")
+        w = np.asarray(weights)
+    if w.shape != a.shape:
+        if fn == "bincount":
+            raise ValueError("The weights and list don't have the same length.")
+        raise ValueError("weights should have the same shape as a.")
+    if not isinstance(w, da.Array):
+        return da.from_array(w, chunks=a.chunks)
+    if w.chunks != a.chunks:
+        if any(np.isnan(c) for cs in a.chunks + w.chunks for c in cs):
+            raise ValueError(f"gpuhist.dask.{fn}: the weights' chunks differ from the data's "
+                             f"and some chunk sizes are unknown; rechunk them alike")
+        w = w.rechunk(a.chunks)
+    return w
+
+
+# ---- work on one chunk (runs on the workers) -------------------------------------------------
+
+class _Spec:
+    """What every chunk's call needs: the backend, strategy, the library's bin spec
+    (Context.histogram's arguments after the samples) and the weight type ('' unweighted).
+    One object in the graph, shared by the chunk tasks."""
+
+    __slots__ = ("backend", "strategy", "args", "wname", "bins", "state_words")
+
+    def __init__(self, backend: str, strategy: Optional[str], args: tuple, wname: str) -> None:
+        self.backend = backend
+        self.strategy = strategy
+        self.args = args
+        self.wname = wname
+        self.bins = int(args[1])
+        self.state_words = _core.weight_state_words(self.bins, wname, False) if wname else 0
+
+    def __getstate__(self) -> tuple:
+        return (self.backend, self.strategy, self.args, self.wname)
+
+    def __setstate__(self, state: tuple) -> None:
+        self.__init__(*state)  # type: ignore[misc]
+
+    @property
+    def row_length(self) -> int:
+        return self.bins + TALLIES + self.state_words
+
+
+def _host_samples(block: Any) -> np.ndarray:
+    """A host chunk as the library reads it (bool as uint8, float16 widened to float32)."""
+    a = np.asarray(block)
+    if a.dtype == np.bool_:
+        return a.view(np.uint8)
+    if a.dtype == np.float16:
+        return a.astype(np.float32)
+    return a
+
+
+def _device_counts(dev: _device.DeviceArray, spec: _Spec) -> Tuple[np.ndarray, tuple]:
+    """A device chunk counted in place on its GPU (gpuhist's device path), counts copied back."""
+    if dev.size == 0:
+        return np.zeros(spec.bins, np.int64), (0, 0, 0, 0)
+    ctx = _api._device_context(dev, spec.backend, spec.strategy, None, False)
+    res = _device.Results(dev)
+    counts = res.empty(spec.bins, np.int64)
+    tallies = ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True,
+                                     *spec.args, res.pointer(counts), res.on_device)
+    return res.to_numpy(counts), tallies
+
+
+def _chunk_row(block: Any, wblock: Any, spec: _Spec) -> np.ndarray:
+    """One chunk's (1, row_length) int64 row: counts, tallies, weight state."""
+    row = np.zeros((1, spec.row_length), np.int64)
+    dev = _device.lookup(block)
+    if dev is not None:
+        if spec.wname:
+            raise NotImplementedError("gpuhist.dask: weights with device chunks: the library "
+                                      "sums weights on the CPU backend only (use NumPy chunks)")
+        counts, tallies = _device_counts(dev, spec)
+        row[0, :spec.bins] = counts
+    else:
+        a = _host_samples(block)
+        ctx = _context.get(spec.backend, -1, spec.strategy)
+        counts = row[0, :spec.bins]
+        if spec.wname:
+            if _device.lookup(wblock) is not None:
+                raise TypeError("gpuhist: weights on a device with samples on the host; "
+                                "pass both on the host")
+            state = np.empty(spec.state_words, np.int64)
+            sums = np.empty(spec.bins, np.float64)
+            tallies = ctx.core.histogram(a, *spec.args, counts, np.asarray(wblock), sums, None,
+                                         None, state)
+            row[0, spec.bins + TALLIES:] = state
+        else:
+            tallies = ctx.core.histogram(a, *spec.args, counts)
+    row[0, spec.bins:spec.bins + TALLIES] = tallies[:TALLIES]
+    return row
+
+
+def _chunk_minmax(block: Any, backend: str, strategy: Optional[str]) -> Tuple[int, bool, Any, Any]:
+    """(samples, found, finite min, finite max) of one chunk, by gpuhist_minmax; 64-bit
+    integers beyond 2^53 exactly (gpuhist_minmax rounds them outwards)."""
+    dev = _device.lookup(block)
+    if dev is not None:
+        if dev.size == 0:
+            return 0, False, 0, 0
+        ctx = _api._device_context(dev, backend, strategy, None, False)
+        mn, mx, found = ctx.core.minmax_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True)
+        size, dtype, obj = dev.size, dev.np_dtype, dev.obj
+    else:
+        a = _host_samples(block)
+        ctx = _context.get(backend, -1, strategy)
+        mn, mx, found = ctx.core.minmax(a)
+        size, dtype, obj = a.size, a.dtype, a
+    if found and dtype.kind in "ui" and dtype.itemsize == 8 and max(abs(mn), abs(mx)) > 2**53:
+        mn, mx = int(obj.min()), int(obj.max())
+    return size, bool(found), mn, mx
+
+
+def _global_minmax(dask: Any, a: Any, backend: str, strategy: Optional[str]
+                   ) -> Tuple[int, bool, Any, Any]:
+    """The first pass: (samples, found, min, max) over every chunk, computed now."""
+    parts = dask.compute(*[dask.delayed(_chunk_minmax)(b, backend, strategy)
+                           for b in a.to_delayed().ravel()])
+    size, found, mn, mx = 0, False, 0, 0
+    for n, f, lo, hi in parts:
+        size += n
+        if f:
+            mn = lo if not found or lo < mn else mn
+            mx = hi if not found or hi > mx else mx
+            found = True
+    return size, found, mn, mx
+
+
+# ---- the tree -------------------------------------------------------------------------------
+
+def _rows_first(x: np.ndarray, axis: Any = None, keepdims: Any = None) -> np.ndarray:
+    return x
+
+
+def _rows_add(bins: int, wname: str, x: np.ndarray, axis: Any = None, keepdims: bool = False
+              ) -> np.ndarray:
+    """Rows (k, row_length) added exactly into one: counts and tallies as int64, weight
+    states by gpuhist_weight_state_add."""
+    head = bins + TALLIES
+    out = np.empty((1, x.shape[1]), np.int64)
+    out[0, :head] = x[:, :head].sum(axis=0, dtype=np.int64)
+    if wname:
+        state = np.ascontiguousarray(x[0, head:])
+        for r in range(1, x.shape[0]):
+            _core.weight_state_add(state, np.ascontiguousarray(x[r, head:]), bins, wname, False)
+        out[0, head:] = state
+    return out if keepdims else out[0]
+
+
+def _reduce_rows(da: Any, rows: Any, spec: _Spec, split_every: Any) -> Any:
+    add = partial(_rows_add, spec.bins, spec.wname)
+    return da.reduction(rows, chunk=_rows_first, combine=add, aggregate=add, axis=0,
+                        keepdims=False, dtype=np.int64, split_every=split_every,
+                        concatenate=True, meta=np.empty((0,), np.int64),
+                        name="gpuhist-merge")
+
+
+def _chunk_rows(dask: Any, da: Any, a: Any, weights: Any, spec: _Spec, fn: str) -> Any:
+    """A dask array (chunks, row_length) int64: one row per chunk of a, each counted by
+    _chunk_row where the chunk is."""
+    from dask.base import tokenize  # noqa: PLC0415
+    from dask.core import flatten  # noqa: PLC0415
+    from dask.highlevelgraph import HighLevelGraph  # noqa: PLC0415
+
+    token = tokenize(a, weights, spec.backend, spec.strategy, spec.args, spec.wname)
+    name = f"gpuhist-{fn}-chunk-{token}"
+    spec_key = f"gpuhist-{fn}-spec-{token}"
+    a_keys = list(flatten(a.__dask_keys__()))
+    w_keys: List[Any] = (list(flatten(weights.__dask_keys__())) if weights is not None
+                         else [None] * len(a_keys))
+    dsk: dict = {spec_key: spec}
+    for i, (k, wk) in enumerate(zip(a_keys, w_keys)):
+        dsk[(name, i, 0)] = (_chunk_row, k, wk, spec_key)
+    deps = [a] if weights is None else [a, weights]
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=deps)
+    return da.Array(graph, name, chunks=((1,) * len(a_keys), (spec.row_length,)),
+                    dtype=np.int64, meta=np.empty((0, 0), np.int64))
+
+
+def _nonfinite_message(dtype: np.dtype, tallies: np.ndarray, mn: Any, mx: Any) -> str:
+    """NumPy's message for an automatic range over data holding NaN or inf (a.min(), a.max()
+    from the tallies: any NaN makes both NaN, else -inf / inf where samples fell outside)."""
+    t = dtype.type
+    under, over, nan = (int(v) for v in tallies[:3])
+    lo = t(np.nan) if nan else t(-np.inf) if under else t(mn)
+    hi = t(np.nan) if nan else t(np.inf) if over else t(mx)
+    return f"autodetected range of [{lo}, {hi}] is not finite"
+
+
+def _finish(row: np.ndarray, spec: _Spec, clamp: bool, src: Any, dst: Any, out_bins: int,
+            out_dtype: Any, density: bool, np_edges: Any, auto: Any) -> np.ndarray:
+    """The merged row as NumPy's result: counts, or the sums rounded once, in NumPy's bins."""
+    bins = spec.bins
+    tallies = row[bins:bins + TALLIES]
+    if auto is not None and (tallies[0] or tallies[1] or tallies[2]):
+        raise ValueError(_nonfinite_message(auto[0], tallies, auto[1], auto[2]))
+    if spec.wname:
+        lib = np.empty(bins, np.float64)
+        _core.weight_state_sums(np.ascontiguousarray(row[bins + TALLIES:]), bins, spec.wname,
+                                False, clamp, lib)
+    else:
+        lib = np.ascontiguousarray(row[:bins])
+    if src is None:
+        n = lib
+    else:
+        n = np.zeros(out_bins, lib.dtype)
+        n[dst] = lib[src]
+    if n.dtype != out_dtype:
+        n = n.astype(out_dtype)  # NumPy returns the weights' dtype
+    if density:
+        db = np.array(np.diff(np_edges), float)
+        return n / db / n.sum()
+    return n
+
+
+def _finished(da: Any, merged: Any, fn: str, spec: _Spec, clamp: bool, src: Any, dst: Any,
+              out_bins: int, out_dtype: Any, density: bool, np_edges: Any, auto: Any,
+              result_dtype: Any) -> Any:
+    """The lazy result: _finish on the merged row, under a name unique to its inputs."""
+    from dask.base import tokenize  # noqa: PLC0415
+
+    args = (spec, clamp, src, dst, out_bins, out_dtype, density, np_edges, auto)
+    name = f"gpuhist-{fn}-" + tokenize(merged, spec.__getstate__(), *args[1:])
+    return merged.map_blocks(_finish, *args, chunks=((out_bins,),), dtype=result_dtype,
+                             meta=np.empty((0,), result_dtype), name=name)
+
+
+# ---- the API --------------------------------------------------------------------------------
+
+def histogram(a: Any, bins: Any = 10, range: Any = None, density: Optional[bool] = None,
+              weights: Any = None, *, backend: str = "auto", strategy: Optional[str] = None,
+              split_every: Any = None) -> Tuple[Any, Any]:
+    """numpy.histogram of a dask array, counted chunk by chunk by gpuhist and merged exactly.
+
+    Returns (hist, bin_edges) as dask.array.histogram does: hist a lazy dask array (one chunk:
+    int64 counts, or the weights' dtype with weights, or float64 with density), bin_edges a
+    NumPy array (NumPy's edges). hist.compute() equals gpuhist.histogram(a.compute(), ...) bit
+    for bit, whatever the chunks; the weighted sums are each rounded once from the chunks'
+    exact weight states.
+
+    `a`: a dask.array.Array of NumPy chunks (bool, uint8..int64, float16/32/64) or CuPy / CUDA
+    chunks (counted in place on their GPU). `bins`: an int or an array of edges (rule names
+    such as 'auto' need the whole data: NotImplementedError). `range=None` with an int `bins`
+    computes the data's min and max first (one eager pass). `weights`: a dask array (or a host
+    array) of a's shape, rechunked to a's chunks when they differ. Keyword-only: `backend`,
+    `strategy` (as gpuhist.histogram), `split_every` (rows added per step of the tree).
+    """
+    dask, da = _dask()
+    _check_dask_array(da, a, "a", "histogram")
+    dtype = np.dtype(a.dtype)
+    if dtype == np.bool_:
+        warnings.warn(f"Converting input from {dtype} to {np.uint8} for compatibility.",
+                      RuntimeWarning, stacklevel=2)
+        rules_dtype = np.dtype(np.uint8)
+    elif dtype == np.float16:
+        rules_dtype = dtype
+    else:
+        library_dtype(dtype)  # TypeError for dtypes the library lacks
+        rules_dtype = dtype
+    w = None
+    wname = ""
+    if weights is not None:
+        w = _dask_weights(da, a, weights, "histogram")
+        wname = _weight_name(np.dtype(w.dtype))
+    bins = _computed(dask, bins)
+    range = _computed(dask, range)
+    if isinstance(bins, str):
+        check_bins_string(bins, w is not None)  # NumPy's errors first
+        raise NotImplementedError(
+            f"gpuhist.dask.histogram: bins={bins!r} needs the whole data (the rules use its "
+            f"size, spread or quantiles); pass a number of bins or edges, e.g. the edges of "
+            f"gpuhist.histogram_bin_edges(a.compute(), {bins!r})")
+    rng_backend = _context.resolve_backend(backend, strategy, w is not None)
+    size = a.size
+    known = not np.isnan(size)
+    first_pass: List[Any] = []
+
+    def finite_minmax() -> Tuple[Any, Any]:
+        n, found, mn, mx = _global_minmax(dask, a, rng_backend, strategy)
+        first_pass.extend([mn, mx])
+        if n == 0:  # unknown chunk sizes, no sample: NumPy's range of an empty array
+            return 0, 1
+        if not found:
+            lo, hi = dask.compute(a.min(), a.max())
+            raise ValueError(f"autodetected range of [{lo}, {hi}] is not finite")
+        t = rules_dtype.type
+        return t(mn), t(mx)
+
+    plan = plan_bins(bins, range, rules_dtype, int(size) if known else 1, w is not None,
+                     finite_minmax)
+    if w is None:
+        out_dtype = np.dtype(np.intp)
+    else:
+        out_dtype = np.dtype(w.dtype)
+    if plan.bins == 0:  # fewer than two edges: NumPy's empty histogram
+        n = np.zeros(max(plan.np_edges.size - 1, 0), out_dtype)
+        if density:
+            db = np.array(np.diff(plan.np_edges), float)
+            n = n / db / n.sum()
+        return da.from_array(n, chunks=-1), plan.np_edges
+    spec = _Spec(rng_backend, None if strategy == "auto" else strategy, plan.args(), wname)
+    rows = _chunk_rows(dask, da, a, w, spec, "histogram")
+    merged = _reduce_rows(da, rows, spec, split_every)
+    auto = (rules_dtype, first_pass[0], first_pass[1]) if plan.auto_range and first_pass \
+        else None
+    result_dtype = np.dtype(np.float64) if density else out_dtype
+    return _finished(da, merged, "histogram", spec, plan.clamp, plan.src, plan.dst,
+                     plan.out_bins, out_dtype, bool(density), plan.np_edges, auto,
+                     result_dtype), plan.np_edges
+
+
+def bincount(x: Any, weights: Any = None, minlength: int = 0, *, backend: str = "auto",
+             strategy: Optional[str] = None, split_every: Any = None) -> Any:
+    """numpy.bincount of a 1-D dask array of non-negative integers, counted chunk by chunk by
+    gpuhist and merged exactly.
+
+    Returns a lazy dask array (one chunk) of length max(x.max() + 1, minlength): int64 counts,
+    or float64 sums of the weights, each rounded once from the chunks' exact weight states
+    (equal to gpuhist.bincount(x.compute(), ...) bit for bit). The length needs x.max(): a
+    first pass over the chunks (gpuhist_minmax) runs now, and refuses negative values with
+    NumPy's ValueError. NumPy's checks (dimension, dtype, minlength) and messages otherwise.
+    """
+    dask, da = _dask()
+    _check_dask_array(da, x, "x", "bincount")
+    dtype = np.dtype(x.dtype)
+    minlength = _computed(dask, minlength)
+    # NumPy's own checks and messages, on zero-length stand-ins
+    np.bincount(np.empty((0,) * x.ndim, dtype), minlength=minlength)
+    if x.ndim != 1:
+        raise ValueError("gpuhist: bincount needs a 1-D array")  # (NumPy raised above)
+    minlength = 0 if minlength is None else operator.index(minlength)
+    library_dtype(dtype)
+    w = None
+    wname = ""
+    if weights is not None:
+        if np.ndim(weights) != 1:
+            raise ValueError("The weights and list don't have the same length.")
+        w = _dask_weights(da, x, weights, "bincount")
+        wname = _weight_name(np.dtype(w.dtype))
+    empty_w = None if w is None else np.empty(0, w.dtype)
+    if not np.isnan(x.size) and x.size == 0:
+        return da.from_array(np.bincount(np.empty(0, dtype), empty_w, minlength), chunks=-1)
+    rng_backend = _context.resolve_backend(backend, strategy, w is not None)
+    n, found, mn, mx = _global_minmax(dask, x, rng_backend, strategy)
+    if n == 0:
+        return da.from_array(np.bincount(np.empty(0, dtype), empty_w, minlength), chunks=-1)
+    if mn < 0:
+        raise ValueError("'list' argument must have no negative elements")
+    bins = max(int(mx) + 1, minlength)
+    check_memory(bins)
+    spec = _Spec(rng_backend, None if strategy == "auto" else strategy,
+                 (KIND_INTEGER, bins, 0.0, 0.0, None, 0, False, False), wname)
+    rows = _chunk_rows(dask, da, x, w, spec, "bincount")
+    merged = _reduce_rows(da, rows, spec, split_every)
+    out_dtype = np.dtype(np.float64 if w is not None else np.intp)
+    return _finished(da, merged, "bincount", spec, False, None, None, bins, out_dtype, False,
+                     None, None, out_dtype)
+
+
+def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Optional[bool] = None,
+                weights: Any = None, **kwargs: Any) -> Any:
+    """Not available yet: needs gpuhist.histogramdd (N-D histograms in the Python package)."""
+    raise NotImplementedError("gpuhist.dask.histogramdd: needs gpuhist.histogramdd (the "
+                              "library's N-D histograms in the Python package), which this "
+                              "gpuhist does not have yet")
+
+
+def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,
+                density: Optional[bool] = None, weights: Any = None, **kwargs: Any) -> Any:
+    """Not available yet: needs gpuhist.histogramdd (N-D histograms in the Python package)."""
+    raise NotImplementedError("gpuhist.dask.histogram2d: needs gpuhist.histogramdd (the "
+                              "library's N-D histograms in the Python package), which this "
+                              "gpuhist does not have yet")
