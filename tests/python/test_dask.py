@@ -22,12 +22,24 @@ import numpy as np
 import pytest
 
 import gpuhist
-from conftest import SEED, same_bits
+from conftest import SEED, backend_problem, same_bits
 
-da = pytest.importorskip("dask.array", reason="dask is not installed (python3-dask)")
-import dask  # noqa: E402
+import gpuhist.dask as gd  # imports without dask: dask is imported on first use
 
-import gpuhist.dask as gd  # noqa: E402
+try:
+    import dask
+    import dask.array as da
+except ImportError:
+    dask = da = None
+
+
+@pytest.fixture(autouse=True)
+def _need_dask(request: pytest.FixtureRequest) -> None:
+    """Every test but the one that checks the package without dask needs dask (the tests stay
+    collected, so scripts/gpu-check can name test_cupy_chunks on a machine without dask)."""
+    if da is None and request.node.name != "test_imports_without_dask":
+        print("skipping: dask is not installed (python3-dask)")
+        pytest.skip("dask is not installed (python3-dask)")
 
 DTYPES = [np.bool_, np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32, np.uint64,
           np.int64, np.float16, np.float32, np.float64]
@@ -397,6 +409,35 @@ def test_local_cluster_processes(tmp_path):
                          timeout=240)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "process cluster: same bits" in out.stdout
+
+
+def test_cupy_chunks():
+    """CuPy chunks are counted in place on their GPU (gpuhist's device path); needs CuPy and a
+    CUDA GPU (scripts/gpu-check runs it on the device machine), skips otherwise."""
+    try:
+        import cupy  # noqa: PLC0415
+    except ImportError:
+        print("skipping: cupy is not installed")
+        pytest.skip("cupy is not installed")
+    problem = backend_problem("cuda")
+    if problem:
+        print(f"skipping: {problem}")
+        pytest.skip(problem)
+    rng = np.random.default_rng(SEED + 13)
+    x = rng.standard_normal(300_000).astype(np.float32)
+    chunks = random_chunks(rng, x.size)
+    print(f"seed {SEED + 13}: chunks {chunks}")
+    dx = da.from_array(x, chunks=chunks).map_blocks(cupy.asarray)
+    for bins, rng_ in ((256, (-4, 4)), (100, None), ([-2.0, -1, 0, 0.5, 3], None)):
+        hist, edges = gd.histogram(dx, bins, rng_)
+        want = np.histogram(x, bins, rng_)
+        same_bits(edges, want[1])
+        same_bits(np.asarray(hist.compute()), want[0])
+    ids = rng.integers(0, 1000, 100_000).astype(np.int32)
+    got = gd.bincount(da.from_array(ids, chunks=7777).map_blocks(cupy.asarray), minlength=1200)
+    same_bits(got.compute(), np.bincount(ids, minlength=1200))
+    with pytest.raises(NotImplementedError, match="device chunks"):
+        gd.histogram(dx, 10, (0, 1), weights=da.ones(x.size, chunks=chunks))[0].compute()
 
 
 def test_imports_without_dask():
