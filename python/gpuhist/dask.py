@@ -247,7 +247,7 @@ def _reduce_rows(da: Any, rows: Any, spec: _Spec, split_every: Any) -> Any:
                         name="gpuhist-merge")
 
 
-def _chunk_rows(dask: Any, da: Any, a: Any, weights: Any, spec: _Spec, fn: str) -> Any:
+def _chunk_rows(da: Any, a: Any, weights: Any, spec: _Spec, fn: str) -> Any:
     """A dask array (chunks, row_length) int64: one row per chunk of a, each counted by
     _chunk_row where the chunk is."""
     from dask.base import tokenize  # noqa: PLC0415
@@ -391,7 +391,7 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Optional[bool]
             n = n / db / n.sum()
         return da.from_array(n, chunks=-1), plan.np_edges
     spec = _Spec(rng_backend, None if strategy == "auto" else strategy, plan.args(), wname)
-    rows = _chunk_rows(dask, da, a, w, spec, "histogram")
+    rows = _chunk_rows(da, a, w, spec, "histogram")
     merged = _reduce_rows(da, rows, spec, split_every)
     auto = (rules_dtype, first_pass[0], first_pass[1]) if plan.auto_range and first_pass \
         else None
@@ -442,7 +442,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, backend: str = 
     check_memory(bins)
     spec = _Spec(rng_backend, None if strategy == "auto" else strategy,
                  (KIND_INTEGER, bins, 0.0, 0.0, None, 0, False, False), wname)
-    rows = _chunk_rows(dask, da, x, w, spec, "bincount")
+    rows = _chunk_rows(da, x, w, spec, "bincount")
     merged = _reduce_rows(da, rows, spec, split_every)
     out_dtype = np.dtype(np.float64 if w is not None else np.intp)
     return _finished(da, merged, "bincount", spec, False, None, None, bins, out_dtype, False,
