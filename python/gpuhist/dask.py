@@ -90,6 +90,13 @@ def _dask_weights(da: Any, a: Any, weights: Any, fn: str) -> Any:
             raise TypeError(f"gpuhist.dask.{fn}: weights must be a dask array or a host array "
                             f"(device weights: wrap them in a dask array of device chunks)")
         w = np.asarray(weights)
+    if _unknown(a) or _unknown(w):
+        # sizes known only when computed: the chunks must pair up (each pair's shapes are
+        # checked when it is counted)
+        if not (isinstance(w, da.Array) and _chunks_match(a.chunks, w.chunks)):
+            raise ValueError(f"gpuhist.dask.{fn}: the weights' chunks differ from the data's "
+                             f"and some chunk sizes are unknown; rechunk them alike")
+        return w
     if w.shape != a.shape:
         if fn == "bincount":
             raise ValueError("The weights and list don't have the same length.")
@@ -97,11 +104,20 @@ def _dask_weights(da: Any, a: Any, weights: Any, fn: str) -> Any:
     if not isinstance(w, da.Array):
         return da.from_array(w, chunks=a.chunks)
     if w.chunks != a.chunks:
-        if any(np.isnan(c) for cs in a.chunks + w.chunks for c in cs):
-            raise ValueError(f"gpuhist.dask.{fn}: the weights' chunks differ from the data's "
-                             f"and some chunk sizes are unknown; rechunk them alike")
         w = w.rechunk(a.chunks)
     return w
+
+
+def _unknown(x: Any) -> bool:
+    """Whether some of x's sizes are unknown (NaN: a dask array cut by a boolean mask)."""
+    return any(isinstance(n, float) and n != n for n in x.shape)
+
+
+def _chunks_match(x: tuple, y: tuple) -> bool:
+    """The same chunk structure, an unknown size matching only an unknown size."""
+    if len(x) != len(y) or any(len(cx) != len(cy) for cx, cy in zip(x, y)):
+        return False
+    return all(p == q or (p != p and q != q) for cx, cy in zip(x, y) for p, q in zip(cx, cy))
 
 
 # ---- work on one chunk (runs on the workers) -------------------------------------------------

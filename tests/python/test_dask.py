@@ -128,6 +128,14 @@ def test_histogram_multidimensional_and_unknown_chunks():
     want = gpuhist.histogram(x.ravel()[x.ravel() > 0], 12)
     same_bits(edges, want[0 + 1])
     same_bits(hist.compute(), want[0])
+    # weights cut by the same mask: same unknown chunks, counted with them
+    wd = da.from_array(x.ravel() * 3, chunks=101)
+    hist, _ = gd.histogram(positive, 12, weights=wd[d > 0])
+    flat = x.ravel()
+    same_bits(hist.compute(), gpuhist.histogram(flat[flat > 0], 12, weights=flat[flat > 0] * 3)[0])
+    # weights chunked otherwise while the sizes are unknown: refused, saying so
+    with pytest.raises(ValueError, match="chunk sizes are unknown"):
+        gd.histogram(positive, 12, weights=da.from_array(x.ravel() * 3, chunks=50)[d > 0])
     nothing = d[d > 100]  # unknown sizes and no sample: NumPy's range [0, 1]
     hist, edges = gd.histogram(nothing, 4)
     ref = np.histogram(np.zeros(0, np.float32), 4)
