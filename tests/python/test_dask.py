@@ -419,6 +419,53 @@ def test_local_cluster_processes(tmp_path):
     assert "process cluster: same bits" in out.stdout
 
 
+def test_weight_state_functions():
+    """_core's exact parts: states of two parts added == the state of one call, sums and sums
+    of squares rounded once from it; bad shapes refused."""
+    from gpuhist import _context, _core  # noqa: PLC0415
+
+    rng = np.random.default_rng(SEED + 17)
+    x, w = paired(rng, rng.uniform(0, 1, 1000), np.float64)
+    ctx = _context.get("cpu").core
+    spec = (0, 10, 0.0, 1.0, None, 0, True, False)
+    for squares in (False, True):
+        words = _core.weight_state_words(10, "f64", squares)
+        assert words == 13 * (69 + (69 if squares else 0))
+
+        def part(xs, ws):
+            state = np.zeros(words, np.int64)
+            sums, sq = np.empty(10), np.empty(10) if squares else None
+            ctx.histogram(xs, *spec, np.empty(10, np.int64), ws, sums, sq, None, state)
+            return state, sums, sq
+
+        whole, sums, sq = part(x, w)
+        merged, _, _ = part(x[:377], w[:377])
+        _core.weight_state_add(merged, part(x[377:], w[377:])[0], 10, "f64", squares)
+        assert merged.tobytes() == whole.tobytes()
+        got, got_sq = np.empty(10), np.empty(10) if squares else None
+        _core.weight_state_sums(merged, 10, "f64", squares, False, got, got_sq)
+        same_bits(got, sums)
+        if squares:
+            same_bits(got_sq, sq)
+    assert _core.weight_state_words(10, "f32", False) == 13 * 11
+    with pytest.raises(ValueError, match="float32 or float64"):
+        _core.weight_state_words(10, "i32", False)
+    with pytest.raises(ValueError, match="1 bin or more"):
+        _core.weight_state_words(0, "f64", False)
+    with pytest.raises(ValueError, match="int64 array of 897 items"):
+        _core.weight_state_add(np.zeros(897, np.int64), np.zeros(5, np.int64), 10, "f64", False)
+    with pytest.raises(ValueError, match="state must be"):
+        _core.weight_state_sums(np.zeros(5, np.int64), 10, "f64", False, False, np.empty(10))
+    with pytest.raises(ValueError, match="without squares"):
+        _core.weight_state_sums(np.zeros(897, np.int64), 10, "f64", False, False, np.empty(10),
+                                np.empty(10))
+    with pytest.raises(ValueError, match="weight_state needs weights"):
+        ctx.histogram(x, *spec, np.empty(10, np.int64), weight_state=np.zeros(897, np.int64))
+    with pytest.raises(ValueError, match="weight_state must be"):
+        ctx.histogram(x, *spec, np.empty(10, np.int64), w, np.empty(10),
+                      weight_state=np.zeros(896, np.int64))
+
+
 def test_cupy_chunks():
     """CuPy chunks are counted in place on their GPU (gpuhist's device path); needs CuPy and a
     CUDA GPU (scripts/gpu-check runs it on the device machine), skips otherwise."""
