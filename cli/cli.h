@@ -169,6 +169,8 @@ typedef struct cli_npy_info {
     size_t data_offset;     /* where the data starts: magic, version, length and header */
     int fortran;            /* fortran_order is True */
     int ndim;               /* dimensions of the shape (0 for a scalar) */
+    uint64_t first_dim;     /* shape[0] (0 for a scalar) */
+    uint64_t last_dim;      /* shape[ndim - 1]: the columns of a 2-D array (0 for a scalar) */
     unsigned version;       /* the format's major version */
     char descr[64];         /* the dtype string as written, e.g. "<f4" */
 } cli_npy_info;
@@ -361,7 +363,7 @@ void cli_note_tallies(const cli_histogram *h);
  * complete, so a failed or interrupted run never leaves a half-written file; a device, FIFO or
  * socket is written straight to. PATH NULL or "-" (or a name of standard output itself, such as
  * /dev/stdout) = standard output. Refused: a directory, and the input file (see
- * cli_output_set_input). Up to 6 outputs may be open at once; SIGINT, SIGTERM, SIGHUP and
+ * cli_output_set_input). Up to 12 outputs may be open at once; SIGINT, SIGTERM, SIGHUP and
  * SIGPIPE remove their temporary files before the signal ends the process. */
 typedef struct cli_output {
     FILE *f;
@@ -414,6 +416,32 @@ gpuhist_status cli_mpi_stream_finish(gpuhist_ctx *ctx, gpuhist_stream *st,
                                      gpuhist_result *r);
 /* The message of a failed cli_mpi_stream_finish ("rank R: " in front when not rank 0's). */
 const char *cli_mpi_error(char *buf, size_t size);
+
+/* ---- nd.c ------------------------------------------------------------------------------------ */
+
+/* The options of an N-D histogram (--dims), as main.c parsed them; the per-axis lists are the
+ * option values as given ("256,256", "0:1,0:1", "0,1,2;0,5,10"). */
+typedef struct cli_nd_options {
+    uint32_t dims;            /* --dims N */
+    int dims_auto;            /* --dims auto: N from a 2-D .npy */
+    const char *input;
+    cli_input_format in_format;
+    int have_type;
+    gpuhist_dtype type;
+    const char *bins_arg, *range_arg, *edges_arg, *integer_arg; /* NULL when not given */
+    int last_inclusive;
+    const char *weights;
+    int have_weights_type;
+    gpuhist_dtype weights_type;
+    int squares, density;
+    cli_format format;
+    const char *output;
+    const char *strategy;
+    int verbose, progress;
+} cli_nd_options;
+/* Read the points, histogram them on `ctx` (gpuhist_histogramdd) and write the result.
+ * @return CLI_EXIT_* (message printed). */
+int cli_nd_run(const cli_nd_options *o, gpuhist_ctx *ctx);
 
 /* ---- demo.c ---------------------------------------------------------------------------------- */
 

@@ -26,7 +26,7 @@ enum {
     O_OUTLIERS, O_CHANNELS, O_BACKEND, O_DEVICE, O_LIST_DEVICES, O_STRATEGY, O_LIST_STRATEGIES,
     O_THREADS, O_FORMAT, O_OUTPUT, O_VERBOSE, O_NO_PROGRESS, O_VERSION, O_HELP, O_WEIGHTS,
     O_WEIGHTS_TYPE, O_SQUARES, O_DENSITY, O_CUMULATIVE, O_DEVICES, O_MPI, O_IMAGE, O_ROI, O_EACH,
-    O_EQUALIZE, O_PLOT, O_PLOT_LOG
+    O_EQUALIZE, O_PLOT, O_PLOT_LOG, O_DIMS
 };
 
 static const cli_optdef option_defs[] = {
@@ -45,6 +45,7 @@ static const cli_optdef option_defs[] = {
     {"last-inclusive", 0, 0, O_LAST_INCLUSIVE},
     {"outliers", 0, 1, O_OUTLIERS},
     {"channels", 0, 1, O_CHANNELS},
+    {"dims", 0, 1, O_DIMS},
     {"weights", 0, 1, O_WEIGHTS},
     {"weights-type", 0, 1, O_WEIGHTS_TYPE},
     {"squares", 0, 0, O_SQUARES},
@@ -99,6 +100,14 @@ static const char usage_text[] =
     "      --last-inclusive    put HI into the last bin (NumPy's rule)\n"
     "      --outliers P        drop (default) | clamp (into the first / last bin)\n"
     "      --channels C[:A]    interleaved samples, C channels, first A histogrammed\n"
+    "N-D (joint) histograms (numpy.histogramdd; the input and weights are read whole)\n"
+    "      --dims N            points of N coordinates (1..8), interleaved: raw or text values\n"
+    "                          N per point, a 2-D .npy of shape (points, N), or a flat .npy;\n"
+    "                          --dims auto: N from a 2-D .npy. One value per axis, or one for\n"
+    "                          all: -b 256,256 -r 0:1,0:5 | --integer 0,0 | -e '0,1,2;0,5,10'\n"
+    "                          (default: 10 bins per axis over its min:max, last edge\n"
+    "                          inclusive). Output: table (non-empty bins), csv (every bin),\n"
+    "                          json (nested as the shape), npy (X.edges0.npy... beside)\n"
     "Weights (summed per bin, exactly; on the CPU backend, which auto then uses)\n"
     "      --weights FILE      one weight per pixel, in pixel order: a .npy of float32 or\n"
     "                          float64, else raw little-endian samples of --weights-type\n"
@@ -167,6 +176,10 @@ typedef struct options {
     int cumulative;
     int have_channels;
     uint32_t channels, active;
+    uint32_t dims;             /* --dims N (N-D histogram, nd.c); 0 = 1-D */
+    int dims_auto;             /* --dims auto */
+    const char *bins_arg, *range_arg, *integer_arg; /* -b, -r, --integer as given */
+    const char *axis_list;     /* the first of them given as a per-axis list (needs --dims) */
     gpuhist_backend backend;
     int backend_given;
     int device;
@@ -726,6 +739,12 @@ static int parse_options(int argc, char **argv, options *o)
             break;
         }
         case O_BINS:
+            o->bins_arg = a;
+            o->have_bins = 1;
+            if (strchr(a, ',')) { /* per axis: nd.c reads it */
+                o->axis_list = o->axis_list ? o->axis_list : g.shown;
+                break;
+            }
             /* the library's limit (gpuhist_bin_spec.bins <= 2^31) */
             if (!cli_parse_u64(a, &u) || u < 1 || u > (1u << 31))
                 return cli_error(CLI_EXIT_USAGE, "%s: expected a number of bins from 1 to %u, got '%s'",
@@ -734,6 +753,12 @@ static int parse_options(int argc, char **argv, options *o)
             o->have_bins = 1;
             break;
         case O_RANGE: {
+            o->range_arg = a;
+            o->have_range = 1;
+            if (strchr(a, ',')) {
+                o->axis_list = o->axis_list ? o->axis_list : g.shown;
+                break;
+            }
             int rc = parse_range(g.shown, a, &o->lo, &o->hi);
             if (rc)
                 return rc;
@@ -744,6 +769,12 @@ static int parse_options(int argc, char **argv, options *o)
             o->edges_arg = a;
             break;
         case O_INTEGER:
+            o->integer_arg = a;
+            o->have_integer = 1;
+            if (strchr(a, ',')) {
+                o->axis_list = o->axis_list ? o->axis_list : g.shown;
+                break;
+            }
             if (!cli_parse_i64(a, &i64))
                 return cli_error(CLI_EXIT_USAGE, "%s: expected an integer, got '%s'", g.shown, a);
             o->integer_lo = i64;
@@ -780,6 +811,18 @@ static int parse_options(int argc, char **argv, options *o)
             o->have_channels = 1;
             break;
         }
+        case O_DIMS:
+            if (strcmp(a, "auto") == 0) {
+                o->dims_auto = 1;
+                o->dims = 1;
+            } else if (!cli_parse_u64(a, &u) || u < 1 || u > GPUHIST_MAX_DIMS) {
+                return cli_error(CLI_EXIT_USAGE, "%s: expected 1 to %d dimensions or auto, got '%s'",
+                                 g.shown, GPUHIST_MAX_DIMS, a);
+            } else {
+                o->dims = (uint32_t)u;
+                o->dims_auto = 0;
+            }
+            break;
         case O_WEIGHTS:
             if (!*a)
                 return cli_error(CLI_EXIT_USAGE, "%s: empty file name", g.shown);
@@ -886,6 +929,18 @@ static int parse_options(int argc, char **argv, options *o)
             o->help = 1;
             break;
         }
+    }
+    if (o->axis_list && !o->dims)
+        return cli_error(CLI_EXIT_USAGE, "%s: a list of values per axis needs --dims N (an N-D "
+                                         "histogram)", o->axis_list);
+    if (o->dims) {
+        /* what an N-D histogram does not do */
+        const char *no = o->have_channels ? "--channels" : o->outliers == GPUHIST_OUTLIERS_CLAMP
+                         ? "--outliers clamp" : o->cumulative ? "--cumulative" : o->plot ? "--plot"
+                         : o->image ? "--image" : o->each ? "--each" : o->roi.given ? "--roi"
+                         : o->equalize ? "--equalize" : o->mpi ? "--mpi" : NULL;
+        if (no)
+            return cli_error(CLI_EXIT_USAGE, "%s does not apply to N-D histograms (--dims)", no);
     }
     if (!o->have_channels)
         o->channels = o->active = 1;
@@ -1544,6 +1599,34 @@ done:
     return rc;
 }
 
+/* An N-D histogram (--dims): the context as for 1-D, then nd.c. */
+static int run_nd(const options *o)
+{
+    if (cli_mpi_on())
+        return cli_error(CLI_EXIT_USAGE, "N-D histograms (--dims) do not run under MPI");
+    options eff = *o;
+    if (o->weights && o->backend == GPUHIST_BACKEND_AUTO) {
+        if (o->device > 0)
+            return cli_error(CLI_EXIT_FAIL,
+                             "--device %d: no such device (--weights runs on the CPU backend, "
+                             "which has only device 0)",
+                             o->device);
+        eff.backend = GPUHIST_BACKEND_CPU; /* the backend that sums weights */
+    }
+    gpuhist_ctx *ctx = NULL;
+    int rc = create_context(&eff, &ctx);
+    if (rc)
+        return rc;
+    cli_nd_options nd = {o->dims, o->dims_auto, o->input, o->in_format, o->have_type, o->type,
+                         o->bins_arg, o->range_arg, o->edges_arg, o->integer_arg,
+                         o->last_inclusive, o->weights, o->have_weights_type, o->weights_type,
+                         o->squares, o->density, o->format, o->output, o->strategy, o->verbose,
+                         o->progress};
+    rc = cli_nd_run(&nd, ctx);
+    gpuhist_destroy(ctx);
+    return rc;
+}
+
 /* ---- images ------------------------------------------------------------------------------------ */
 
 /* Whether the run reads images: --image, or every input a directory or a file with an image
@@ -1994,6 +2077,15 @@ static int dispatch_options(options *op)
                              "no input: give a FILE, or - for standard input (try 'gpuhist demo' "
                              "or 'gpuhist --help')");
         o.input = "-";
+    }
+    if (o.dims) {
+        if (o.ninputs > 1)
+            return cli_error(CLI_EXIT_USAGE, "--dims reads one input, not %zu", o.ninputs);
+        if (o.weights && strcmp(o.weights, "-") == 0 && strcmp(o.input, "-") == 0)
+            return cli_error(CLI_EXIT_USAGE,
+                             "--weights -: the data comes from standard input; the weights need "
+                             "a file of their own");
+        return run_nd(&o);
     }
     int images = 0;
     if ((rc = image_inputs(&o, &images)))

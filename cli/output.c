@@ -35,7 +35,7 @@
 
 /* ---- temporary files removed on a signal ----------------------------------------------------- */
 
-enum { MAX_OUTPUTS = 6, TMP_PATH_SIZE = 4096, MAX_LINKS = 40 };
+enum { MAX_OUTPUTS = 12, TMP_PATH_SIZE = 4096, MAX_LINKS = 40 };
 
 /* cleanup_used[i] says cleanup_path[i] names a temporary file of ours; both are changed only
  * while the signals below are blocked, so the handler never sees half a path. */

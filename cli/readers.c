@@ -229,6 +229,7 @@ typedef struct {
     int structured;
     int fortran;
     int ndim;
+    uint64_t first_dim, last_dim; /* shape[0] and shape[ndim - 1] (0 for a scalar) */
     uint64_t count;
     int count_overflow;
     int negative_dim;       /* parsing stopped at a negative dimension */
@@ -294,6 +295,9 @@ static int parse_npy_dict(const char *text, size_t len, npy_header *h)
                 if (d != 0 && h->count > UINT64_MAX / d)
                     h->count_overflow = 1;
                 h->count *= d;
+                if (h->ndim == 0)
+                    h->first_dim = d;
+                h->last_dim = d;
                 ++h->ndim;
                 if (!accept(&s, ',')) {
                     if (!accept(&s, ')'))
@@ -432,6 +436,8 @@ static int parse_header(const char *name, const unsigned char *buf, size_t len, 
     out->data_offset = hstart + hlen;
     out->fortran = h.fortran;
     out->ndim = h.ndim;
+    out->first_dim = h.first_dim;
+    out->last_dim = h.last_dim;
     out->version = major;
     snprintf(out->descr, sizeof out->descr, "%s", h.descr);
     return CLI_EXIT_OK;

@@ -4,7 +4,7 @@
 #
 # usage: cli_test.sh GPUHIST WORKDIR SECTION
 #   SECTION: formats | inputs | npy | errors | output | stdin | tty | listing | strategies | demo
-#            | npyout | stream | weights | devices | images | plot
+#            | npyout | stream | weights | devices | images | plot | nd
 # Exit 0 when every check passes, 1 otherwise (each failure printed with the command).
 set -u
 G=$1
@@ -1686,6 +1686,142 @@ cli_plot() {
     ls ./*.tmp.* >/dev/null 2>&1 && fail "temporary files left: $(ls ./*.tmp.*)"
 }
 
+# N-D histograms (--dims, cli/nd.c): text, raw, 2-D .npy (C and Fortran order), every output
+# format, weights and density on hand-computed points, and the refusals.
+cli_nd() {
+    local py=${GPUHIST_PYTHON:-python3}
+    # 7 points: 4 counted in 2 x 2 bins over [0,1) x [0,1), (1,1) and (2,0.5) out, one NaN
+    printf '0.1 0.1\n0.6 0.1\n0.6 0.6\n0.6 0.7\n1.0 1.0\nnan 0.5\n2 0.5\n' >p.txt
+    ok "$G" --dims 2 -b 2 -r 0:1 --text p.txt
+    has "# 2-D histogram of f64 points: 7 points, 4 counted, 2 out of range, 1 NaN" out.txt
+    has "0 [0, 0.5)  0 [0, 0.5)  1" out.txt
+    has "1 [0.5, 1)  1 [0.5, 1)  2" out.txt
+    hasnt "0 [0, 0.5)  1 [0.5, 1)" out.txt # empty bins are left out of the table
+    ok "$G" --dims 2 -b 2,2 -r 0:1,0:1 --text -f csv p.txt
+    line 1 "bin0,lower0,upper0,bin1,lower1,upper1,count" out.txt
+    line 2 "0,0,0.5,0,0,0.5,1" out.txt
+    line 3 "0,0,0.5,1,0.5,1,0" out.txt
+    line 4 "1,0.5,1,0,0,0.5,1" out.txt
+    line 5 "1,0.5,1,1,0.5,1,2" out.txt
+    [ "$(wc -l <out.txt)" = 5 ] || fail "nd csv: $(wc -l <out.txt) lines, wanted 5"
+    # the last edge inclusive on every axis: (1,1) joins the last bin
+    ok "$G" --dims 2 -b 2 -r 0:1 --last-inclusive --text -f csv p.txt
+    line 5 "1,0.5,1,1,0.5,1,3" out.txt
+    # density: count / bin area (0.25) / 4 counted
+    ok "$G" --dims 2 -b 2 -r 0:1 --text -f csv --density p.txt
+    line 1 "bin0,lower0,upper0,bin1,lower1,upper1,count,density" out.txt
+    line 2 "0,0,0.5,0,0,0.5,1,1" out.txt
+    line 5 "1,0.5,1,1,0.5,1,2,2" out.txt
+    ok "$G" --dims 2 -b 3,2 -r 0:1.5,0:1 --text -f json p.txt
+    "$py" - <<'PY' || fail "nd json: $(cat out.txt)"
+import json
+j = json.load(open("out.txt"))
+assert j["dims"] == 2 and j["shape"] == [3, 2], j
+assert j["counts"] == [[1, 0], [1, 2], [0, 0]], j["counts"]
+assert j["edges"] == [[0, 0.5, 1, 1.5], [0, 0.5, 1]], j["edges"]
+assert (j["out"], j["nan"], j["total"]) == (2, 1, 7), j
+assert j["last_edge_inclusive"] == [False, False]
+PY
+    # the same points as raw f64 / f32, as a 2-D .npy in C and Fortran order
+    "$py" - <<'PY' || { fail "cannot generate the nd test files"; return; }
+import struct
+P = [(0.1, 0.1), (0.6, 0.1), (0.6, 0.6), (0.6, 0.7), (1.0, 1.0), (float("nan"), 0.5), (2, 0.5)]
+flat = [v for p in P for v in p]
+open("p.f64", "wb").write(struct.pack("<14d", *flat))
+open("p.f32", "wb").write(struct.pack("<14f", *flat))
+open("col.f64", "wb").write(struct.pack("<14d", *([p[0] for p in P] + [p[1] for p in P])))
+open("w.f64", "wb").write(struct.pack("<7d", 0.5, 1, 2, 4, 8, 16, 32))
+open("w6.f64", "wb").write(struct.pack("<6d", 0.5, 1, 2, 4, 8, 16))
+PY
+    mknpy p2.npy '<f8' '(7, 2)' False p.f64
+    mknpy pf.npy '<f8' '(7, 2)' True col.f64
+    mknpy p3.npy '<f8' '(7, 2, 1)' False p.f64
+    ok "$G" --dims 2 -b 2 -r 0:1 --text -f csv p.txt
+    cp out.txt want.csv
+    local f
+    for f in "--dims 2 p2.npy" "--dims auto p2.npy" "--dims auto pf.npy" "--dims 2 -t f64 p.f64" \
+        "--dims 2 -t f32 p.f32" "--dims 2 -t f64 --raw p.f64"; do
+        # shellcheck disable=SC2086
+        ok "$G" -b 2 -r 0:1 -f csv $f
+        cmp -s out.txt want.csv || fail "nd: $f differs from the text input: $(head -c 300 out.txt)"
+    done
+    # weights: sums per bin (only the counted points' weights)
+    ok "$G" --dims 2 -b 2 -r 0:1 -f csv --weights w.f64 --squares p2.npy
+    line 1 "bin0,lower0,upper0,bin1,lower1,upper1,count,sum,sum_sq" out.txt
+    line 2 "0,0,0.5,0,0,0.5,1,0.5,0.25" out.txt
+    line 4 "1,0.5,1,0,0,0.5,1,1,1" out.txt
+    line 5 "1,0.5,1,1,0.5,1,2,6,20" out.txt
+    # -f npy: the counts shaped as the histogram, the edges of each axis and the sums beside
+    ok "$G" --dims 2 -b 3,2 -r 0:1.5,0:1 -f npy -o h.npy --weights w.f64 p2.npy
+    for f in h.npy h.edges0.npy h.edges1.npy h.sums.npy; do
+        [ -s "$f" ] || fail "nd npy: $f not written"
+    done
+    head -c 128 h.npy | grep -aFq "'shape': (3, 2)" || fail "nd npy: counts not shaped (3, 2)"
+    head -c 128 h.edges0.npy | grep -aFq "'shape': (4,)" || fail "nd npy: edges0 not of 4"
+    head -c 128 h.edges1.npy | grep -aFq "'shape': (3,)" || fail "nd npy: edges1 not of 3"
+    if "$py" -c "import numpy" 2>/dev/null; then
+        "$py" - <<'PY' || fail "nd npy contents"
+import numpy as np
+c = np.load("h.npy")
+assert c.dtype == np.uint64 and c.tolist() == [[1, 0], [1, 2], [0, 0]], c
+assert np.load("h.edges0.npy").tolist() == [0, 0.5, 1, 1.5]
+assert np.load("h.sums.npy").tolist() == [[0.5, 0], [1, 6], [0, 0]]
+PY
+    fi
+    # integer bins on integer coordinates, explicit edges per axis
+    printf '0 0 1 2 2 2 3 1\n' >i.txt
+    ok "$G" --dims 2 -t i32 --text --integer 0,1 -b 3,2 -f csv i.txt
+    line 2 "0,0,1,0,1,2,0" out.txt
+    line 3 "0,0,1,1,2,3,0" out.txt
+    line 4 "1,1,2,0,1,2,0" out.txt
+    line 5 "1,1,2,1,2,3,1" out.txt
+    line 6 "2,2,3,0,1,2,0" out.txt
+    line 7 "2,2,3,1,2,3,1" out.txt
+    ok "$G" --dims 2 -e '0,0.5,1;0,0.25,1' --text -f csv p.txt
+    line 2 "0,0,0.5,0,0,0.25,1" out.txt
+    line 4 "1,0.5,1,0,0,0.25,1" out.txt
+    line 5 "1,0.5,1,1,0.25,1,2" out.txt
+    # default: 10 bins per axis over each axis's finite min:max, last edge inclusive
+    ok "$G" --dims 2 --text -f json p.txt
+    "$py" -c "
+import json; j = json.load(open('out.txt'))
+assert j['shape'] == [10, 10] and j['edges'][0][0] == 0.1 and j['edges'][0][-1] == 2
+assert j['edges'][1][-1] == 1.0 and j['last_edge_inclusive'] == [True, True]
+assert (j['out'], j['nan']) == (0, 1)" || fail "nd auto range: $(head -c 300 out.txt)"
+    # a 1-D histogramdd is the 1-D histogram
+    printf '0.1 0.5 0.9 1 1.5\n' >one.txt
+    ok "$G" --dims 1 -b 2 -r 0:1 --text -f csv one.txt
+    line 2 "0,0,0.5,1" out.txt
+    line 3 "1,0.5,1,2" out.txt
+    # refusals: one line, the right status, nothing written
+    err 1 "shape \(7, 2\) holds 2 coordinates per point, not --dims 3" "$G" --dims 3 p2.npy
+    err 1 "a .npy of 3 dimensions" "$G" --dims 2 p3.npy
+    err 1 "14 values is not a whole number of points of 3 coordinates" \
+        "$G" --dims 3 -t f64 p.f64
+    err 2 "-b 10,10: 2 values for --dims 3" "$G" --dims 3 -b 10,10 -t f64 p.f64
+    err 2 "-b: a list of values per axis needs --dims" "$G" -b 10,10 p2.npy
+    err 2 "-r: a list of values per axis needs --dims" "$G" -r 0:1,0:1 p2.npy
+    err 2 "-b 0,10: axis 0: expected a number of bins" "$G" --dims 2 -b 0,10 p2.npy
+    err 2 "65536 x 65536 = 4294967296 joint bins is too many" "$G" --dims 2 -b 65536 p2.npy
+    err 2 "-r 0:1,1:0: axis 1: '1:0' has LO not below HI" "$G" --dims 2 -r 0:1,1:0 p2.npy
+    err 2 "-e: axis 1: edges must be strictly increasing" "$G" --dims 2 -e '0,1;0,2,2' p2.npy
+    err 2 "--dims: expected 1 to 8 dimensions" "$G" --dims 9 p2.npy
+    err 2 "--cumulative does not apply to N-D" "$G" --dims 2 --cumulative p2.npy
+    err 2 "--outliers clamp does not apply to N-D" "$G" --dims 2 --outliers clamp p2.npy
+    err 2 "--channels does not apply to N-D" "$G" --dims 2 --channels 2 p2.npy
+    err 2 "--dims auto takes the dimensions from a 2-D .npy" "$G" --dims auto --text p.txt
+    err 2 "--integer with --dims needs -b" "$G" --dims 2 -t i32 --integer 0 i.txt
+    err 1 "axes\[0\].kind: integer bins need an integer coordinate type" \
+        "$G" --dims 2 --integer 0 -b 2 p2.npy
+    err 1 "w6.f64: 6 weights for 7 points" "$G" --dims 2 --weights w6.f64 p2.npy
+    err 2 "--density is written by the table, CSV and JSON formats" \
+        "$G" --dims 2 --density -f npy -o d.npy p2.npy
+    [ -e d.npy ] && fail "d.npy written although refused"
+    err 1 "a .npy of shape \(7, 2\) holds 2" "$G" --dims 3 -f npy -o e.npy p2.npy
+    [ -e e.npy ] && fail "e.npy written although the run failed"
+    ls ./*.tmp.* >/dev/null 2>&1 && fail "temporary files left: $(ls ./*.tmp.*)"
+}
+
 case "$SECTION" in
 formats) cli_formats ;;
 devices) cli_devices ;;
@@ -1703,6 +1839,7 @@ npyout) cli_npyout ;;
 weights) cli_weights ;;
 images) cli_images ;;
 plot) cli_plot ;;
+nd) cli_nd ;;
 *)
     echo "unknown section $SECTION"
     exit 2
