@@ -9,6 +9,10 @@ Covered: explicit ranges (half-open and NumPy's last-edge-inclusive rule), the a
 explicit edges, bincount with and without a lower bound and a bin count, CLAMP outliers,
 interleaved channels, 8/16-bit defaults (one bin per value), data exactly on the edges, NaN and
 infinities, awkward sizes, and every input path (.npy little and big endian, raw, text).
+N-D (--dims): numpy.histogramdd / histogram2d counts, edges, weights and density on float64
+points (ranges, auto range, edges, points on edges, NaN, infinities), float32 points (the 1-D
+edges per axis, histogramdd's counts on them), a u8 RGB 32^3 joint histogram, integer bins and
+64-bit integers, from 2-D .npy in C and Fortran order, raw and text.
 
 Usage:
     numpy_crosscheck.py --gpuhist build/cli/gpuhist [--backend cpu|cuda|opencl|auto]
@@ -355,6 +359,170 @@ def run_cases(ck, rng, quick):
                  channels=C)
 
 
+# ---- N-D histograms (--dims) -------------------------------------------------------------------
+
+
+def check_nd(ck, name, pts, args, ref_counts, ref_edges=None, how="npy", weights=None,
+             ref_sums=None, ref_density=None, f32_edges_of=None):
+    """Run `gpuhist --dims D` on points `pts` (n, D) and compare with NumPy's histogramdd results:
+    counts (and sums, density) exactly, the edges of each axis exactly. For float32 points the
+    edges are the library's 1-D edges (numpy.histogram_bin_edges of each column: f32_edges_of
+    gives (bins, range) per axis) and the counts numpy.histogramdd's on those edges."""
+    ck.cases += 1
+    ck.file_no += 1
+    base = os.path.join(ck.workdir, "nd%d" % ck.file_no)
+    D = pts.shape[1]
+    if how == "npy":
+        path, extra = base + ".npy", ["--dims", str(D)]
+        np.save(path, pts)
+    elif how == "fortran":
+        path, extra = base + ".npy", ["--dims", "auto"]
+        np.save(path, np.asfortranarray(pts))
+    elif how == "raw":
+        path, extra = base + ".bin", ["--dims", str(D), "-t", DT_NAMES[pts.dtype.name]]
+        pts.astype(pts.dtype.newbyteorder("<")).tofile(path)
+    else:  # text
+        path, extra = base + ".txt", ["--dims", str(D), "--text", "-t", DT_NAMES[pts.dtype.name]]
+        with open(path, "w") as f:
+            for row in pts:
+                f.write(" ".join(repr(float(v)) if pts.dtype.kind == "f" else str(int(v))
+                                 for v in row) + "\n")
+    if weights is not None:
+        wpath = base + ".w.npy"
+        np.save(wpath, weights)
+        extra += ["--weights", wpath]
+    for strategy in ck.strategies:
+        cmd, proc = ck.cli(extra + args, path, strategy)
+        label = "%s [%s, %s, %s]" % (name, how, ck.backend, strategy or "auto")
+        if proc.returncode != 0:
+            if strategy and proc.returncode == 2:
+                ck.declined += 1
+                continue
+            ck.fail(label, "exit %d: %s" % (proc.returncode, proc.stderr.strip()), cmd)
+            continue
+        got = json.loads(proc.stdout)
+        problems = []
+        edges = [np.array(e, dtype=np.float64) for e in got["edges"]]
+        want_edges = ref_edges
+        if f32_edges_of is not None:
+            want_edges = [np.histogram_bin_edges(pts[:, a], bins=b, range=r).astype(np.float64)
+                          for a, (b, r) in enumerate(f32_edges_of)]
+            # the counts: numpy.histogramdd on the edges the library reports
+            ref_counts = np.histogramdd(pts, bins=edges)[0]
+        if want_edges is not None:
+            for a in range(D):
+                if edges[a].shape != want_edges[a].shape or not np.array_equal(edges[a],
+                                                                               want_edges[a]):
+                    problems.append("axis %d edges differ" % a)
+        counts = np.array(got["counts"], dtype=np.float64)
+        if counts.shape != ref_counts.shape or not np.array_equal(counts, ref_counts):
+            problems.append("counts differ (%s vs numpy %s; %s)" % (
+                counts.shape, ref_counts.shape,
+                "" if counts.shape != ref_counts.shape
+                else "%d bins" % int(np.count_nonzero(counts != ref_counts))))
+        for key, ref in (("sums", ref_sums), ("density", ref_density)):
+            if ref is None:
+                continue
+            v = np.array(got[key], dtype=np.float64)
+            if v.shape != ref.shape or not np.array_equal(v, ref, equal_nan=True):
+                problems.append("%s differ" % key)
+        total = int(counts.sum())
+        nan = int(np.count_nonzero(np.isnan(pts).any(axis=1))) if pts.dtype.kind == "f" else 0
+        if got["total"] != len(pts) or got["nan"] != nan or \
+                got["out"] != len(pts) - nan - total:
+            problems.append("tallies out %d nan %d total %d; numpy: %d points, %d NaN, %d counted"
+                            % (got["out"], got["nan"], got["total"], len(pts), nan, total))
+        if problems:
+            ck.fail(label, "; ".join(problems), cmd)
+
+
+DT_NAMES = {"uint8": "u8", "int8": "i8", "uint16": "u16", "int16": "i16", "uint32": "u32",
+            "int32": "i32", "uint64": "u64", "int64": "i64", "float32": "f32", "float64": "f64"}
+
+
+def run_nd_cases(ck, rng, quick):
+    ways = ["npy", "fortran", "raw", "text"]
+    n = 20011 if quick else 100003
+    # 1. float64, explicit ranges on every axis (NumPy's closed last bin: --last-inclusive),
+    #    points on the edges, outside, infinite and NaN; 1 to 4 dimensions.
+    for D in (1, 2, 3, 4):
+        bins = [int(b) for b in rng.integers(1, 12, D)]
+        rngs = [(float(lo), float(lo) + float(w)) for lo, w in
+                zip(rng.uniform(-2, 1, D), rng.uniform(0.5, 3, D))]
+        pts = rng.uniform(-3, 4, (n, D))
+        for a in range(D):
+            e = np.linspace(rngs[a][0], rngs[a][1], bins[a] + 1)
+            pts[::7, a] = rng.choice(e, len(pts[::7, a]))  # exactly on the edges
+        pts[5, 0], pts[6, D - 1], pts[9, 0] = np.inf, -np.inf, np.nan
+        pts[11, D - 1] = np.nan
+        ref, ref_e = np.histogramdd(pts, bins=bins, range=rngs)
+        args = ["-b", ",".join(map(str, bins)),
+                "-r", ",".join("%r:%r" % r for r in rngs), "--last-inclusive"]
+        check_nd(ck, "nd f64 range D=%d" % D, pts, args, ref, ref_e, how=ways[D % 4])
+    # 2. float64 auto range (no NaN: NumPy refuses to auto-range it), and histogram2d.
+    pts = rng.normal(0, 1, (n, 2))
+    ref, ex, ey = np.histogram2d(pts[:, 0], pts[:, 1], bins=(17, 5))
+    check_nd(ck, "nd f64 auto (histogram2d)", pts, ["-b", "17,5"], ref, [ex, ey])
+    pts = rng.normal(0, 1, (n, 3))
+    pts[:, 2] = 4.0  # one value on an axis: widened by 0.5 each way
+    ref, ref_e = np.histogramdd(pts, bins=(3, 4, 2))
+    check_nd(ck, "nd f64 auto, constant axis", pts, ["-b", "3,4,2"], ref, ref_e, how="fortran")
+    # 3. explicit edges per axis.
+    pts = rng.uniform(-1, 2, (n, 2))
+    e0, e1 = np.array([-1, -0.5, 0, 0.25, 2.0]), np.array([0, 0.1, 0.3, 1.0])
+    pts[::5, 1] = 0.3
+    ref, ref_e = np.histogramdd(pts, bins=[e0, e1])
+    check_nd(ck, "nd f64 edges", pts,
+             ["-e", "%s;%s" % (",".join(map(repr, e0)), ",".join(map(repr, e1))),
+              "--last-inclusive"], ref, ref_e, how="raw")
+    # 4. float32: the library's edges are numpy.histogram's (float32 edges), the counts
+    #    numpy.histogramdd's on them.
+    pts = rng.uniform(-0.5, 1.5, (n, 3)).astype(np.float32)
+    pts[::3, 0] = np.float32(0.25)
+    pts[7, 1] = np.nan
+    check_nd(ck, "nd f32 range", pts, ["-b", "8,3,5", "-r", "0:1,-0.5:0.5,0:1.5",
+                                       "--last-inclusive"], None,
+             f32_edges_of=[(8, (0.0, 1.0)), (3, (-0.5, 0.5)), (5, (0.0, 1.5))])
+    pts = rng.normal(0, 1, (n, 2)).astype(np.float32)
+    lo, hi = pts.min(axis=0).astype(np.float64), pts.max(axis=0).astype(np.float64)
+    check_nd(ck, "nd f32 auto", pts, ["-b", "7,9"], None, how="raw",
+             f32_edges_of=[(7, (lo[0], hi[0])), (9, (lo[1], hi[1]))])
+    # 5. integers: u8 RGB joint histogram 32 x 32 x 32, i16 with integer bins, i64 ranges.
+    rgb = rng.integers(0, 256, (n, 3)).astype(np.uint8)
+    ref, ref_e = np.histogramdd(rgb, bins=32, range=[(0, 256)] * 3)
+    check_nd(ck, "nd u8 rgb 32^3", rgb, ["-b", "32", "-r", "0:256"], ref, ref_e)
+    x = rng.integers(-20, 20, (n, 2)).astype(np.int16)
+    ref, ref_e = np.histogramdd(x, bins=[np.arange(-10, 11), np.arange(0, 6)])
+    # integer bins are half-open [v, v+1): the last edge not inclusive, unlike histogramdd, so
+    # the reference bins each value by hand instead
+    ref = np.zeros((20, 5))
+    for a, b in x.astype(np.int64):
+        if -10 <= a < 10 and 0 <= b < 5:
+            ref[a + 10, b] += 1
+    check_nd(ck, "nd i16 integer bins", x, ["--integer", "-10,0", "-b", "20,5"], ref,
+             [np.arange(-10, 11, dtype=np.float64), np.arange(0, 6, dtype=np.float64)],
+             how="text")
+    x = rng.integers(-(2 ** 40), 2 ** 40, (n, 2)).astype(np.int64)
+    ref, ref_e = np.histogramdd(x, bins=(6, 11), range=[(-2.0 ** 39, 2.0 ** 40), (-1e12, 1e12)])
+    check_nd(ck, "nd i64 range", x, ["-b", "6,11", "-r", "%r:%r,%r:%r" % (-2.0 ** 39, 2.0 ** 40,
+                                                                          -1e12, 1e12),
+                                     "--last-inclusive"], ref, ref_e)
+    # 6. dyadic weights (sums exact in any order, so NumPy's are exact too) and density.
+    pts = rng.uniform(0, 1, (n, 2))
+    w = rng.integers(-64, 65, n) / 8.0
+    ref, ref_e = np.histogramdd(pts, bins=(6, 4), range=[(0, 1), (0, 1)], weights=w)
+    cnt = np.histogramdd(pts, bins=(6, 4), range=[(0, 1), (0, 1)])[0]
+    dens = np.histogramdd(pts, bins=(6, 4), range=[(0, 1), (0, 1)], weights=w, density=True)[0]
+    check_nd(ck, "nd f64 weights + density", pts,
+             ["-b", "6,4", "-r", "0:1", "--last-inclusive", "--density"], cnt, ref_e,
+             weights=w, ref_sums=ref, ref_density=dens)
+    pts = rng.normal(0, 1, (n, 3))
+    dens = np.histogramdd(pts, bins=(5, 6, 7), density=True)[0]
+    ref, ref_e = np.histogramdd(pts, bins=(5, 6, 7))
+    check_nd(ck, "nd f64 density", pts, ["-b", "5,6,7", "--density"], ref, ref_e,
+             ref_density=dens, how="fortran")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--gpuhist", required=True, help="path of the gpuhist command")
@@ -386,6 +554,7 @@ def main():
             ck.strategies = [args.strategy]
         rng = np.random.default_rng(args.seed)
         run_cases(ck, rng, args.quick)
+        run_nd_cases(ck, rng, args.quick)
 
     print("numpy %s, backend %s, strategies %s: %d cases, %d gpuhist runs, %d declined, %d failed"
           % (np.__version__, args.backend, ",".join(s or "auto" for s in ck.strategies), ck.cases,
