@@ -14,6 +14,7 @@
  * for), the median of --reps calls after --warmup calls; and the device time alone (CUDA
  * events around the call, median) so that the fixed host cost per call shows as the
  * difference. Results go to stdout as a table, and as JSON with --json FILE.
+ * --strategies: each CUDA strategy forced in turn as well (a row each, counts checked).
  * Limits: one GPU; NPP only when built with it (GPUHIST_BENCH_NPP).
  */
 #include "gpuhist.h"
@@ -45,6 +46,7 @@
     } while (0)
 
 static int g_reps = 50, g_warmup = 10;
+static bool g_strategies = false;
 static cudaStream_t g_stream;
 
 __device__ __forceinline__ uint32_t mix(uint64_t x)
@@ -131,6 +133,7 @@ static Timing time_calls(const std::function<std::string()> &call)
 struct Case {
     const char *name;
     int width, height, channels, bits, hot;
+    bool packed; /* rows back to back (cudaMalloc) instead of cudaMallocPitch's pitch */
 };
 
 struct Row {
@@ -138,6 +141,7 @@ struct Row {
     Timing gh, npp, cub;
     bool npp_match = false, cub_match = false;
     double mpix = 0;
+    std::vector<std::pair<std::string, Timing>> forced; /* --strategies: each CUDA strategy */
 };
 
 static bool same_counts(const std::vector<uint64_t> &a, const std::vector<int32_t> &b)
@@ -183,7 +187,12 @@ static Row run_case(gpuhist_ctx *ctx, const Case &k)
     row.mpix = (double)k.width * k.height / 1e6;
     void *img;
     size_t pitch;
-    CK(cudaMallocPitch(&img, &pitch, row_bytes, k.height));
+    if (k.packed) {
+        CK(cudaMalloc(&img, row_bytes * k.height));
+        pitch = row_bytes;
+    } else {
+        CK(cudaMallocPitch(&img, &pitch, row_bytes, k.height));
+    }
     if (k.bits == 8)
         fill8<<<1024, 256, 0, g_stream>>>((uint8_t *)img, pitch, row_bytes, k.height, k.hot);
     else
@@ -210,6 +219,29 @@ static Row run_case(gpuhist_ctx *ctx, const Case &k)
     });
     std::vector<uint64_t> gh((size_t)bins * C);
     CK(cudaMemcpy(gh.data(), d_counts, gh.size() * 8, cudaMemcpyDeviceToHost));
+    /* every CUDA strategy forced in turn (those that refuse the request are left out), each
+     * checked against the automatic choice's counts */
+    for (size_t i = 0; g_strategies && i < gpuhist_strategy_count(); ++i) {
+        gpuhist_strategy_desc d;
+        if (gpuhist_strategy_info(i, &d) != GPUHIST_OK || d.backend != GPUHIST_BACKEND_CUDA ||
+            gpuhist_set_strategy(ctx, d.name) != GPUHIST_OK)
+            continue;
+        Timing t = time_calls([&]() -> std::string {
+            gpuhist_result r = gpuhist_result_host(d_counts);
+            r.counts_location = GPUHIST_MEMORY_DEVICE;
+            if (gpuhist_histogram(ctx, &s, &spec, &r) != GPUHIST_OK)
+                return gpuhist_last_error(ctx);
+            return "";
+        });
+        if (t.ok) {
+            std::vector<uint64_t> f(gh.size());
+            CK(cudaMemcpy(f.data(), d_counts, f.size() * 8, cudaMemcpyDeviceToHost));
+            if (f != gh)
+                t.err = "COUNTS DIFFER";
+        }
+        row.forced.emplace_back(d.name, t);
+    }
+    gpuhist_set_strategy(ctx, "auto");
 
     /* CUB: row-pitched HistogramEven / MultiHistogramEven<4, 4> */
     int32_t *d_hist;
@@ -313,8 +345,12 @@ int main(int argc, char **argv)
             g_warmup = std::max(0, std::atoi(argv[++i]));
         else if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
             json = argv[++i];
+        else if (!std::strcmp(argv[i], "--strategies"))
+            g_strategies = true;
         else {
-            std::fprintf(stderr, "usage: gpuhist-images [--reps N] [--warmup N] [--json FILE]\n");
+            std::fprintf(stderr,
+                         "usage: gpuhist-images [--reps N] [--warmup N] [--json FILE] "
+                         "[--strategies]\n");
             return 2;
         }
     }
@@ -326,11 +362,12 @@ int main(int argc, char **argv)
     }
     gpuhist_set_stream(ctx, g_stream);
     const Case cases[] = {
-        {"u8 grey 7680x4320 uniform", 7680, 4320, 1, 8, -1},
-        {"u8 grey 7680x4320 90% one value", 7680, 4320, 1, 8, 77},
-        {"u8 grey 9248x6936 uniform", 9248, 6936, 1, 8, -1},
-        {"u8 RGBA 7680x4320 uniform", 7680, 4320, 4, 8, -1},
-        {"u16 grey 7680x4320 65536 bins", 7680, 4320, 1, 16, -1},
+        {"u8 grey 7680x4320 uniform", 7680, 4320, 1, 8, -1, false},
+        {"u8 grey 7680x4320 90% one value", 7680, 4320, 1, 8, 77, false},
+        {"u8 grey 9248x6936 uniform", 9248, 6936, 1, 8, -1, false},
+        {"u8 grey 9248x6936 packed rows", 9248, 6936, 1, 8, -1, true},
+        {"u8 RGBA 7680x4320 uniform", 7680, 4320, 4, 8, -1, false},
+        {"u16 grey 7680x4320 65536 bins", 7680, 4320, 1, 16, -1, false},
     };
     std::printf("device: %s; median of %d calls after %d; ms: wall (call + sync) / device "
                 "(events)\n",
@@ -349,6 +386,13 @@ int main(int argc, char **argv)
                     r.cub.ok ? (r.cub_match ? "yes" : "NO") : r.cub.err.c_str());
         if (!r.gh.ok)
             std::printf("  gpuhist failed: %s\n", r.gh.err.c_str());
+        for (const auto &f : r.forced) {
+            std::printf("  %-32s |", f.first.c_str());
+            cell(f.second);
+            std::printf(" %s\n", f.second.ok ? (f.second.err.empty() ? "" : f.second.err.c_str())
+                                              : f.second.err.c_str());
+            bad += f.second.ok && !f.second.err.empty();
+        }
         bad += !r.gh.ok || (r.npp.ok && !r.npp_match) || (r.cub.ok && !r.cub_match);
         rows.push_back(r);
     }
