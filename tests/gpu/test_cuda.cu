@@ -602,6 +602,16 @@ static void roi_suite(gpuhist_ctx *ctx, const char *tag)
     roi_case(ctx, GPUHIST_U8, 4, 0, 3, 640, 48, 64, &b256, 0, 256, tag);
     roi_case(ctx, GPUHIST_F64, 2, 0, 0, 1000, 7, 8, &b50, -1, 1, tag);
     roi_case(ctx, GPUHIST_I64, 1, 0, 0, 999, 11, 0, &b50, -1e6, 1e6, tag); /* packed rows */
+    /* gaps of whole pixels, at most a quarter of the stride: device regions counted in place as
+     * one span and the gaps' samples taken back (raw-value and slot counters, signed values) */
+    gpuhist_bin_spec bu8 = gpuhist_bins_integer(256, 0);
+    gpuhist_bin_spec bi8 = gpuhist_bins_even(17, -128.0, 128.0);
+    gpuhist_bin_spec bu16 = gpuhist_bins_integer(65536, 0);
+    roi_case(ctx, GPUHIST_U8, 1, 0, 0, 1000, 40, 24, &bu8, 0, 256, tag);
+    roi_case(ctx, GPUHIST_I8, 1, 0, 0, 777, 33, 7, &bi8, -128, 128, tag);
+    roi_case(ctx, GPUHIST_U16, 1, 0, 0, 500, 21, 64, &bu16, 0, 65536, tag);
+    roi_case(ctx, GPUHIST_F32, 1, 0, 0, 900, 25, 16, &b50, -1, 1, tag);
+    roi_case(ctx, GPUHIST_U8, 4, 0, 0, 300, 19, 40, &bu8, 0, 256, tag);
 }
 
 static void case_channels_roi(void)
