@@ -10,7 +10,7 @@
  * every type here), or by integer arithmetic for integer bins, combines them row-major with NaN
  * before out, and sums dyadic weights exactly in double; full-precision weights are checked
  * against gpuhist_histogram() of the reference's joint slots (the library's 1-D exact sums).
- * Also: interleaved == columns, threads 1 == many bit for bit, a 1-D histogramdd equals
+ * Also: interleaved == columns, threads 1 == many and a context of two devices bit for bit, a 1-D histogramdd equals
  * gpuhist_histogram() with the same spec, auto range per axis, a 4096 x 4096 histogram, and the
  * refusals (each message naming its field).
  *
@@ -382,7 +382,8 @@ static void same_runs(const nd_case *c, const run_out *x, const run_out *y, uint
                   "%s: edges of axis %u differ", what, a);
 }
 
-static void check_case(gpuhist_ctx *ctx, gpuhist_ctx *one, const nd_case *c, rng_t *r)
+static void check_case(gpuhist_ctx *ctx, gpuhist_ctx *one, gpuhist_ctx *multi, const nd_case *c,
+                       rng_t *r)
 {
     uint64_t total = 1;
     for (uint32_t a = 0; a < c->dims; ++a)
@@ -506,6 +507,12 @@ static void check_case(gpuhist_ctx *ctx, gpuhist_ctx *one, const nd_case *c, rng
     run(ctx, c, !interleaved, &o2);
     same_runs(c, &o, &o2, total, "interleaved vs columns");
     free_out(&o2);
+    /* a context over two devices (two contexts on device 0): the stream's chunks go to both */
+    if (multi) {
+        run(multi, c, interleaved, &o2);
+        same_runs(c, &o, &o2, total, "two devices");
+        free_out(&o2);
+    }
     if (gpuhist_context_backend(ctx) == GPUHIST_BACKEND_CPU) {
         int t = 1 + (int)below(r, 7);
         gpuhist_set_threads(ctx, t);
@@ -819,7 +826,7 @@ int main(int argc, char **argv)
                                                      : 20261126u;
     const char *cases_env = getenv("GPUHIST_ND_CASES");
     int cases = cases_env && *cases_env ? atoi(cases_env) : 300;
-    gpuhist_ctx *ctx = NULL, *one = NULL;
+    gpuhist_ctx *ctx = NULL, *one = NULL, *multi = NULL;
     gpuhist_status cs = gpuhist_create(&ctx, backend);
     if (cs == GPUHIST_ERROR_NO_DEVICE) {
         printf("no %s device: skipped (%s)\n", gpuhist_backend_name(backend),
@@ -828,6 +835,11 @@ int main(int argc, char **argv)
     }
     if (cs != GPUHIST_OK || gpuhist_create(&one, GPUHIST_BACKEND_CPU) != GPUHIST_OK) {
         fprintf(stderr, "cannot create contexts: %s\n", gpuhist_last_error(NULL));
+        return 1;
+    }
+    const int twice[2] = {0, 0};
+    if (gpuhist_create_multi(&multi, backend, twice, 2) != GPUHIST_OK) {
+        fprintf(stderr, "cannot create a context of two devices: %s\n", gpuhist_last_error(NULL));
         return 1;
     }
     printf("test_histogramdd %s: seed %llu (GPUHIST_TEST_SEED), %d cases\n",
@@ -840,14 +852,19 @@ int main(int argc, char **argv)
         make_case(&rng, &c);
         /* chunks of the map pass: the default, or small ones that cut the points anywhere */
         uint64_t chunk = below(&rng, 2) ? 0 : 1 + below(&rng, 5000);
+        /* a weighted stream's chunk costs O(bins) on the CPU backend (its accumulator is
+         * normalised per chunk): at most ~16 chunks there */
+        if (chunk && c.weights && chunk < c.count / 16)
+            chunk = c.count / 16;
         gpuhist_nd_set_chunk_points(chunk);
         describe(&c, i);
-        check_case(ctx, one, &c, &rng);
+        check_case(ctx, one, multi, &c, &rng);
         gpuhist_nd_set_chunk_points(0);
         free_case(&c);
     }
     large(ctx, &rng);
     gpuhist_destroy(ctx);
     gpuhist_destroy(one);
+    gpuhist_destroy(multi);
     return check_exit();
 }
