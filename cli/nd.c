@@ -866,8 +866,11 @@ int cli_nd_run(const cli_nd_options *o, gpuhist_ctx *ctx)
 
     gpuhist_status st = gpuhist_histogramdd(ctx, &p, axes, &r);
     if (st != GPUHIST_OK) {
-        int status = st == GPUHIST_ERROR_UNSUPPORTED && o->strategy ? CLI_EXIT_USAGE
-                                                                    : CLI_EXIT_FAIL;
+        /* a strategy forced onto what it cannot do, or weights on a backend that does not
+         * sum them, is a conflict of options (as in 1-D) */
+        int status = st == GPUHIST_ERROR_UNSUPPORTED && (o->strategy || o->weights)
+                         ? CLI_EXIT_USAGE
+                         : CLI_EXIT_FAIL;
         rc = cli_error(status, "%s: %s", in.name, gpuhist_last_error(ctx));
         goto done;
     }
