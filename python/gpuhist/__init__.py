@@ -19,6 +19,7 @@ from . import _core
 from ._api import bincount, histogram, histogram_bin_edges
 from ._core import GpuhistError
 from ._histogram import Axis, Histogram, Kind, Traits
+from ._nd import histogram2d, histogramdd
 
 __version__ = _core.library_version
 
@@ -33,6 +34,8 @@ __all__ = [
     "device_name",
     "histogram",
     "histogram_bin_edges",
+    "histogram2d",
+    "histogramdd",
     "strategies",
 ]
 

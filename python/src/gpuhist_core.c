@@ -806,6 +806,117 @@ done:
     return ret;
 }
 
+/*
+ * histogramdd(sample, specs, counts, weights=None, sums=None)
+ *   -> (out, nan, total, strategy, backend, seconds)
+ * sample: a 2-D NumPy array (points, dims), native byte order, of a library dtype, C-contiguous
+ * (interleaved points) or Fortran-contiguous (one column per axis); specs: one tuple per axis
+ * (kind, bins, lower, upper, edges or None, integer_lower, last_inclusive); counts: int64 of the
+ * product of the bins; weights: None or a contiguous native float32/float64 array of `points`;
+ * sums: float64 of the product (with weights). The Python layer resolves NumPy's rules first.
+ */
+static PyObject *Context_histogramdd(ContextObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"sample", "specs", "counts", "weights", "sums", NULL};
+    PyObject *obj, *specs_obj, *counts_obj, *weights_obj = Py_None, *sums_obj = Py_None;
+    if (!check_ctx(self) ||
+        !PyArg_ParseTupleAndKeywords(args, kwds, "OOO|OO", kwlist, &obj, &specs_obj, &counts_obj,
+                                     &weights_obj, &sums_obj))
+        return NULL;
+    if (!PyArray_Check(obj) || PyArray_NDIM((PyArrayObject *)obj) != 2) {
+        PyErr_SetString(PyExc_TypeError, "gpuhist: histogramdd needs a 2-D NumPy array");
+        return NULL;
+    }
+    PyArrayObject *a = (PyArrayObject *)obj;
+    int dt = host_dtype(a);
+    if (dt < 0)
+        return NULL;
+    int c_order = PyArray_IS_C_CONTIGUOUS(a), f_order = PyArray_IS_F_CONTIGUOUS(a);
+    if (!PyArray_ISNOTSWAPPED(a) || !(c_order || f_order)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "gpuhist: histogramdd needs a native C- or Fortran-contiguous sample");
+        return NULL;
+    }
+    npy_intp n = PyArray_DIM(a, 0), dims = PyArray_DIM(a, 1);
+    PyObject *specs = PySequence_Fast(specs_obj, "gpuhist: specs must be a sequence");
+    if (!specs)
+        return NULL;
+    if (dims < 1 || dims > GPUHIST_MAX_DIMS || PySequence_Fast_GET_SIZE(specs) != dims) {
+        Py_DECREF(specs);
+        PyErr_Format(PyExc_ValueError, "gpuhist: %zd dimensions with %zd bin specs (1 to %d)",
+                     (Py_ssize_t)dims, PySequence_Fast_GET_SIZE(specs), GPUHIST_MAX_DIMS);
+        return NULL;
+    }
+    PyObject *ret = NULL;
+    gpuhist_bin_spec axes[GPUHIST_MAX_DIMS];
+    PyArrayObject *keep[GPUHIST_MAX_DIMS] = {0};
+    npy_intp total = 1;
+    for (npy_intp d = 0; d < dims; ++d) {
+        int kind, last_inclusive;
+        unsigned long long bins;
+        double lower, upper;
+        long long integer_lower;
+        PyObject *edges_obj;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(specs, d), "iKddOLp", &kind, &bins, &lower,
+                              &upper, &edges_obj, &integer_lower, &last_inclusive) ||
+            !build_spec(kind, bins, lower, upper, edges_obj, integer_lower, last_inclusive, 0,
+                        &axes[d], &keep[d]))
+            goto done;
+        if (bins > ((unsigned long long)1 << 31) / (unsigned long long)total) {
+            PyErr_SetString(PyExc_ValueError, "gpuhist: the product of the bins is more than "
+                                              "2^31 (the most joint bins of a histogram)");
+            goto done;
+        }
+        total *= (npy_intp)(bins ? bins : 1);
+    }
+    gpuhist_points p;
+    memset(&p, 0, sizeof p);
+    p.dims = (uint32_t)dims;
+    p.dtype = (gpuhist_dtype)dt;
+    p.count = (uint64_t)n;
+    p.location = GPUHIST_MEMORY_HOST;
+    if (c_order) {
+        p.data = PyArray_DATA(a);
+    } else {
+        for (npy_intp d = 0; d < dims; ++d)
+            p.columns[d] = PyArray_BYTES(a) + d * PyArray_STRIDE(a, 1);
+    }
+    gpuhist_nd_result r;
+    memset(&r, 0, sizeof r);
+    if (!(r.counts = output_buffer(counts_obj, "counts", total, 'i')))
+        goto done;
+    if (weights_obj != Py_None) {
+        PyArrayObject *w = (PyArrayObject *)weights_obj;
+        if (!PyArray_Check(weights_obj) || !PyArray_ISCARRAY_RO(w) || !PyArray_ISNOTSWAPPED(w) ||
+            PyArray_SIZE(w) != n ||
+            (PyArray_TYPE(w) != NPY_FLOAT32 && PyArray_TYPE(w) != NPY_FLOAT64)) {
+            PyErr_SetString(PyExc_ValueError, "gpuhist: weights must be a contiguous native "
+                                              "float32/float64 array of one weight per point");
+            goto done;
+        }
+        p.weights = PyArray_DATA(w);
+        p.weight_dtype = PyArray_TYPE(w) == NPY_FLOAT32 ? GPUHIST_F32 : GPUHIST_F64;
+        if (!(r.sums = output_buffer(sums_obj, "sums", total, 'f')))
+            goto done;
+    }
+    gpuhist_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = gpuhist_histogramdd(self->ctx, &p, axes, &r);
+    Py_END_ALLOW_THREADS
+    if (st != GPUHIST_OK) {
+        raise_status(st, gpuhist_last_error(self->ctx));
+        goto done;
+    }
+    ret = Py_BuildValue("(KKKssd)", (unsigned long long)r.out, (unsigned long long)r.nan,
+                        (unsigned long long)r.total, r.strategy ? r.strategy : "",
+                        gpuhist_backend_name(r.backend), r.seconds);
+done:
+    for (int d = 0; d < GPUHIST_MAX_DIMS; ++d)
+        Py_XDECREF(keep[d]);
+    Py_DECREF(specs);
+    return ret;
+}
+
 /* A device (or host) buffer described by the Python layer: pointer, dtype name, shape, byte
  * strides (None: C-contiguous). */
 static int raw_layout(PyObject *ptr_obj, PyObject *shape_obj, PyObject *strides_obj,
@@ -1073,6 +1184,9 @@ static PyMethodDef Context_methods[] = {
     {"histogram", (PyCFunction)(void (*)(void))Context_histogram, METH_VARARGS | METH_KEYWORDS,
      "histogram(a, kind, bins, lower, upper, edges, integer_lower, last_inclusive, clamp, "
      "counts, weights=None, sums=None, sums_squared=None, edges_out=None) -> tallies tuple."},
+    {"histogramdd", (PyCFunction)(void (*)(void))Context_histogramdd,
+     METH_VARARGS | METH_KEYWORDS,
+     "histogramdd(sample, specs, counts, weights=None, sums=None) -> tallies (N-D)."},
     {"histogram_raw", (PyCFunction)(void (*)(void))Context_histogram_raw,
      METH_VARARGS | METH_KEYWORDS,
      "histogram_raw(ptr, dtype, shape, strides, device, kind, bins, lower, upper, edges, "

@@ -1,0 +1,210 @@
+"""numpy.histogramdd and numpy.histogram2d on the gpuhist library (gpuhist_histogramdd).
+
+NumPy's rules are resolved here, with NumPy's own functions where they decide a value: the edges
+of every axis are exactly numpy.histogramdd's (np.linspace over the range or the data's min and
+max, or the given arrays), the last bin of every axis is closed, and the density is computed by
+NumPy's expression on an array laid out as NumPy's. The library counts the points, in place when
+the sample is C- or Fortran-contiguous. Differences from NumPy (docs/PYTHON.md): sums of weights
+are correctly rounded (NumPy adds in array order), 64-bit integer coordinates are compared
+exactly (NumPy rounds them to float64 beyond 2^53), and edges that repeat a value are refused.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _context, _core
+from ._api import host_array, samples_for_library
+
+# the library's kinds of bins (gpuhist_bin_kind)
+_EVEN, _EDGES = 0, 1
+_MAX_DIMS = 8
+_MAX_JOINT_BINS = 2**31
+_range = builtins.range  # `range` is a parameter name below, as in NumPy
+
+
+def _outer_edges(a: np.ndarray, rng: Any) -> Tuple[Any, Any]:
+    """numpy.lib.histograms._get_outer_edges: the range, or the data's min and max."""
+    if rng is not None:
+        first_edge, last_edge = rng
+        if first_edge > last_edge:
+            raise ValueError("max must be larger than min in range parameter.")
+        if not (np.isfinite(first_edge) and np.isfinite(last_edge)):
+            raise ValueError(f"supplied range of [{first_edge}, {last_edge}] is not finite")
+    elif a.size == 0:
+        first_edge, last_edge = 0, 1
+    else:
+        first_edge, last_edge = a.min(), a.max()
+        if not (np.isfinite(first_edge) and np.isfinite(last_edge)):
+            raise ValueError(f"autodetected range of [{first_edge}, {last_edge}] is not finite")
+    if first_edge == last_edge:
+        first_edge = first_edge - 0.5
+        last_edge = last_edge + 0.5
+    return first_edge, last_edge
+
+
+def _edges(sample: np.ndarray, bins: Any, rng: Any) -> Tuple[List[np.ndarray], List[Any]]:
+    """numpy.histogramdd's edges of every axis (its checks and messages), and the bins argument
+    of each axis."""
+    D = sample.shape[1]
+    try:
+        M = len(bins)
+        if M != D:
+            raise ValueError("The dimension of bins must be equal to the dimension of the "
+                             " sample x.")
+    except TypeError:
+        bins = D * [bins]
+    if rng is None:
+        rng = (None,) * D
+    elif len(rng) != D:
+        raise ValueError("range argument must have one entry per dimension")
+    edges: List[np.ndarray] = []
+    for i in range(D):
+        if np.ndim(bins[i]) == 0:
+            if bins[i] < 1:
+                raise ValueError(f"`bins[{i}]` must be positive, when an integer")
+            smin, smax = _outer_edges(sample[:, i], rng[i])
+            try:
+                n = operator.index(bins[i])
+            except TypeError as e:
+                raise TypeError(f"`bins[{i}]` must be an integer, when a scalar") from e
+            edges.append(np.linspace(smin, smax, n + 1))
+        elif np.ndim(bins[i]) == 1:
+            e = np.asarray(bins[i])
+            if np.any(e[:-1] > e[1:]):
+                raise ValueError(f"`bins[{i}]` must be monotonically increasing, when an array")
+            edges.append(e)
+        else:
+            raise ValueError(f"`bins[{i}]` must be a scalar or 1d array")
+    return edges, list(bins)
+
+
+def _axis_spec(edges: np.ndarray, i: int, lib_dtype: np.dtype, even: Optional[Tuple[Any, Any]]
+               ) -> tuple:
+    """The library's spec of axis i with exactly these edges, last edge inclusive: even bins
+    when the library's even edges for this sample type are these edges bit for bit (faster),
+    else the edges themselves."""
+    e = np.asarray(edges, dtype=np.float64)
+    if not np.all(np.isfinite(e)):
+        raise ValueError(f"gpuhist: bins[{i}]: the edges must be finite")
+    if np.any(e[:-1] >= e[1:]):
+        raise ValueError(f"gpuhist: bins[{i}]: repeated edges are not supported (the edges "
+                         f"must increase strictly)")
+    n = e.size - 1
+    if even is not None and (lib_dtype.kind != "f" or lib_dtype == np.float64):
+        lo, hi = float(even[0]), float(even[1])
+        if lo < hi:
+            try:
+                mine = _core.compute_edges(_EVEN, n, lo, hi, 0, lib_dtype.name)
+            except Exception:  # noqa: BLE001 - not representable as even bins: use the edges
+                mine = None
+            if mine is not None and np.array_equal(mine, e):
+                return (_EVEN, n, lo, hi, None, 0, True)
+    return (_EDGES, n, 0.0, 0.0, np.ascontiguousarray(e), 0, True)
+
+
+def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Optional[bool] = None,
+                weights: Any = None, *, backend: str = "auto", strategy: Optional[str] = None
+                ) -> Tuple[np.ndarray, List[np.ndarray]]:
+    """Compute the multidimensional histogram of some data: numpy.histogramdd, counted by the
+    gpuhist library.
+
+    Parameters and return values are numpy.histogramdd's: `sample` an (N, D) array or a
+    sequence of D arrays of N values; `bins` an int, one int or array of edges per axis;
+    `range` one (lower, upper) or None per axis; `density`; `weights` N values. Returns (H,
+    edges): H a float64 array of shape (bins per axis) (the correctly rounded sums with
+    weights), edges a list of each axis's edges, NumPy's arrays bit for bit. D is 1 to 8 and the
+    product of the bins at most 2^31. Keyword-only: backend ('auto', 'cpu', 'cuda', 'opencl';
+    'auto' with weights is the CPU, the backend that sums weights) and strategy (a name from
+    gpuhist.strategies()). Host arrays only.
+    """
+    try:
+        N, D = sample.shape
+    except (AttributeError, ValueError):
+        sample = np.atleast_2d(sample).T
+        N, D = sample.shape
+    sample = host_array(sample)
+    if weights is not None:
+        weights = np.asarray(weights)
+    edges, axis_bins = _edges(sample, bins, range)
+    nbin = np.array([e.size + 1 for e in edges], np.intp)
+    shape = tuple(int(b) - 2 for b in nbin)
+    if D > _MAX_DIMS:
+        raise ValueError(f"gpuhist: {D} dimensions; the library counts 1 to {_MAX_DIMS}")
+    joint = 1
+    for s in shape:
+        joint *= max(s, 0)
+    if joint > _MAX_JOINT_BINS:
+        raise ValueError(f"gpuhist: {' x '.join(map(str, shape))} = {joint} joint bins is too "
+                         f"many (at most 2^31)")
+    if weights is not None and (weights.ndim != 1 or weights.shape[0] != N):
+        raise ValueError("The weights and list don't have the same length.")
+
+    if joint == 0:  # an axis of fewer than two edges: nothing to count
+        hist = np.zeros(shape, np.float64)
+    else:
+        lib, _ = samples_for_library(sample, warn=False)
+        if not (lib.flags.c_contiguous or lib.flags.f_contiguous) or \
+                not lib.dtype.isnative:
+            lib = np.ascontiguousarray(lib, dtype=lib.dtype.newbyteorder("="))
+        specs = []
+        for i in _range(D):
+            even = None
+            if np.ndim(axis_bins[i]) == 0:  # linspace edges: maybe the library's even bins
+                even = (edges[i][0], edges[i][-1])
+            specs.append(_axis_spec(edges[i], i, lib.dtype, even))
+        w = None
+        if weights is not None:
+            if weights.dtype.kind not in "biuf":
+                raise TypeError(f"gpuhist: weights of dtype {weights.dtype} are not supported "
+                                f"(real numbers only)")
+            wt = np.float32 if weights.dtype == np.float32 else np.float64
+            w = np.ascontiguousarray(weights, dtype=np.dtype(wt).newbyteorder("="))
+        ctx = _context.get(_context.resolve_backend(backend, strategy, w is not None), -1,
+                           strategy)
+        counts = np.empty(joint, np.int64)
+        sums = np.empty(joint, np.float64) if w is not None else None
+        ctx.core.histogramdd(lib, specs, counts, w, sums)
+        hist = (counts if sums is None else sums).astype(np.float64, copy=False)
+        hist = hist.reshape(shape)
+
+    if density:
+        # NumPy's expression on NumPy's layout (the core of an array with an outlier bin at each
+        # end of every axis), so that hist.sum() adds in the same order
+        padded = np.zeros(nbin, np.float64)
+        core = D * (slice(1, -1),)
+        padded[core] = hist
+        hist = padded[core]
+        s = hist.sum()
+        for i in _range(D):
+            dshape = np.ones(D, int)
+            dshape[i] = nbin[i] - 2
+            hist = hist / np.diff(edges[i]).reshape(dshape)
+        hist /= s
+    return hist, edges
+
+
+def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,
+                density: Optional[bool] = None, weights: Any = None, *, backend: str = "auto",
+                strategy: Optional[str] = None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Compute the bi-dimensional histogram of two data samples: numpy.histogram2d, counted by
+    the gpuhist library (histogramdd of [x, y]). Returns (H, xedges, yedges) as NumPy does."""
+    if len(x) != len(y):
+        raise ValueError("x and y must have the same length.")
+    try:
+        N = len(bins)
+    except TypeError:
+        N = 1
+    if N != 1 and N != 2:
+        xedges = yedges = np.asarray(bins)
+        bins = [xedges, yedges]
+    hist, edges = histogramdd([x, y], bins, range, density, weights, backend=backend,
+                              strategy=strategy)
+    return hist, edges[0], edges[1]
+
+
+__all__: Sequence[str] = ("histogramdd", "histogram2d")
