@@ -244,6 +244,10 @@ static gpuhist_status prepare(gpuhist_ctx *ctx, const gpuhist_points *pts,
                                 "gpuhist_compute_edges",
                                 a);
         ax->edges = spec.kind == GPUHIST_BINS_EDGES ? spec.edges : NULL;
+        if (spec.kind == GPUHIST_BINS_EVEN && pts->dtype == GPUHIST_F32) {
+            ax->fast_f32 = 1;
+            gpuhist_fe_cert_of(&ax->map, &ax->cert); /* cached per spec */
+        }
         res->bins[a] = spec.bins;
         res->lower[a] = edges[0];
         res->upper[a] = edges[spec.bins];
@@ -275,6 +279,10 @@ static gpuhist_status count_slots(gpuhist_ctx *ctx, const gpuhist_points *pts,
     if (rc != GPUHIST_OK)
         return rc;
 
+    /* The CPU backend counts a submitted chunk before submit returns: one staging buffer does
+     * (the others overlap a device's copy and count of one chunk with the mapping of the next). */
+    if (gpuhist_context_backend(ctx) == GPUHIST_BACKEND_CPU && !ctx->members)
+        gpuhist_stream_limit_slots(st, 1);
     const uint64_t chunk = gpuhist_nd_chunk_points();
     const int threads = gpuhist_cpu_threads(ctx);
     const size_t wsize = pts->weights ? gpuhist_dtype_size(pts->weight_dtype) : 0;

@@ -7,7 +7,9 @@
  * (one loop per axis and coordinate type, so the type dispatch is outside the loop and the block's
  * slots stay in the L1 cache): slot = slot * bins + bin of the axis, with "out" and "nan" kept as
  * two sentinels above every joint bin, and the last axis writes the encoding of ndmap.h. Every
- * axis's bin is binmap.h's one-axis slot, so an N-D axis bins exactly as a 1-D histogram does.
+ * axis's bin is binmap.h's one-axis slot, so an N-D axis bins exactly as a 1-D histogram does
+ * (f32 EVEN axes through fast_even.h's certified estimate, which gives binmap.h's slot by its
+ * proof, as the CPU strategies' fast paths do).
  * Limits: host memory; the slots are deterministic, so any thread count gives the same slots.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -119,12 +121,15 @@ ND_AXIS_LOOP(axis_u64, uint64_t, gpuhist_slot_u64(m, e, (gh_u64)x))
 ND_AXIS_LOOP(axis_i64, int64_t, gpuhist_slot_i64(m, e, (gh_i64)x))
 ND_AXIS_LOOP(axis_f32, float, gpuhist_slot_f32(m, e, x))
 ND_AXIS_LOOP(axis_f64, double, gpuhist_slot_f64(m, e, x))
+ND_AXIS_LOOP(axis_f32_even, float, gpuhist_fe_slot_f32(m, &ax->cert, x))
 
 typedef void (*nd_axis_fn)(const gpuhist_nd_axis *, uint64_t, uint32_t, uint32_t *, int, int,
                            uint32_t);
 
-static nd_axis_fn axis_fn(gpuhist_dtype d)
+static nd_axis_fn axis_fn(const gpuhist_nd_axis *ax, gpuhist_dtype d)
 {
+    if (ax->fast_f32)
+        return axis_f32_even;
     switch (d) {
     case GPUHIST_U8: return axis_u8;
     case GPUHIST_I8: return axis_i8;
@@ -149,12 +154,14 @@ static void *map_run(void *arg)
 {
     const map_share *sh = arg;
     const gpuhist_nd_map *map = sh->map;
-    const nd_axis_fn fn = axis_fn(map->dtype);
+    nd_axis_fn fn[GPUHIST_MAX_DIMS];
+    for (uint32_t a = 0; a < map->dims; ++a)
+        fn[a] = axis_fn(&map->axis[a], map->dtype);
     for (uint64_t done = 0; done < sh->n; done += ND_BLOCK) {
         uint32_t n = (uint32_t)(sh->n - done < ND_BLOCK ? sh->n - done : ND_BLOCK);
         for (uint32_t a = 0; a < map->dims; ++a)
-            fn(&map->axis[a], sh->first + done, n, sh->slots + done, a == 0,
-               a + 1 == map->dims, map->total);
+            fn[a](&map->axis[a], sh->first + done, n, sh->slots + done, a == 0,
+                  a + 1 == map->dims, map->total);
     }
     return NULL;
 }

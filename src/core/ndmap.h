@@ -19,6 +19,7 @@
 #define GPUHIST_NDMAP_H
 
 #include "internal.h"
+#include "fast_even.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,6 +31,9 @@ typedef struct gpuhist_nd_axis {
     const double *edges;       /* EDGES: the spec's bins + 1 edges; NULL otherwise */
     const unsigned char *base; /* the coordinate of point 0 (any alignment) */
     size_t stride;             /* bytes from one point's coordinate to the next point's */
+    int fast_f32;              /* f32 EVEN: binned by fast_even.h's certified estimate (the same
+                                  slots as binmap.h, by that header's proof) */
+    gpuhist_fe_cert cert;      /* fast_f32: the spec's certificate (gpuhist_fe_cert_of) */
 } gpuhist_nd_axis;
 
 typedef struct gpuhist_nd_map {
