@@ -754,7 +754,7 @@ int cli_nd_run(const cli_nd_options *o, gpuhist_ctx *ctx)
 
     /* The bins first when --dims N is given (usage errors before any reading). */
     if (!o->dims_auto && (rc = parse_axes(o, dims, axes, own)))
-        return rc;
+        goto done;
     cli_output_set_input(o->input);
     if (o->weights)
         cli_output_protect(o->weights, "weights");
