@@ -3,8 +3,8 @@
  *
  * The test is linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc, so every allocation
  * the library makes goes through the wrappers below, which fail the Nth one when armed. For
- * each workload (a one-shot call on each CPU strategy, a stream fed through buffers, a context
- * creation) it first counts the allocations of a clean run, then runs it once per allocation
+ * each workload (a one-shot call on each CPU strategy, a stream fed through buffers, an N-D
+ * call with and without weights, a context creation) it first counts the allocations of a clean run, then runs it once per allocation
  * with that one failing: the call must return OUT_OF_MEMORY (or succeed, when the failed
  * allocation had a fallback) with a message, never crash or return wrong counts, and the same
  * context must give the right counts afterwards. Under AddressSanitizer (scripts/test's
@@ -88,6 +88,32 @@ static gpuhist_status streamed(gpuhist_ctx *ctx, uint64_t *counts)
     return gpuhist_stream_finish(st, &r);
 }
 
+/* N-D (gpuhist_histogramdd) of one axis, whose counts are the 1-D histogram's; unweighted (the
+ * stream's lent buffers) and weighted (its own slot buffer and the weight accumulators). */
+static gpuhist_status nd_call(gpuhist_ctx *ctx, uint64_t *counts, int weighted)
+{
+    static float w[PIXELS];
+    static double sums[BINS];
+    for (int i = 0; i < PIXELS; ++i)
+        w[i] = 1.0f;
+    gpuhist_points p = gpuhist_points_interleaved(g_data, GPUHIST_F32, 1, PIXELS);
+    gpuhist_bin_spec b = gpuhist_bins_even(BINS, 0.0, 1.0);
+    gpuhist_nd_result r;
+    memset(&r, 0, sizeof r);
+    r.counts = counts;
+    if (weighted) {
+        p.weights = w;
+        p.weight_dtype = GPUHIST_F32;
+        r.sums = sums;
+    }
+    return gpuhist_histogramdd(ctx, &p, &b, &r);
+}
+static gpuhist_status nd_plain(gpuhist_ctx *ctx, uint64_t *counts) { return nd_call(ctx, counts, 0); }
+static gpuhist_status nd_weighted(gpuhist_ctx *ctx, uint64_t *counts)
+{
+    return nd_call(ctx, counts, 1);
+}
+
 /* Run `w` with every allocation failing in turn; @return the number of allocations. */
 static long sweep(const char *name, gpuhist_ctx *ctx, workload w)
 {
@@ -140,6 +166,9 @@ int main(void)
         snprintf(name, sizeof name, "cpu stream, %s", strategies[i]);
         sweep(name, ctx, streamed);
     }
+    CHECK_EQ_INT(gpuhist_set_strategy(ctx, "auto"), GPUHIST_OK);
+    sweep("cpu histogramdd", ctx, nd_plain);
+    sweep("cpu histogramdd, weighted", ctx, nd_weighted);
     gpuhist_destroy(ctx);
 
     /* Context creation: every allocation failing in turn gives a clean error, no context. */
