@@ -733,6 +733,19 @@ static void refusals(gpuhist_ctx *ctx)
     expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "result.sums");
     r.sums = NULL;
 
+    /* a context held by an open stream answers BUSY and keeps its last message */
+    gpuhist_samples lay = gpuhist_samples_1d(NULL, GPUHIST_F32, 0);
+    gpuhist_bin_spec one_bin = gpuhist_bins_even(1, 0.0, 1.0);
+    gpuhist_stream *st = NULL;
+    if (CHECK_EQ_INT(gpuhist_stream_begin(ctx, &lay, &one_bin, GPUHIST_MEMORY_HOST, &st),
+                     GPUHIST_OK)) {
+        char before[512];
+        snprintf(before, sizeof before, "%s", gpuhist_last_error(ctx));
+        CHECK_EQ_INT(gpuhist_histogramdd(ctx, &p, ax, &r), GPUHIST_ERROR_BUSY);
+        CHECK_EQ_STR(gpuhist_last_error(ctx), before);
+        gpuhist_stream_abort(st);
+    }
+
     /* the context still works, and a small known answer */
     CHECK_EQ_INT(gpuhist_histogramdd(ctx, &p, ax, &r), GPUHIST_OK);
     /* points (0.1,0.2) (0.3,0.4) (0.5,0.6) (0.7,0.8) (0.9,0) (0.5,0.5) on [0,1) x [0,1) */
