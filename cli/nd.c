@@ -667,6 +667,15 @@ static void density_of(const gpuhist_nd_result *r, const double *sums, double *o
 
 /* ---- the run ----------------------------------------------------------------------------------- */
 
+/* Write one byte of every page of a fresh allocation (volatile: a compiler may not drop it or
+ * turn it into calloc), so that the system counts the pages as used. */
+static void touch_pages(void *p, size_t n)
+{
+    volatile unsigned char *b = p;
+    for (size_t i = 0; i < n; i += 4096)
+        b[i] = 0;
+}
+
 /* The points' layout from the input read whole: dims (--dims auto from a 2-D .npy), interleaved
  * or (Fortran-order .npy) columns. */
 static int points_layout(const cli_nd_options *o, const cli_input *in, uint32_t *dims,
@@ -863,6 +872,14 @@ int cli_nd_run(const cli_nd_options *o, gpuhist_ctx *ctx)
         rc = cli_error(CLI_EXIT_FAIL, "out of memory for %llu bins", (unsigned long long)total);
         goto done;
     }
+    /* Touched now, so that the memory the library's counters will need is checked against
+     * what is left (untouched pages are not counted as used), instead of the process being
+     * killed when both fill up. */
+    touch_pages(r.counts, (size_t)total * 8u);
+    if (sums)
+        touch_pages(sums, (size_t)total * 8u);
+    if (squares)
+        touch_pages(squares, (size_t)total * 8u);
 
     gpuhist_status st = gpuhist_histogramdd(ctx, &p, axes, &r);
     if (st != GPUHIST_OK) {
