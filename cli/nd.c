@@ -846,14 +846,15 @@ int cli_nd_run(const cli_nd_options *o, gpuhist_ctx *ctx)
                        product);
         goto done;
     }
-    int arrays = 1 + (o->weights != NULL) + o->squares + o->density;
+    /* the arrays of the result, and at least as much again for the library's counters */
+    int arrays = 2 + (o->weights != NULL) + o->squares + o->density;
     uint64_t need = total * 8u * (uint64_t)arrays, avail = gpuhist_host_memory_available();
     if (avail && need > avail) {
         rc = cli_error(CLI_EXIT_FAIL,
-                       "%s = %llu bins: too many for memory: %d arrays of them need %.1f GiB, "
-                       "%.1f GiB is available",
-                       shape, (unsigned long long)total, arrays, (double)need / 1073741824.0,
-                       (double)avail / 1073741824.0);
+                       "%s = %llu bins: too many for memory: the counts%s and the library's "
+                       "counters need at least %.1f GiB, %.1f GiB is available",
+                       shape, (unsigned long long)total, o->weights ? ", sums" : "",
+                       (double)need / 1073741824.0, (double)avail / 1073741824.0);
         goto done;
     }
     r.counts = malloc((size_t)total * 8u);
