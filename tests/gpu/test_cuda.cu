@@ -602,8 +602,8 @@ static void roi_suite(gpuhist_ctx *ctx, const char *tag)
     roi_case(ctx, GPUHIST_U8, 4, 0, 3, 640, 48, 64, &b256, 0, 256, tag);
     roi_case(ctx, GPUHIST_F64, 2, 0, 0, 1000, 7, 8, &b50, -1, 1, tag);
     roi_case(ctx, GPUHIST_I64, 1, 0, 0, 999, 11, 0, &b50, -1e6, 1e6, tag); /* packed rows */
-    /* gaps of whole pixels, at most a quarter of the stride: device regions counted in place as
-     * one span and the gaps' samples taken back (raw-value and slot counters, signed values) */
+    /* gaps of whole pixels, at most a quarter of the stride (an image's row pitch): raw-value
+     * and slot counters, signed values, channels */
     gpuhist_bin_spec bu8 = gpuhist_bins_integer(256, 0);
     gpuhist_bin_spec bi8 = gpuhist_bins_even(17, -128.0, 128.0);
     gpuhist_bin_spec bu16 = gpuhist_bins_integer(65536, 0);
