@@ -578,13 +578,39 @@ GPUHIST_API gpuhist_points gpuhist_points_interleaved(const void *data, gpuhist_
 /**
  * The N-D histogram of `points` with one bin spec per axis (`axes[0 .. dims)`) into `result`.
  * @return GPUHIST_OK; INVALID_ARGUMENT (the message names the field, e.g. "axes[1].bins", or
- *         the product of the bins when it exceeds 2^31); UNSUPPORTED (device points; a forced
- *         strategy that cannot count u32 integer bins); OUT_OF_MEMORY; BACKEND; BUSY (the
- *         context is in use; nothing was done).
+ *         the product of the bins when it exceeds 2^31); UNSUPPORTED (device points; weights
+ *         on a backend that does not sum them; a forced strategy that cannot count u32 integer
+ *         bins); OUT_OF_MEMORY; BACKEND; BUSY (the context is in use; nothing was done).
  */
 GPUHIST_API gpuhist_status gpuhist_histogramdd(gpuhist_ctx *ctx, const gpuhist_points *points,
                                                const gpuhist_bin_spec *axes,
                                                gpuhist_nd_result *result);
+
+/*
+ * N-D histograms fed in chunks: begin with the layout (dims, dtype, location; `weights` non-NULL
+ * for a weighted stream, with weight_dtype; data, columns and count are ignored) and one spec per
+ * axis (auto range refused: give the ranges); feed chunks of points (each interleaved or in
+ * columns, with their weights); finish writes the result as gpuhist_histogramdd() does, equal
+ * bit for bit to one call on the concatenation of the chunks. While open, the stream holds its
+ * context (other calls on it answer BUSY). Any error leaves the stream failed: later calls return
+ * it; finish or abort still free it.
+ */
+typedef struct gpuhist_nd_stream gpuhist_nd_stream;
+/** @return OK, INVALID_ARGUMENT, UNSUPPORTED, OUT_OF_MEMORY, BACKEND or BUSY. */
+GPUHIST_API gpuhist_status gpuhist_nd_stream_begin(gpuhist_ctx *ctx, const gpuhist_points *layout,
+                                                   const gpuhist_bin_spec *axes,
+                                                   gpuhist_nd_stream **out);
+/** Count `chunk->count` points (same dims, dtype and weighting as the layout). */
+GPUHIST_API gpuhist_status gpuhist_nd_stream_feed(gpuhist_nd_stream *stream,
+                                                  const gpuhist_points *chunk);
+/** Write the result (as gpuhist_histogramdd; seconds from begin) and free the stream, also on
+ *  failure. */
+GPUHIST_API gpuhist_status gpuhist_nd_stream_finish(gpuhist_nd_stream *stream,
+                                                    gpuhist_nd_result *result);
+/** Free the stream without a result. NULL is accepted. */
+GPUHIST_API void gpuhist_nd_stream_abort(gpuhist_nd_stream *stream);
+/** @return the message of the stream's failure, or of its context's last error. */
+GPUHIST_API const char *gpuhist_nd_stream_error(const gpuhist_nd_stream *stream);
 
 /**
  * The edges gpuhist_histogram() would use for this spec and sample type (INTEGER bin i covers

@@ -1,17 +1,22 @@
 /*
  * histogramdd.c - gpuhist_histogramdd(): N-D (joint) histograms as a map and a 1-D count.
  *
+ * gpuhist_nd_stream_*(): the same fed in chunks.
+ *
  * Mechanism: the request is checked axis by axis (messages name "points.<field>" or
  * "axes[a].<field>"); each axis's auto range is resolved from the finite min and max of its
- * coordinates (ndmap.c, CPU threads); each axis gets the one-axis map gpuhist_histogram() would
- * use (ndmap.h, checked edge for edge against gpuhist_compute_edges). Then a stream on the same
- * context counts the joint slots as an INTEGER histogram of the product of the bins starting at 1
- * (slot 0 = nan, the underflow; product + 1 = out, the overflow; see ndmap.h): chunks of a few
- * million points are mapped by CPU threads straight into the stream's staging buffers (weighted:
- * into one buffer of ours, fed with the chunk's weights), so whatever counts a 1-D stream on this
- * context (any backend, strategy, several devices, exact weights) counts the N-D histogram, and
- * the counts go to the caller's buffer as they are.
- * Limits: product of the bins <= 2^31 (the counting's bin limit); host points; outliers dropped.
+ * coordinates (ndmap.c, CPU threads; one-shot calls only); each axis gets the one-axis map
+ * gpuhist_histogram() would use (ndmap.h, checked edge for edge against gpuhist_compute_edges).
+ * Then a 1-D stream on the same context counts the joint slots as an INTEGER histogram of the
+ * product of the bins starting at 1 (slot 0 = nan, the underflow; product + 1 = out, the
+ * overflow; see ndmap.h): chunks of a few million points are mapped by CPU threads straight into
+ * the stream's staging buffers (weighted: into one buffer of ours, fed with the chunk's weights),
+ * so whatever counts a 1-D stream on this context (any backend, strategy, several devices, exact
+ * weights) counts the N-D histogram, and the counts go to the caller's buffer as they are. The
+ * one-shot call is the N-D stream fed once; a stream's result equals the one-shot call's on the
+ * concatenation of its chunks, bit for bit (the 1-D stream's guarantee).
+ * Limits: product of the bins <= 2^31 (the counting's bin limit); host points; outliers dropped;
+ * a stream needs its ranges at begin.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "ndmap.h"
@@ -105,70 +110,78 @@ static int on_device(gpuhist_ctx *ctx, const void *p)
     return p && ctx->ops->is_device_pointer && ctx->ops->is_device_pointer(ctx, p);
 }
 
-/* Everything before the counting, with the context held: checks, the axes' maps (auto ranges
- * resolved) and the result's description. `edge_buf` receives the buffers allocated here. */
-static gpuhist_status prepare(gpuhist_ctx *ctx, const gpuhist_points *pts,
-                              const gpuhist_bin_spec *axes, gpuhist_nd_result *res,
-                              gpuhist_nd_map *map, double **edge_buf)
+/* The layout of points (everything but the data): dims, dtype, location, weight type. */
+static gpuhist_status check_layout(gpuhist_ctx *ctx, const gpuhist_points *pts)
 {
     const gpuhist_status bad = GPUHIST_ERROR_INVALID_ARGUMENT;
     if (!pts)
         return gpuhist_fail(ctx, bad, "points: NULL");
-    if (!axes)
-        return gpuhist_fail(ctx, bad, "axes: NULL (one bin specification per axis)");
-    if (!res)
-        return gpuhist_fail(ctx, bad, "result: NULL");
-    if (!res->counts)
-        return gpuhist_fail(ctx, bad, "result.counts: NULL");
     if (pts->dims < 1 || pts->dims > GPUHIST_MAX_DIMS)
         return gpuhist_fail(ctx, bad, "points.dims: %u dimensions; 1 to %d are supported",
                             pts->dims, GPUHIST_MAX_DIMS);
     if ((unsigned)pts->dtype >= GPUHIST_DTYPE_COUNT)
         return gpuhist_fail(ctx, bad, "points.dtype: unknown coordinate type %d",
                             (int)pts->dtype);
-    const uint32_t dims = pts->dims;
-    const size_t size = gpuhist_dtype_size(pts->dtype);
-    if (pts->count > (uint64_t)SIZE_MAX / ((uint64_t)dims * size))
-        return gpuhist_fail(ctx, bad, "points.count: %llu points of %u coordinates overflow the "
-                            "address space", (unsigned long long)pts->count, dims);
-    if (pts->count > 0 && !pts->data)
-        for (uint32_t a = 0; a < dims; ++a)
-            if (!pts->columns[a])
-                return gpuhist_fail(ctx, bad,
-                                    "points.columns[%u]: NULL with %llu points (and points.data "
-                                    "is NULL)",
-                                    a, (unsigned long long)pts->count);
     if ((unsigned)pts->location > GPUHIST_MEMORY_DEVICE)
         return gpuhist_fail(ctx, bad, "points.location: unknown memory location %d",
                             (int)pts->location);
-    int device = pts->location == GPUHIST_MEMORY_DEVICE;
-    if (pts->location == GPUHIST_MEMORY_AUTO && pts->count > 0) {
-        device = on_device(ctx, pts->data) || on_device(ctx, pts->weights);
-        for (uint32_t a = 0; !pts->data && a < dims; ++a)
-            device = device || on_device(ctx, pts->columns[a]);
-    }
-    if (device)
+    if (pts->location == GPUHIST_MEMORY_DEVICE)
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                             "points.location: N-D histograms read their points in host memory; "
                             "copy device points to the host first");
-    if (pts->weights) {
-        if (pts->weight_dtype != GPUHIST_F32 && pts->weight_dtype != GPUHIST_F64)
-            return gpuhist_fail(ctx, bad,
-                                "points.weight_dtype: weights must be f32 or f64, not %s",
-                                gpuhist_dtype_name(pts->weight_dtype));
-        if (!res->sums)
-            return gpuhist_fail(ctx, bad,
-                                "result.sums: NULL (a weighted histogram returns its sums there)");
-    } else if (res->sums || res->sums_squared) {
-        return gpuhist_fail(ctx, bad, "result.%s: given without weights (points.weights is NULL)",
-                            res->sums ? "sums" : "sums_squared");
-    }
+    if (pts->weights && pts->weight_dtype != GPUHIST_F32 && pts->weight_dtype != GPUHIST_F64)
+        return gpuhist_fail(ctx, bad, "points.weight_dtype: weights must be f32 or f64, not %s",
+                            gpuhist_dtype_name(pts->weight_dtype));
+    return GPUHIST_OK;
+}
 
-    /* The axes: checks, then the product of the bins against the counting's limit. */
+/* The points themselves: the count fits the address space, every axis has data, host memory. */
+static gpuhist_status check_data(gpuhist_ctx *ctx, const gpuhist_points *pts)
+{
+    const uint32_t dims = pts->dims;
+    const size_t size = gpuhist_dtype_size(pts->dtype);
+    if (pts->count > (uint64_t)SIZE_MAX / ((uint64_t)dims * size))
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "points.count: %llu points of %u coordinates overflow the address "
+                            "space",
+                            (unsigned long long)pts->count, dims);
+    if (pts->count > 0 && !pts->data)
+        for (uint32_t a = 0; a < dims; ++a)
+            if (!pts->columns[a])
+                return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                    "points.columns[%u]: NULL with %llu points (and points.data "
+                                    "is NULL)",
+                                    a, (unsigned long long)pts->count);
+    if (pts->location == GPUHIST_MEMORY_AUTO && pts->count > 0) {
+        int device = on_device(ctx, pts->data) || on_device(ctx, pts->weights);
+        for (uint32_t a = 0; !pts->data && a < dims; ++a)
+            device = device || on_device(ctx, pts->columns[a]);
+        if (device)
+            return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                                "points.location: N-D histograms read their points in host "
+                                "memory; copy device points to the host first");
+    }
+    return GPUHIST_OK;
+}
+
+/* Every axis's spec, then the product of the bins against the counting's limit. */
+static gpuhist_status check_axes(gpuhist_ctx *ctx, const gpuhist_points *pts,
+                                 const gpuhist_bin_spec *axes, int stream, uint32_t *total_out)
+{
+    const gpuhist_status bad = GPUHIST_ERROR_INVALID_ARGUMENT;
+    if (!axes)
+        return gpuhist_fail(ctx, bad, "axes: NULL (one bin specification per axis)");
+    const uint32_t dims = pts->dims;
     for (uint32_t a = 0; a < dims; ++a) {
         gpuhist_status st = check_axis(ctx, a, &axes[a], pts->dtype);
         if (st != GPUHIST_OK)
             return st;
+        if (stream && axes[a].kind == GPUHIST_BINS_EVEN && axes[a].auto_range)
+            return gpuhist_fail(ctx, bad,
+                                "axes[%u].range: a streamed histogram needs its ranges before "
+                                "the first chunk: auto range is not possible (find each axis's "
+                                "min and max first, then give the ranges)",
+                                a);
     }
     uint64_t total = 1;
     int huge = 0; /* the product overflows 64 bits */
@@ -192,143 +205,360 @@ static gpuhist_status prepare(gpuhist_ctx *ctx, const gpuhist_points *pts,
                             "axes: %s = %s joint bins is too many (at most 2^31 = 2147483648)",
                             shape, product);
     }
-
-    memset(map, 0, sizeof *map);
-    map->dims = dims;
-    map->dtype = pts->dtype;
-    map->total = (uint32_t)total;
-    const int threads = gpuhist_cpu_threads(ctx);
-    for (uint32_t a = 0; a < dims; ++a) {
-        gpuhist_nd_axis *ax = &map->axis[a];
-        if (pts->data) {
-            ax->base = (const unsigned char *)pts->data + (size_t)a * size;
-            ax->stride = (size_t)dims * size;
-        } else {
-            ax->base = pts->columns[a];
-            ax->stride = size;
-        }
-        gpuhist_bin_spec spec = axes[a];
-        if (spec.kind == GPUHIST_BINS_EVEN && spec.auto_range) {
-            double lo = 0.0, hi = 1.0;
-            int found = 0;
-            if (pts->count > 0)
-                gpuhist_nd_minmax(map, a, pts->count, threads, &lo, &hi, &found);
-            spec = gpuhist_bins_from_minmax(axes[a].bins, lo, hi, found);
-            if (!isfinite(spec.upper - spec.lower))
-                return gpuhist_fail(ctx, bad,
-                                    "axes[%u].range: the data's range [%g, %g] overflows a "
-                                    "double",
-                                    a, spec.lower, spec.upper);
-        }
-        uint64_t edge_bytes = ((uint64_t)spec.bins + 1u) * sizeof(double);
-        double *edges = res->edges[a];
-        if (!edges) {
-            gpuhist_status st = gpuhist_need_host_memory(ctx, edge_bytes, "the edges of an axis");
-            if (st != GPUHIST_OK)
-                return st;
-            edges = edge_buf[a] = malloc((size_t)edge_bytes);
-            if (!edges)
-                return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
-                                    "axes[%u]: no host memory for %u edges", a, spec.bins + 1u);
-        }
-        if (gpuhist_compute_edges(&spec, pts->dtype, edges) != GPUHIST_OK)
-            return gpuhist_fail(ctx, bad,
-                                "axes[%u].range: too many bins for the range: %u even bins over "
-                                "[%.17g, %.17g] give %s edges that do not increase; use fewer "
-                                "bins or a wider range",
-                                a, spec.bins, spec.lower, spec.upper,
-                                pts->dtype == GPUHIST_F32 ? "float32" : "f64");
-        if (!gpuhist_nd_axis_map(&spec, pts->dtype, edges, &ax->map))
-            return gpuhist_fail(ctx, GPUHIST_ERROR_BACKEND,
-                                "axes[%u]: internal error: the axis map's edges differ from "
-                                "gpuhist_compute_edges",
-                                a);
-        ax->edges = spec.kind == GPUHIST_BINS_EDGES ? spec.edges : NULL;
-        if (spec.kind == GPUHIST_BINS_EVEN && pts->dtype == GPUHIST_F32) {
-            ax->fast_f32 = 1;
-            gpuhist_fe_cert_of(&ax->map, &ax->cert); /* cached per spec */
-        }
-        res->bins[a] = spec.bins;
-        res->lower[a] = edges[0];
-        res->upper[a] = edges[spec.bins];
-        res->last_edge_inclusive[a] = ax->map.last_inclusive;
-    }
-    res->dims = dims;
-    for (uint32_t a = dims; a < GPUHIST_MAX_DIMS; ++a) {
-        res->bins[a] = 0;
-        res->lower[a] = res->upper[a] = 0.0;
-        res->last_edge_inclusive[a] = 0;
-    }
-    res->bins_total = total;
-    res->out = res->nan = 0;
-    res->total = pts->count;
+    *total_out = (uint32_t)total;
     return GPUHIST_OK;
 }
 
-/* Count the joint slots of every point on a stream of `ctx`. */
-static gpuhist_status count_slots(gpuhist_ctx *ctx, const gpuhist_points *pts,
-                                  const gpuhist_nd_map *map, gpuhist_nd_result *res)
+/* ---- the N-D stream: the axes' maps and a 1-D stream of joint slots ---------------------------- */
+
+struct gpuhist_nd_stream {
+    gpuhist_ctx *ctx;
+    gpuhist_nd_map map;               /* axes' maps; bases and strides are each chunk's */
+    double *edges[GPUHIST_MAX_DIMS];  /* each axis's edges (EDGES axes map with them) */
+    gpuhist_stream *st;               /* the 1-D count of the joint slots */
+    const void *weighted;             /* non-NULL: weighted (fed with feed_weighted) */
+    gpuhist_dtype weight_dtype;
+    uint32_t *own;                    /* weighted: the slots of a chunk (no lent buffers) */
+    uint64_t own_points;
+    uint64_t points;                  /* fed so far */
+    double t0;
+    gpuhist_status failed;            /* first error, sticky */
+    char error[512];
+};
+
+static void nd_free(gpuhist_nd_stream *nd)
 {
+    for (uint32_t a = 0; a < GPUHIST_MAX_DIMS; ++a)
+        free(nd->edges[a]);
+    free(nd->own);
+    free(nd);
+}
+
+static gpuhist_status nd_fail(gpuhist_nd_stream *nd, gpuhist_status st)
+{
+    if (nd->failed == GPUHIST_OK) {
+        nd->failed = st;
+        snprintf(nd->error, sizeof nd->error, "%s", nd->ctx->error);
+    }
+    return st;
+}
+
+/* The axes' maps for resolved specs (no auto range left), into a new N-D stream object (the
+ * 1-D stream not begun yet). With the context held. */
+static gpuhist_status nd_build(gpuhist_ctx *ctx, const gpuhist_points *layout,
+                               const gpuhist_bin_spec *resolved, uint32_t total,
+                               gpuhist_nd_stream **out)
+{
+    *out = NULL;
+    gpuhist_nd_stream *nd = calloc(1, sizeof *nd);
+    if (!nd)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY, "N-D: out of host memory");
+    nd->ctx = ctx;
+    nd->t0 = gpuhist_now();
+    nd->map.dims = layout->dims;
+    nd->map.dtype = layout->dtype;
+    nd->map.total = total;
+    nd->weighted = layout->weights;
+    nd->weight_dtype = layout->weight_dtype;
+    for (uint32_t a = 0; a < layout->dims; ++a) {
+        const gpuhist_bin_spec *spec = &resolved[a];
+        gpuhist_nd_axis *ax = &nd->map.axis[a];
+        uint64_t edge_bytes = ((uint64_t)spec->bins + 1u) * sizeof(double);
+        gpuhist_status st = gpuhist_need_host_memory(ctx, edge_bytes, "the edges of an axis");
+        if (st == GPUHIST_OK && !(nd->edges[a] = malloc((size_t)edge_bytes)))
+            st = gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
+                              "axes[%u]: no host memory for %u edges", a, spec->bins + 1u);
+        if (st == GPUHIST_OK && gpuhist_compute_edges(spec, layout->dtype, nd->edges[a]) !=
+                                    GPUHIST_OK)
+            st = gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                              "axes[%u].range: too many bins for the range: %u even bins over "
+                              "[%.17g, %.17g] give %s edges that do not increase; use fewer "
+                              "bins or a wider range",
+                              a, spec->bins, spec->lower, spec->upper,
+                              layout->dtype == GPUHIST_F32 ? "float32" : "f64");
+        if (st == GPUHIST_OK && !gpuhist_nd_axis_map(spec, layout->dtype, nd->edges[a], &ax->map))
+            st = gpuhist_fail(ctx, GPUHIST_ERROR_BACKEND,
+                              "axes[%u]: internal error: the axis map's edges differ from "
+                              "gpuhist_compute_edges",
+                              a);
+        if (st != GPUHIST_OK) {
+            nd_free(nd);
+            return st;
+        }
+        ax->edges = spec->kind == GPUHIST_BINS_EDGES ? nd->edges[a] : NULL;
+        if (spec->kind == GPUHIST_BINS_EVEN && layout->dtype == GPUHIST_F32) {
+            ax->fast_f32 = 1;
+            gpuhist_fe_cert_of(&ax->map, &ax->cert); /* cached per spec */
+        }
+    }
+    *out = nd;
+    return GPUHIST_OK;
+}
+
+/* Begin the 1-D count of the joint slots on nd->ctx (which takes the context). */
+static gpuhist_status nd_open(gpuhist_nd_stream *nd)
+{
+    gpuhist_ctx *ctx = nd->ctx;
     gpuhist_samples layout = gpuhist_samples_1d(NULL, GPUHIST_U32, 0);
     layout.location = GPUHIST_MEMORY_HOST;
-    layout.weights = pts->weights;
-    layout.weight_dtype = pts->weight_dtype;
-    gpuhist_bin_spec spec = gpuhist_bins_integer(map->total, 1);
-    gpuhist_stream *st = NULL;
-    gpuhist_status rc = gpuhist_stream_begin(ctx, &layout, &spec, GPUHIST_MEMORY_HOST, &st);
+    layout.weights = nd->weighted;
+    layout.weight_dtype = nd->weight_dtype;
+    gpuhist_bin_spec spec = gpuhist_bins_integer(nd->map.total, 1);
+    gpuhist_status rc = gpuhist_stream_begin(ctx, &layout, &spec, GPUHIST_MEMORY_HOST, &nd->st);
     if (rc != GPUHIST_OK)
         return rc;
-
     /* The CPU backend counts a submitted chunk before submit returns: one staging buffer does
      * (the others overlap a device's copy and count of one chunk with the mapping of the next). */
     if (gpuhist_context_backend(ctx) == GPUHIST_BACKEND_CPU && !ctx->members)
-        gpuhist_stream_limit_slots(st, 1);
+        gpuhist_stream_limit_slots(nd->st, 1);
+    return GPUHIST_OK;
+}
+
+/* Map and count the points of one chunk (checked), in pieces of the map's chunk size. */
+static gpuhist_status nd_count(gpuhist_nd_stream *nd, const gpuhist_points *pts)
+{
+    gpuhist_ctx *ctx = nd->ctx;
+    gpuhist_nd_map map = nd->map;
+    const size_t size = gpuhist_dtype_size(map.dtype);
+    for (uint32_t a = 0; a < map.dims; ++a) {
+        if (pts->data) {
+            map.axis[a].base = (const unsigned char *)pts->data + (size_t)a * size;
+            map.axis[a].stride = (size_t)map.dims * size;
+        } else {
+            map.axis[a].base = pts->columns[a];
+            map.axis[a].stride = size;
+        }
+    }
     const uint64_t chunk = gpuhist_nd_chunk_points();
     const int threads = gpuhist_cpu_threads(ctx);
-    const size_t wsize = pts->weights ? gpuhist_dtype_size(pts->weight_dtype) : 0;
-    uint32_t *own = NULL; /* weighted: our buffer (a weighted stream lends none) */
-    if (pts->weights && pts->count > 0) {
+    const size_t wsize = nd->weighted ? gpuhist_dtype_size(nd->weight_dtype) : 0;
+    gpuhist_status rc = GPUHIST_OK;
+    if (nd->weighted && pts->count > 0 && nd->own_points < chunk &&
+        nd->own_points < pts->count) {
         uint64_t n = pts->count < chunk ? pts->count : chunk;
+        free(nd->own);
+        nd->own = NULL;
+        nd->own_points = 0;
         rc = gpuhist_need_host_memory(ctx, n * 4u, "the joint slots of a chunk of points");
-        if (rc == GPUHIST_OK && !(own = malloc((size_t)n * 4u)))
+        if (rc == GPUHIST_OK && !(nd->own = malloc((size_t)n * 4u)))
             rc = gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
                               "no host memory for the joint slots of %llu points",
                               (unsigned long long)n);
+        if (rc == GPUHIST_OK)
+            nd->own_points = n;
     }
     for (uint64_t first = 0; rc == GPUHIST_OK && first < pts->count; first += chunk) {
         uint64_t n = pts->count - first < chunk ? pts->count - first : chunk;
-        if (own) {
-            gpuhist_nd_map_points(map, first, n, own, threads);
+        if (nd->weighted) {
+            gpuhist_nd_map_points(&map, first, n, nd->own, threads);
             rc = gpuhist_stream_feed_weighted(
-                st, own, (const unsigned char *)pts->weights + first * wsize, n);
+                nd->st, nd->own, (const unsigned char *)pts->weights + first * wsize, n);
         } else {
             void *buf = NULL;
-            rc = gpuhist_stream_buffer(st, (size_t)n * 4u, &buf);
+            rc = gpuhist_stream_buffer(nd->st, (size_t)n * 4u, &buf);
             if (rc == GPUHIST_OK) {
-                gpuhist_nd_map_points(map, first, n, buf, threads);
-                rc = gpuhist_stream_submit(st, buf, n);
+                gpuhist_nd_map_points(&map, first, n, buf, threads);
+                rc = gpuhist_stream_submit(nd->st, buf, n);
             }
         }
     }
-    free(own);
     if (rc != GPUHIST_OK) {
-        char msg[sizeof ctx->error];
-        snprintf(msg, sizeof msg, "%s", gpuhist_stream_error(st));
-        gpuhist_stream_abort(st);
-        snprintf(ctx->error, sizeof ctx->error, "%s", msg);
+        /* the 1-D stream's message, for this stream's */
+        snprintf(ctx->error, sizeof ctx->error, "%s", gpuhist_stream_error(nd->st));
+        return nd_fail(nd, rc);
+    }
+    nd->points += pts->count;
+    return GPUHIST_OK;
+}
+
+/* The result: counts, sums, tallies by the 1-D finish; the axes' edges and description. The
+ * stream is freed whatever happens. */
+static gpuhist_status nd_finish(gpuhist_nd_stream *nd, gpuhist_nd_result *res)
+{
+    gpuhist_ctx *ctx = nd->ctx;
+    gpuhist_status rc = nd->failed;
+    if (rc == GPUHIST_OK && !res)
+        rc = gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "result: NULL");
+    if (rc == GPUHIST_OK && !res->counts)
+        rc = gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "result.counts: NULL");
+    if (rc == GPUHIST_OK && nd->weighted && !res->sums)
+        rc = gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                          "result.sums: NULL (a weighted histogram returns its sums there)");
+    if (rc == GPUHIST_OK && !nd->weighted && (res->sums || res->sums_squared))
+        rc = gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                          "result.%s: given without weights (points.weights is NULL)",
+                          res->sums ? "sums" : "sums_squared");
+    if (rc != GPUHIST_OK) {
+        if (nd->failed != GPUHIST_OK)
+            snprintf(ctx->error, sizeof ctx->error, "%s", nd->error);
+        gpuhist_stream_abort(nd->st);
+        nd_free(nd);
         return rc;
     }
     gpuhist_result r = gpuhist_result_host(res->counts);
     r.sums = res->sums;
     r.sums_squared = res->sums_squared;
-    rc = gpuhist_stream_finish(st, &r);
+    rc = gpuhist_stream_finish(nd->st, &r);
+    if (rc == GPUHIST_OK) {
+        const gpuhist_nd_map *m = &nd->map;
+        res->dims = m->dims;
+        res->bins_total = m->total;
+        for (uint32_t a = 0; a < GPUHIST_MAX_DIMS; ++a) {
+            int on = a < m->dims;
+            uint32_t bins = on ? m->axis[a].map.bins : 0;
+            res->bins[a] = bins;
+            res->lower[a] = on ? nd->edges[a][0] : 0.0;
+            res->upper[a] = on ? nd->edges[a][bins] : 0.0;
+            res->last_edge_inclusive[a] = on ? m->axis[a].map.last_inclusive : 0;
+            if (on && res->edges[a])
+                memcpy(res->edges[a], nd->edges[a], ((size_t)bins + 1u) * sizeof(double));
+        }
+        res->nan = r.underflow[0];
+        res->out = r.overflow[0];
+        res->total = nd->points;
+        res->backend = r.backend;
+        res->strategy = r.strategy;
+        res->seconds = gpuhist_now() - nd->t0;
+    }
+    nd_free(nd);
+    return rc;
+}
+
+gpuhist_status gpuhist_nd_stream_begin(gpuhist_ctx *ctx, const gpuhist_points *layout,
+                                       const gpuhist_bin_spec *axes, gpuhist_nd_stream **out)
+{
+    if (!ctx)
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    if (out)
+        *out = NULL;
+    /* Held while the request is checked; the 1-D stream then holds it until finish. */
+    if (__atomic_test_and_set(&ctx->busy, __ATOMIC_ACQUIRE))
+        return GPUHIST_ERROR_BUSY;
+    ctx->error[0] = '\0';
+    uint32_t total = 0;
+    gpuhist_nd_stream *nd = NULL;
+    gpuhist_status rc = !out ? gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                            "stream: out is NULL")
+                             : check_layout(ctx, layout);
+    if (rc == GPUHIST_OK)
+        rc = check_axes(ctx, layout, axes, 1, &total);
+    if (rc == GPUHIST_OK)
+        rc = nd_build(ctx, layout, axes, total, &nd);
+    __atomic_clear(&ctx->busy, __ATOMIC_RELEASE);
+    if (rc == GPUHIST_OK && (rc = nd_open(nd)) != GPUHIST_OK)
+        nd_free(nd);
+    if (rc == GPUHIST_OK)
+        *out = nd;
+    return rc;
+}
+
+gpuhist_status gpuhist_nd_stream_feed(gpuhist_nd_stream *nd, const gpuhist_points *chunk)
+{
+    if (!nd)
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    if (nd->failed != GPUHIST_OK)
+        return nd->failed;
+    gpuhist_ctx *ctx = nd->ctx;
+    gpuhist_status rc = check_layout(ctx, chunk);
+    if (rc == GPUHIST_OK && (chunk->dims != nd->map.dims || chunk->dtype != nd->map.dtype))
+        rc = gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                          "points: %u %s coordinates per point, but the stream was begun with "
+                          "%u %s",
+                          chunk->dims, gpuhist_dtype_name(chunk->dtype), nd->map.dims,
+                          gpuhist_dtype_name(nd->map.dtype));
+    if (rc == GPUHIST_OK && !chunk->weights != !nd->weighted)
+        rc = gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                          nd->weighted ? "points.weights: NULL in a weighted stream"
+                                       : "points.weights: given to a stream begun without them");
+    if (rc == GPUHIST_OK && nd->weighted && chunk->weight_dtype != nd->weight_dtype)
+        rc = gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                          "points.weight_dtype: %s, but the stream was begun with %s",
+                          gpuhist_dtype_name(chunk->weight_dtype),
+                          gpuhist_dtype_name(nd->weight_dtype));
+    if (rc == GPUHIST_OK)
+        rc = check_data(ctx, chunk);
     if (rc != GPUHIST_OK)
-        return rc;
-    res->nan = r.underflow[0];
-    res->out = r.overflow[0];
-    res->backend = r.backend;
-    res->strategy = r.strategy;
-    return GPUHIST_OK;
+        return nd_fail(nd, rc);
+    return nd_count(nd, chunk);
+}
+
+gpuhist_status gpuhist_nd_stream_finish(gpuhist_nd_stream *nd, gpuhist_nd_result *result)
+{
+    if (!nd)
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    return nd_finish(nd, result);
+}
+
+void gpuhist_nd_stream_abort(gpuhist_nd_stream *nd)
+{
+    if (!nd)
+        return;
+    gpuhist_stream_abort(nd->st);
+    nd_free(nd);
+}
+
+const char *gpuhist_nd_stream_error(const gpuhist_nd_stream *nd)
+{
+    if (!nd)
+        return "";
+    return nd->failed != GPUHIST_OK ? nd->error : nd->ctx->error;
+}
+
+/* ---- the one-shot call ------------------------------------------------------------------------- */
+
+/* Checks and auto ranges with the context held; the axes' maps in a new N-D stream object. */
+static gpuhist_status prepare(gpuhist_ctx *ctx, const gpuhist_points *pts,
+                              const gpuhist_bin_spec *axes, const gpuhist_nd_result *res,
+                              gpuhist_nd_stream **out)
+{
+    const gpuhist_status bad = GPUHIST_ERROR_INVALID_ARGUMENT;
+    uint32_t total = 0;
+    gpuhist_status st = check_layout(ctx, pts);
+    if (st == GPUHIST_OK && !axes)
+        st = gpuhist_fail(ctx, bad, "axes: NULL (one bin specification per axis)");
+    if (st == GPUHIST_OK && !res)
+        st = gpuhist_fail(ctx, bad, "result: NULL");
+    if (st == GPUHIST_OK && !res->counts)
+        st = gpuhist_fail(ctx, bad, "result.counts: NULL");
+    if (st == GPUHIST_OK)
+        st = check_data(ctx, pts);
+    if (st == GPUHIST_OK && pts->weights && !res->sums)
+        st = gpuhist_fail(ctx, bad,
+                          "result.sums: NULL (a weighted histogram returns its sums there)");
+    if (st == GPUHIST_OK && !pts->weights && (res->sums || res->sums_squared))
+        st = gpuhist_fail(ctx, bad, "result.%s: given without weights (points.weights is NULL)",
+                          res->sums ? "sums" : "sums_squared");
+    if (st == GPUHIST_OK)
+        st = check_axes(ctx, pts, axes, 0, &total);
+    if (st != GPUHIST_OK)
+        return st;
+
+    /* Auto ranges: each axis's finite min and max over all points (the 1-D rules). */
+    gpuhist_bin_spec resolved[GPUHIST_MAX_DIMS];
+    gpuhist_nd_map probe; /* bases and strides only, for the min/max pass */
+    memset(&probe, 0, sizeof probe);
+    probe.dims = pts->dims;
+    probe.dtype = pts->dtype;
+    const size_t size = gpuhist_dtype_size(pts->dtype);
+    const int threads = gpuhist_cpu_threads(ctx);
+    for (uint32_t a = 0; a < pts->dims; ++a) {
+        resolved[a] = axes[a];
+        if (!(axes[a].kind == GPUHIST_BINS_EVEN && axes[a].auto_range))
+            continue;
+        probe.axis[a].base = pts->data ? (const unsigned char *)pts->data + (size_t)a * size
+                                       : pts->columns[a];
+        probe.axis[a].stride = pts->data ? (size_t)pts->dims * size : size;
+        double lo = 0.0, hi = 1.0;
+        int found = 0;
+        if (pts->count > 0)
+            gpuhist_nd_minmax(&probe, a, pts->count, threads, &lo, &hi, &found);
+        resolved[a] = gpuhist_bins_from_minmax(axes[a].bins, lo, hi, found);
+        if (!isfinite(resolved[a].upper - resolved[a].lower))
+            return gpuhist_fail(ctx, bad,
+                                "axes[%u].range: the data's range [%g, %g] overflows a double",
+                                a, resolved[a].lower, resolved[a].upper);
+    }
+    return nd_build(ctx, pts, resolved, total, out);
 }
 
 gpuhist_status gpuhist_histogramdd(gpuhist_ctx *ctx, const gpuhist_points *points,
@@ -341,25 +571,26 @@ gpuhist_status gpuhist_histogramdd(gpuhist_ctx *ctx, const gpuhist_points *point
     if (__atomic_test_and_set(&ctx->busy, __ATOMIC_ACQUIRE))
         return GPUHIST_ERROR_BUSY;
     ctx->error[0] = '\0';
-    gpuhist_nd_map map;
-    double *edge_buf[GPUHIST_MAX_DIMS] = {0};
-    gpuhist_status rc = prepare(ctx, points, axes, result, &map, edge_buf);
-    for (uint32_t a = 0; a < GPUHIST_MAX_DIMS; ++a)
-        free(edge_buf[a]);
+    gpuhist_nd_stream *nd = NULL;
+    gpuhist_status rc = prepare(ctx, points, axes, result, &nd);
     __atomic_clear(&ctx->busy, __ATOMIC_RELEASE);
     if (rc != GPUHIST_OK)
         return rc;
-    rc = count_slots(ctx, points, &map, result);
-    if (rc != GPUHIST_OK) {
-        /* A counting failure names the 1-D count: say what it was counting. */
-        if (rc != GPUHIST_ERROR_BUSY) {
-            char msg[sizeof ctx->error];
-            snprintf(msg, sizeof msg, "%s", ctx->error);
-            gpuhist_fail(ctx, rc, "counting the %llu joint bins: %s",
-                         (unsigned long long)map.total, msg);
-        }
-        return rc;
+    const uint32_t total = nd->map.total;
+    nd->t0 = t0; /* the whole call's time, auto ranges included */
+    if ((rc = nd_open(nd)) != GPUHIST_OK) {
+        nd_free(nd);
+    } else if ((rc = nd_count(nd, points)) != GPUHIST_OK) {
+        gpuhist_nd_stream_abort(nd);
+    } else {
+        rc = nd_finish(nd, result);
     }
-    result->seconds = gpuhist_now() - t0;
-    return GPUHIST_OK;
+    /* A counting failure names the 1-D count: say what it was counting. */
+    if (rc != GPUHIST_OK && rc != GPUHIST_ERROR_BUSY) {
+        char msg[sizeof ctx->error];
+        snprintf(msg, sizeof msg, "%s", ctx->error);
+        gpuhist_fail(ctx, rc, "counting the %llu joint bins: %s", (unsigned long long)total,
+                     msg);
+    }
+    return rc;
 }

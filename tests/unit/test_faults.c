@@ -4,12 +4,12 @@
  * The test is linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc, so every allocation
  * the library makes goes through the wrappers below, which fail the Nth one when armed. For
  * each workload (a one-shot call on each CPU strategy, a stream fed through buffers, an N-D
- * call with and without weights, a context creation) it first counts the allocations of a clean run, then runs it once per allocation
- * with that one failing: the call must return OUT_OF_MEMORY (or succeed, when the failed
- * allocation had a fallback) with a message, never crash or return wrong counts, and the same
- * context must give the right counts afterwards. Under AddressSanitizer (scripts/test's
- * sanitizer build) any leak on those error paths fails the run. CPU backend (and OpenCL when
- * present, for context creation and calls).
+ * call with and without weights, an N-D stream, a context creation) it first counts the
+ * allocations of a clean run, then runs it once per allocation with that one failing: the call
+ * must return OUT_OF_MEMORY (or succeed, when the failed allocation had a fallback) with a
+ * message, never crash or return wrong counts, and the same context must give the right counts
+ * afterwards. Under AddressSanitizer (scripts/test's sanitizer build) any leak on those error
+ * paths fails the run. CPU backend (and OpenCL when present, for context creation and calls).
  */
 #include "gpuhist.h"
 #include "check.h"
@@ -108,10 +108,36 @@ static gpuhist_status nd_call(gpuhist_ctx *ctx, uint64_t *counts, int weighted)
     }
     return gpuhist_histogramdd(ctx, &p, &b, &r);
 }
-static gpuhist_status nd_plain(gpuhist_ctx *ctx, uint64_t *counts) { return nd_call(ctx, counts, 0); }
+static gpuhist_status nd_plain(gpuhist_ctx *ctx, uint64_t *counts)
+{
+    return nd_call(ctx, counts, 0);
+}
 static gpuhist_status nd_weighted(gpuhist_ctx *ctx, uint64_t *counts)
 {
     return nd_call(ctx, counts, 1);
+}
+
+/* The same, fed as an N-D stream in two chunks. */
+static gpuhist_status nd_streamed(gpuhist_ctx *ctx, uint64_t *counts)
+{
+    gpuhist_points lay = gpuhist_points_interleaved(NULL, GPUHIST_F32, 1, 0);
+    gpuhist_bin_spec b = gpuhist_bins_even(BINS, 0.0, 1.0);
+    gpuhist_nd_stream *st;
+    gpuhist_status rc = gpuhist_nd_stream_begin(ctx, &lay, &b, &st);
+    if (rc != GPUHIST_OK)
+        return rc;
+    gpuhist_points a = gpuhist_points_interleaved(g_data, GPUHIST_F32, 1, PIXELS / 2);
+    gpuhist_points z = gpuhist_points_interleaved(g_data + PIXELS / 2, GPUHIST_F32, 1,
+                                                  PIXELS - PIXELS / 2);
+    if ((rc = gpuhist_nd_stream_feed(st, &a)) != GPUHIST_OK ||
+        (rc = gpuhist_nd_stream_feed(st, &z)) != GPUHIST_OK) {
+        gpuhist_nd_stream_abort(st);
+        return rc;
+    }
+    gpuhist_nd_result r;
+    memset(&r, 0, sizeof r);
+    r.counts = counts;
+    return gpuhist_nd_stream_finish(st, &r);
 }
 
 /* Run `w` with every allocation failing in turn; @return the number of allocations. */
@@ -169,6 +195,7 @@ int main(void)
     CHECK_EQ_INT(gpuhist_set_strategy(ctx, "auto"), GPUHIST_OK);
     sweep("cpu histogramdd", ctx, nd_plain);
     sweep("cpu histogramdd, weighted", ctx, nd_weighted);
+    sweep("cpu N-D stream", ctx, nd_streamed);
     gpuhist_destroy(ctx);
 
     /* Context creation: every allocation failing in turn gives a clean error, no context. */

@@ -10,7 +10,8 @@
  * every type here), or by integer arithmetic for integer bins, combines them row-major with NaN
  * before out, and sums dyadic weights exactly in double; full-precision weights are checked
  * against gpuhist_histogram() of the reference's joint slots (the library's 1-D exact sums).
- * Also: interleaved == columns, threads 1 == many and a context of two devices bit for bit, a 1-D histogramdd equals
+ * Also: interleaved == columns, threads 1 == many, a context of two devices and the N-D stream
+ * in random chunks bit for bit, a 1-D histogramdd equals
  * gpuhist_histogram() with the same spec, auto range per axis, a 4096 x 4096 histogram, and the
  * refusals (each message naming its field).
  *
@@ -347,6 +348,66 @@ static void run(gpuhist_ctx *ctx, const nd_case *c, int interleaved, run_out *o)
     o->st = gpuhist_histogramdd(ctx, &p, c->axes, &o->r);
 }
 
+/* The same histogram through gpuhist_nd_stream_*: `axes` without auto range, the points cut
+ * into random chunks, each interleaved or in columns at random. */
+static void run_streamed(gpuhist_ctx *ctx, const nd_case *c, const gpuhist_bin_spec *axes,
+                         rng_t *r, run_out *o)
+{
+    memset(o, 0, sizeof *o);
+    uint64_t total = 1;
+    for (uint32_t a = 0; a < c->dims; ++a)
+        total *= axes[a].bins;
+    o->counts = malloc(total * sizeof *o->counts);
+    o->r.counts = o->counts;
+    gpuhist_points lay;
+    memset(&lay, 0, sizeof lay);
+    lay.dims = c->dims;
+    lay.dtype = c->dtype;
+    lay.weights = c->weights;
+    lay.weight_dtype = c->wtype;
+    if (c->weights) {
+        o->sums = malloc(total * sizeof *o->sums);
+        o->r.sums = o->sums;
+        if (c->squares) {
+            o->squares = malloc(total * sizeof *o->squares);
+            o->r.sums_squared = o->squares;
+        }
+    }
+    for (uint32_t a = 0; a < c->dims; ++a) {
+        o->edges[a] = malloc((axes[a].bins + 1u) * sizeof(double));
+        o->r.edges[a] = o->edges[a];
+    }
+    gpuhist_nd_stream *st = NULL;
+    o->st = gpuhist_nd_stream_begin(ctx, &lay, axes, &st);
+    if (o->st != GPUHIST_OK)
+        return;
+    size_t size = gpuhist_dtype_size(c->dtype), ws = c->weights ? gpuhist_dtype_size(c->wtype) : 0;
+    for (uint64_t first = 0; first < c->count && o->st == GPUHIST_OK;) {
+        uint64_t n = below(r, 3) == 0 ? 1 + below(r, 7) : 1 + below(r, c->count - first);
+        if (c->weights && n < c->count / 16) /* a weighted chunk costs O(bins) (see main) */
+            n = c->count / 16;
+        if (n > c->count - first)
+            n = c->count - first;
+        gpuhist_points p = lay;
+        p.count = n;
+        if (below(r, 2)) {
+            p.data = c->inter + first * c->dims * size;
+        } else {
+            for (uint32_t a = 0; a < c->dims; ++a)
+                p.columns[a] = c->cols[a] + first * size;
+        }
+        if (c->weights)
+            p.weights = (const unsigned char *)c->weights + first * ws;
+        o->st = gpuhist_nd_stream_feed(st, &p);
+        first += n;
+    }
+    if (o->st != GPUHIST_OK) {
+        gpuhist_nd_stream_abort(st);
+        return;
+    }
+    o->st = gpuhist_nd_stream_finish(st, &o->r);
+}
+
 static void free_out(run_out *o)
 {
     free(o->counts);
@@ -519,6 +580,11 @@ static void check_case(gpuhist_ctx *ctx, gpuhist_ctx *one, gpuhist_ctx *multi, c
         same_runs(c, &o, &o2, total, "two devices");
         free_out(&o2);
     }
+    /* streamed in random chunks (auto ranges given as the reference resolved them) */
+    run_streamed(ctx, c, resolved, r, &o2);
+    same_runs(c, &o, &o2, total, "streamed");
+    CHECK_EQ_U64(o2.r.total, c->count);
+    free_out(&o2);
     if (gpuhist_context_backend(ctx) == GPUHIST_BACKEND_CPU) {
         int t = 1 + (int)below(r, 7);
         gpuhist_set_threads(ctx, t);
@@ -744,6 +810,41 @@ static void refusals(gpuhist_ctx *ctx)
         CHECK_EQ_INT(gpuhist_histogramdd(ctx, &p, ax, &r), GPUHIST_ERROR_BUSY);
         CHECK_EQ_STR(gpuhist_last_error(ctx), before);
         gpuhist_stream_abort(st);
+    }
+
+    /* streams: auto range refused at begin; a chunk of another shape or weighting fails the
+     * stream, which finish then reports; the context is held while open */
+    {
+        gpuhist_points lay = gpuhist_points_interleaved(NULL, GPUHIST_F32, 2, 0);
+        gpuhist_bin_spec au[2] = {gpuhist_bins_auto(2), gpuhist_bins_even(2, 0.0, 1.0)};
+        gpuhist_nd_stream *ns = NULL;
+        CHECK_EQ_INT(gpuhist_nd_stream_begin(ctx, &lay, au, &ns), GPUHIST_ERROR_INVALID_ARGUMENT);
+        CHECK_CONTAINS(gpuhist_last_error(ctx), "axes[0].range: a streamed histogram");
+        CHECK(ns == NULL);
+        if (CHECK_EQ_INT(gpuhist_nd_stream_begin(ctx, &lay, ax, &ns), GPUHIST_OK)) {
+            CHECK_EQ_INT(gpuhist_histogramdd(ctx, &p, ax, &r), GPUHIST_ERROR_BUSY);
+            gpuhist_points bad3 = gpuhist_points_interleaved(pts, GPUHIST_F32, 3, 2);
+            CHECK_EQ_INT(gpuhist_nd_stream_feed(ns, &bad3), GPUHIST_ERROR_INVALID_ARGUMENT);
+            CHECK_CONTAINS(gpuhist_nd_stream_error(ns), "3 f32 coordinates per point");
+            CHECK_EQ_INT(gpuhist_nd_stream_feed(ns, &p), GPUHIST_ERROR_INVALID_ARGUMENT);
+            CHECK_EQ_INT(gpuhist_nd_stream_finish(ns, &r), GPUHIST_ERROR_INVALID_ARGUMENT);
+            CHECK_CONTAINS(gpuhist_last_error(ctx), "3 f32 coordinates per point");
+        }
+        if (CHECK_EQ_INT(gpuhist_nd_stream_begin(ctx, &lay, ax, &ns), GPUHIST_OK)) {
+            gpuhist_points wp = p;
+            wp.weights = pts;
+            wp.weight_dtype = GPUHIST_F32;
+            CHECK_EQ_INT(gpuhist_nd_stream_feed(ns, &wp), GPUHIST_ERROR_INVALID_ARGUMENT);
+            CHECK_CONTAINS(gpuhist_nd_stream_error(ns), "points.weights");
+            gpuhist_nd_stream_abort(ns);
+        }
+        /* an empty stream: zero counts */
+        if (CHECK_EQ_INT(gpuhist_nd_stream_begin(ctx, &lay, ax, &ns), GPUHIST_OK) &&
+            CHECK_EQ_INT(gpuhist_nd_stream_finish(ns, &r), GPUHIST_OK)) {
+            for (int j = 0; j < 4; ++j)
+                CHECK_EQ_U64(counts[j], 0);
+            CHECK_EQ_U64(r.total, 0);
+        }
     }
 
     /* the context still works, and a small known answer */
