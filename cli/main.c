@@ -100,7 +100,7 @@ static const char usage_text[] =
     "      --last-inclusive    put HI into the last bin (NumPy's rule)\n"
     "      --outliers P        drop (default) | clamp (into the first / last bin)\n"
     "      --channels C[:A]    interleaved samples, C channels, first A histogrammed\n"
-    "N-D (joint) histograms (numpy.histogramdd; the input and weights are read whole)\n"
+    "N-D (joint) histograms (numpy.histogramdd; files stream when every axis has its bins)\n"
     "      --dims N            points of N coordinates (1..8), interleaved: raw or text values\n"
     "                          N per point, a 2-D .npy of shape (points, N), or a flat .npy;\n"
     "                          --dims auto: N from a 2-D .npy. One value per axis, or one for\n"

@@ -4,7 +4,10 @@
  * Input: N coordinates per point, interleaved point after point: raw or text values (N per
  * point, the line structure of text ignored), a flat .npy, or a 2-D .npy of shape (points, N)
  * (C order: interleaved; Fortran order: one column per axis, read in place). --dims auto takes
- * N from a 2-D .npy. The input and the weights are read whole (not streamed).
+ * N from a 2-D .npy. A regular raw or .npy file (C order or flat) whose axes all have their
+ * bins given (-r, -e, --integer) and no weights is read in chunks of about 16 MiB through an N-D
+ * stream (gpuhist_nd_stream_*), so memory is bounded by one chunk and the counts; anything else
+ * (auto ranges, text, pipes, Fortran order, weights) is read whole.
  * Bins: one spec kind for every axis, with per-axis values separated by commas (-b 256,256,
  * -r 0:1,0:1, --integer 0,0) or, for edges, by semicolons (-e '0,1,2;0,5,10'); one value applies
  * to every axis. Without -r/-e/--integer every axis gets even bins over its coordinates' finite
@@ -21,10 +24,13 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- per-axis option values ------------------------------------------------------------------ */
 
@@ -665,6 +671,152 @@ static void density_of(const gpuhist_nd_result *r, const double *sums, double *o
     }
 }
 
+/* ---- streamed input ------------------------------------------------------------------------------ */
+
+/* A regular file of interleaved points read in chunks through an N-D stream. */
+typedef struct nd_file {
+    int fd;                   /* -1: not streamed (read whole) */
+    gpuhist_dtype dtype;
+    int swap;                 /* big-endian .npy: reverse each value */
+    uint64_t offset, points;
+    cli_input_format format;
+} nd_file;
+
+/*
+ * Can the input be streamed? A regular raw or .npy file (a C-order (points, dims) array or a flat
+ * one) whose data is all there, the bins of every axis given, no weights: then f->fd is open.
+ * Anything else (or any doubt) leaves f->fd = -1 and the input is read whole, where every
+ * problem is reported. @return CLI_EXIT_* (only a malformed .npy header fails here, with the
+ * message the whole read would give).
+ */
+static int open_streamed(const cli_nd_options *o, uint32_t dims, nd_file *f)
+{
+    f->fd = -1;
+    if (o->dims_auto || o->weights || !(o->range_arg || o->edges_arg || o->integer_arg) ||
+        !o->input || strcmp(o->input, "-") == 0 || o->in_format == CLI_IN_TEXT)
+        return CLI_EXIT_OK;
+    int fd = open(o->input, O_RDONLY);
+    struct stat sb;
+    if (fd < 0)
+        return CLI_EXIT_OK;
+    unsigned char head[16];
+    ssize_t got = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? pread(fd, head, sizeof head, 0)
+                                                              : -1;
+    const uint64_t size = got >= 0 ? (uint64_t)sb.st_size : 0;
+    int npy = got >= 6 && memcmp(head, "\x93NUMPY", 6) == 0;
+    size_t len = strlen(o->input);
+    int named_npy = len > 4 && strcmp(o->input + len - 4, ".npy") == 0;
+    if (got < 0 || (o->in_format == CLI_IN_NPY && !npy) || (o->in_format == CLI_IN_AUTO &&
+                                                            !npy && named_npy)) {
+        close(fd);
+        return CLI_EXIT_OK;
+    }
+    if (o->in_format == CLI_IN_RAW)
+        npy = 0;
+    if (npy) {
+        size_t hs = cli_npy_header_size(head, (size_t)got);
+        unsigned char *hb = hs && hs <= size ? malloc(hs) : NULL;
+        cli_npy_info h;
+        int ok = hb && pread(fd, hb, hs, 0) == (ssize_t)hs;
+        if (ok && cli_npy_parse_header(o->input, hb, hs, &h)) {
+            free(hb);
+            close(fd);
+            return CLI_EXIT_FAIL;
+        }
+        free(hb);
+        uint64_t vsize = ok ? gpuhist_dtype_size(h.dtype) : 1;
+        ok = ok && !h.count_overflow && !(o->have_type && o->type != h.dtype) &&
+             (h.ndim == 1 || (h.ndim == 2 && !h.fortran && h.last_dim == dims)) &&
+             h.count % dims == 0 && h.data_offset <= size &&
+             h.count <= (size - h.data_offset) / vsize;
+        if (!ok) {
+            close(fd);
+            return CLI_EXIT_OK;
+        }
+        f->dtype = h.dtype;
+        f->swap = h.swap;
+        f->offset = h.data_offset;
+        f->points = h.count / dims;
+        f->format = CLI_IN_NPY;
+    } else {
+        f->dtype = o->have_type ? o->type : GPUHIST_U8;
+        uint64_t point = (uint64_t)dims * gpuhist_dtype_size(f->dtype);
+        if (size % point) {
+            close(fd);
+            return CLI_EXIT_OK;
+        }
+        f->swap = !cli_host_little_endian() && gpuhist_dtype_size(f->dtype) > 1;
+        f->offset = 0;
+        f->points = size / point;
+        f->format = CLI_IN_RAW;
+    }
+    f->fd = fd;
+    return CLI_EXIT_OK;
+}
+
+static void reverse_values(unsigned char *p, uint64_t n, size_t size)
+{
+    for (uint64_t i = 0; i < n; ++i, p += size)
+        for (size_t a = 0, b = size - 1; a < b; ++a, --b) {
+            unsigned char t = p[a];
+            p[a] = p[b];
+            p[b] = t;
+        }
+}
+
+/* Read the points in chunks of about cli_chunk_bytes() into an N-D stream on `ctx`. A failure of
+ * the library leaves its message in gpuhist_last_error(ctx) and returns its status; a read error
+ * is printed here (*printed = 1). */
+static gpuhist_status count_streamed(const cli_nd_options *o, gpuhist_ctx *ctx, nd_file *f,
+                                     uint32_t dims, const gpuhist_bin_spec *axes,
+                                     gpuhist_nd_result *r, const char *name, int *printed)
+{
+    const size_t vsize = gpuhist_dtype_size(f->dtype), point = (size_t)dims * vsize;
+    uint64_t per = cli_chunk_bytes() / point;
+    per = per ? per : 1;
+    if (per > f->points)
+        per = f->points ? f->points : 1;
+    *printed = 0;
+    unsigned char *buf = malloc((size_t)per * point);
+    if (!buf || lseek(f->fd, (off_t)f->offset, SEEK_SET) < 0) {
+        free(buf);
+        *printed = 1;
+        cli_error(CLI_EXIT_FAIL, "%s: %s", name, buf ? strerror(errno) : "out of memory");
+        return GPUHIST_ERROR_OUT_OF_MEMORY;
+    }
+    gpuhist_points lay = gpuhist_points_interleaved(NULL, f->dtype, dims, 0);
+    gpuhist_nd_stream *st = NULL;
+    gpuhist_status rc = gpuhist_nd_stream_begin(ctx, &lay, axes, &st);
+    cli_progress pg;
+    cli_progress_start(&pg, o->progress, "reading", (double)f->points * (double)point);
+    for (uint64_t done = 0; rc == GPUHIST_OK && done < f->points;) {
+        uint64_t n = f->points - done < per ? f->points - done : per;
+        int eof = 0;
+        ssize_t got = cli_read_full(f->fd, buf, (size_t)n * point, &eof);
+        if (got != (ssize_t)(n * point)) {
+            cli_error(CLI_EXIT_FAIL, "%s: %s", name,
+                      got < 0 ? strerror(errno) : "the file ended early (it shrank while read)");
+            *printed = 1;
+            rc = GPUHIST_ERROR_BACKEND;
+            break;
+        }
+        if (f->swap)
+            reverse_values(buf, n * dims, vsize);
+        gpuhist_points chunk = gpuhist_points_interleaved(buf, f->dtype, dims, n);
+        rc = gpuhist_nd_stream_feed(st, &chunk);
+        done += n;
+        cli_progress_update(&pg, (double)done * (double)point);
+    }
+    cli_progress_end(&pg);
+    /* the library's messages stay in gpuhist_last_error(ctx) for the caller */
+    if (st && rc == GPUHIST_OK)
+        rc = gpuhist_nd_stream_finish(st, r);
+    else
+        gpuhist_nd_stream_abort(st);
+    free(buf);
+    return rc;
+}
+
 /* ---- the run ----------------------------------------------------------------------------------- */
 
 /* Write one byte of every page of a fresh allocation (volatile: a compiler may not drop it or
@@ -748,6 +900,9 @@ int cli_nd_run(const cli_nd_options *o, gpuhist_ctx *ctx)
     cli_weights w;
     memset(&w, 0, sizeof w);
     w.fd = -1;
+    nd_file sf;
+    memset(&sf, 0, sizeof sf);
+    sf.fd = -1;
     void *wbuf = NULL;
     gpuhist_nd_result r;
     memset(&r, 0, sizeof r);
@@ -776,12 +931,23 @@ int cli_nd_run(const cli_nd_options *o, gpuhist_ctx *ctx)
         goto done;
     }
 
-    cli_read_options ro = {o->input, o->in_format, o->have_type, o->type, 1, o->progress, 0, 0};
-    if ((rc = cli_read_input(&ro, &in)))
+    /* A regular raw or .npy file with every axis's bins given streams in chunks (memory
+     * bounded by one chunk); anything else is read whole. */
+    if ((rc = open_streamed(o, dims, &sf)))
         goto done;
     gpuhist_points p;
-    if ((rc = points_layout(o, &in, &dims, &p)))
-        goto done;
+    if (sf.fd >= 0) {
+        snprintf(in.name, sizeof in.name, "%s", o->input);
+        in.format = sf.format;
+        in.dtype = sf.dtype;
+        in.samples = sf.points * dims;
+        p = gpuhist_points_interleaved(NULL, sf.dtype, dims, sf.points);
+    } else {
+        cli_read_options ro = {o->input, o->in_format, o->have_type, o->type, 1, o->progress,
+                               0, 0};
+        if ((rc = cli_read_input(&ro, &in)) || (rc = points_layout(o, &in, &dims, &p)))
+            goto done;
+    }
     if (o->dims_auto && (rc = parse_axes(o, dims, axes, own)))
         goto done;
 
@@ -882,7 +1048,19 @@ int cli_nd_run(const cli_nd_options *o, gpuhist_ctx *ctx)
     if (squares)
         touch_pages(squares, (size_t)total * 8u);
 
-    gpuhist_status st = gpuhist_histogramdd(ctx, &p, axes, &r);
+    gpuhist_status st;
+    int printed = 0;
+    double t_read = cli_now();
+    if (sf.fd >= 0)
+        st = count_streamed(o, ctx, &sf, dims, axes, &r, in.name, &printed);
+    else
+        st = gpuhist_histogramdd(ctx, &p, axes, &r);
+    if (sf.fd >= 0)
+        in.seconds = cli_now() - t_read;
+    if (st != GPUHIST_OK && printed) {
+        rc = CLI_EXIT_FAIL;
+        goto done;
+    }
     if (st != GPUHIST_OK) {
         /* a strategy forced onto what it cannot do, or weights on a backend that does not
          * sum them, is a conflict of options (as in 1-D) */
@@ -893,10 +1071,11 @@ int cli_nd_run(const cli_nd_options *o, gpuhist_ctx *ctx)
         goto done;
     }
     if (o->verbose) {
-        cli_note("input: %s, %s, %llu points of %u %s coordinates (%s), read in %.3f s", in.name,
+        cli_note("input: %s, %s, %llu points of %u %s coordinates (%s), %s in %.3f s", in.name,
                  in.format == CLI_IN_NPY ? ".npy" : in.format == CLI_IN_TEXT ? "text" : "raw",
                  (unsigned long long)p.count, dims, gpuhist_dtype_name(p.dtype),
-                 p.data ? "interleaved" : "columns", in.seconds);
+                 p.data || sf.fd >= 0 ? "interleaved" : "columns",
+                 sf.fd >= 0 ? "streamed in chunks and counted" : "read whole", in.seconds);
         cli_note("backend: %s, device: %s", gpuhist_backend_name(r.backend),
                  gpuhist_device_name(ctx));
         cli_note("strategy: %s (counting the joint bins)", r.strategy ? r.strategy : "?");
@@ -954,6 +1133,8 @@ done:
             cli_output_abort(&side[i]);
     }
     free_edge_texts(&h);
+    if (sf.fd >= 0)
+        close(sf.fd);
     cli_input_free(&in);
     cli_weights_close(&w);
     free(wbuf);
