@@ -1191,9 +1191,9 @@ static int open_weights(const options *o, const cli_stream_input *si, cli_weight
     return rc;
 }
 
-/* NumPy's pairwise summation of doubles (its add.reduce: the first value, then the rest in
- * blocks of 8 partial sums up to 128 values, halves above), so a total matches NumPy's
- * n.sum() bit for bit on the same values. */
+/* NumPy's pairwise summation of doubles (8 partial sums up to 128 values, halves above). Its
+ * n.sum() applies it to each buffer of 8192 values (np.getbufsize()) and adds the buffers' sums
+ * in order, so a total matches n.sum() bit for bit on the same values. */
 static double pairwise_sum(const double *a, size_t n, size_t stride)
 {
     if (n < 8) {
@@ -1233,7 +1233,9 @@ static void density_of(const gpuhist_result *r, const uint64_t *counts, const do
         const double *w = sums ? sums + (size_t)c * bins : NULL;
         double total;
         if (w) {
-            total = bins > 1 ? w[0] + pairwise_sum(w + 1, bins - 1, 1) : w[0];
+            total = pairwise_sum(w, bins < 8192 ? bins : 8192, 1);
+            for (uint32_t k = 8192; k < bins; k += 8192)
+                total += pairwise_sum(w + k, bins - k < 8192 ? bins - k : 8192, 1);
         } else {
             uint64_t t = 0;
             for (uint32_t i = 0; i < bins; ++i)

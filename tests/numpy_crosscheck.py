@@ -551,6 +551,20 @@ def run_nd_cases(ck, rng, quick):
             h /= total
             if not np.array_equal(np.array(got["density"], dtype=np.float64), h):
                 ck.fail(label, "density differs from NumPy's expression on the sums", cmd)
+        # the same for 1-D (np.histogram's n / diff(edges) / n.sum() on the command's sums)
+        np.save(path, pts[:, 0])
+        for bins in (1548, 20000):
+            cmd, proc = ck.cli(["-b", str(bins), "-r", "0:1", "--last-inclusive", "--weights",
+                                wpath, "--density"], path, None)
+            label = "1-D density of full-precision weights, %d bins" % bins
+            if proc.returncode != 0:
+                ck.fail(label, proc.stderr.strip(), cmd)
+                continue
+            got = json.loads(proc.stdout)
+            sums = np.array(got["sums"], dtype=np.float64)
+            want = sums / np.diff(np.array(got["edges"], dtype=np.float64)) / sums.sum()
+            if not np.array_equal(np.array(got["density"], dtype=np.float64), want):
+                ck.fail(label, "density differs from NumPy's expression on the sums", cmd)
     pts = rng.normal(0, 1, (n, 3))
     dens = np.histogramdd(pts, bins=(5, 6, 7), density=True)[0]
     ref, ref_e = np.histogramdd(pts, bins=(5, 6, 7))
