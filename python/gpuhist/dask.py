@@ -467,15 +467,15 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, backend: str = 
 
 def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Optional[bool] = None,
                 weights: Any = None, **kwargs: Any) -> Any:
-    """Not available yet: needs gpuhist.histogramdd (N-D histograms in the Python package)."""
-    raise NotImplementedError("gpuhist.dask.histogramdd: needs gpuhist.histogramdd (the "
-                              "library's N-D histograms in the Python package), which this "
-                              "gpuhist does not have yet")
+    """Not built yet: the N-D parts of the chunks are not reduced here (use
+    gpuhist.histogramdd on a computed array)."""
+    raise NotImplementedError("gpuhist.dask.histogramdd: not built yet: it needs the N-D parts "
+                              "of the chunks reduced (gpuhist.histogramdd takes a computed array)")
 
 
 def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,
                 density: Optional[bool] = None, weights: Any = None, **kwargs: Any) -> Any:
-    """Not available yet: needs gpuhist.histogramdd (N-D histograms in the Python package)."""
-    raise NotImplementedError("gpuhist.dask.histogram2d: needs gpuhist.histogramdd (the "
-                              "library's N-D histograms in the Python package), which this "
-                              "gpuhist does not have yet")
+    """Not built yet: the N-D parts of the chunks are not reduced here (use
+    gpuhist.histogram2d on computed arrays)."""
+    raise NotImplementedError("gpuhist.dask.histogram2d: not built yet: it needs the N-D parts "
+                              "of the chunks reduced (gpuhist.histogram2d takes computed arrays)")
