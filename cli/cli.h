@@ -46,6 +46,9 @@ int cli_host_little_endian(void);
 
 /* Shortest decimal that reads back as exactly `v` (%.17g at worst). buf >= 32 bytes. */
 void cli_format_double(char *buf, size_t size, double v);
+/* Check bin edges: at least 2 and at most max_bins + 1 of them, finite, strictly increasing;
+ * `name` starts each message. @return CLI_EXIT_* (message printed). */
+int cli_check_edges(const char *name, const double *e, uint64_t n, uint64_t max_bins);
 /* "64.0 MiB" */
 void cli_format_bytes(char *buf, size_t size, double bytes);
 

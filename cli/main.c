@@ -487,26 +487,9 @@ static int parse_edges(const char *arg, double **edges, uint32_t *bins)
     if (rc)
         return rc;
     double *e = vals;
-    if (n < 2 || n - 1 > UINT32_MAX) {
+    if ((rc = cli_check_edges(name, e, n, UINT32_MAX))) {
         free(vals);
-        return cli_error(CLI_EXIT_USAGE, "%s: need at least 2 edges, got %llu", name,
-                         (unsigned long long)n);
-    }
-    for (uint64_t i = 0; i < n; ++i) {
-        if (!isfinite(e[i])) {
-            free(vals);
-            return cli_error(CLI_EXIT_USAGE, "%s: edge %llu is not finite", name,
-                             (unsigned long long)i);
-        }
-        if (i && !(e[i] > e[i - 1])) {
-            char a[40], b[40];
-            cli_format_double(a, sizeof a, e[i - 1]);
-            cli_format_double(b, sizeof b, e[i]);
-            free(vals);
-            return cli_error(CLI_EXIT_USAGE,
-                             "%s: edges must be strictly increasing (edge %llu = %s after %s)",
-                             name, (unsigned long long)i, b, a);
-        }
+        return rc;
     }
     *edges = e;
     *bins = (uint32_t)(n - 1);

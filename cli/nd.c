@@ -140,26 +140,10 @@ static int axis_edges(const char *item, uint32_t axis, double **out, uint32_t *b
             p = comma + 1;
         }
     }
-    if (n < 2 || n - 1 > (1u << 31)) {
+    int rc = cli_check_edges(where, e, n, 1u << 31);
+    if (rc) {
         free(e);
-        return cli_error(CLI_EXIT_USAGE, "%s: need 2 to 2^31 + 1 edges, got %llu", where,
-                         (unsigned long long)n);
-    }
-    for (uint64_t i = 0; i < n; ++i) {
-        if (!isfinite(e[i])) {
-            free(e);
-            return cli_error(CLI_EXIT_USAGE, "%s: edge %llu is not finite", where,
-                             (unsigned long long)i);
-        }
-        if (i && !(e[i] > e[i - 1])) {
-            char a[40], b[40];
-            cli_format_double(a, sizeof a, e[i - 1]);
-            cli_format_double(b, sizeof b, e[i]);
-            free(e);
-            return cli_error(CLI_EXIT_USAGE,
-                             "%s: edges must be strictly increasing (edge %llu = %s after %s)",
-                             where, (unsigned long long)i, b, a);
-        }
+        return rc;
     }
     *out = e;
     *bins = (uint32_t)(n - 1);

@@ -373,3 +373,27 @@ ssize_t cli_read_full(int fd, void *dst, size_t want, int *eof)
     }
     return (ssize_t)have;
 }
+
+int cli_check_edges(const char *name, const double *e, uint64_t n, uint64_t max_bins)
+{
+    if (n < 2)
+        return cli_error(CLI_EXIT_USAGE, "%s: need at least 2 edges, got %llu", name,
+                         (unsigned long long)n);
+    if (n - 1 > max_bins)
+        return cli_error(CLI_EXIT_USAGE, "%s: %llu edges, more than %llu bins", name,
+                         (unsigned long long)n, (unsigned long long)max_bins);
+    for (uint64_t i = 0; i < n; ++i) {
+        if (!isfinite(e[i]))
+            return cli_error(CLI_EXIT_USAGE, "%s: edge %llu is not finite", name,
+                             (unsigned long long)i);
+        if (i && !(e[i] > e[i - 1])) {
+            char a[40], b[40];
+            cli_format_double(a, sizeof a, e[i - 1]);
+            cli_format_double(b, sizeof b, e[i]);
+            return cli_error(CLI_EXIT_USAGE,
+                             "%s: edges must be strictly increasing (edge %llu = %s after %s)",
+                             name, (unsigned long long)i, b, a);
+        }
+    }
+    return CLI_EXIT_OK;
+}
