@@ -298,6 +298,11 @@ gpuhist_status gpuhist_stream_absorb(gpuhist_stream *into, gpuhist_stream *from)
 /* Staging buffers a stream may lend at once (gpuhist_stream_buffer). */
 #define GPUHIST_STREAM_SLOTS 4
 
+/* THE binmap (binmap.h) of a resolved spec for samples of `dtype`: EVEN over [lower, upper],
+ * EDGES from spec->edges, INTEGER from spec->integer_lower (plan.c; N-D axes use it too). */
+void gpuhist_binmap_of(const gpuhist_bin_spec *spec, gpuhist_dtype dtype, double lower,
+                       double upper, int last_inclusive, gpuhist_binmap *map);
+
 /* Validate a request and build its plan and strategy (plan.c). `stream` nonzero: for a streamed
  * histogram (no data yet: samples->data and count are ignored; auto range is refused). */
 gpuhist_status gpuhist_prepare(gpuhist_ctx *ctx, const gpuhist_samples *samples,

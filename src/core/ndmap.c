@@ -40,34 +40,7 @@ int gpuhist_nd_axis_map(const gpuhist_bin_spec *b, gpuhist_dtype dtype, const do
                         gpuhist_binmap *out)
 {
     gpuhist_binmap *m = out;
-    memset(m, 0, sizeof *m);
-    m->kind = (gh_i32)b->kind;
-    m->dtype = (gh_i32)dtype;
-    m->bins = b->bins;
-    m->last_inclusive = b->last_edge_inclusive && b->kind != GPUHIST_BINS_INTEGER;
-    m->edge_is_f32 = (b->kind == GPUHIST_BINS_EVEN && dtype == GPUHIST_F32);
-    switch (b->kind) {
-    case GPUHIST_BINS_EVEN:
-        m->lower = b->lower;
-        m->upper = b->upper;
-        m->delta = b->upper - b->lower;
-        m->step = m->delta / (double)b->bins;
-        m->step_is_zero = (m->step == 0.0);
-        m->scale = (double)b->bins / m->delta;
-        m->lower_f = (float)b->lower;
-        m->upper_f = (float)b->upper;
-        m->scale_f = (float)m->scale;
-        break;
-    case GPUHIST_BINS_EDGES:
-        m->lower = b->edges[0];
-        m->upper = b->edges[b->bins];
-        break;
-    case GPUHIST_BINS_INTEGER:
-        m->int_lower = b->integer_lower;
-        m->lower = (double)b->integer_lower;
-        m->upper = (double)b->integer_lower + (double)b->bins;
-        break;
-    }
+    gpuhist_binmap_of(b, dtype, b->lower, b->upper, b->last_edge_inclusive, m);
     const double *own = b->kind == GPUHIST_BINS_EDGES ? b->edges : NULL;
     for (uint32_t i = 0; i <= b->bins; ++i) {
         double e = gpuhist_reported_edge(m, own, i);

@@ -49,9 +49,9 @@ typedef struct gpuhist_nd_map {
 
 /*
  * The one-axis map of a resolved spec (auto range already replaced by its range and last edge
- * rule): the fields gpuhist_histogram()'s plan gives the same spec. The spec must have passed
- * gpuhist_compute_edges(), whose `edges` (bins + 1) are checked against the map here: each
- * reported edge of the map must equal them bit for bit, so the two can never drift apart.
+ * rule): gpuhist_binmap_of(), the map gpuhist_histogram()'s plan gives the same spec. The spec
+ * must have passed gpuhist_compute_edges(), whose `edges` (bins + 1) are checked against the map
+ * here: each reported edge of the map must equal them bit for bit.
  * @return 1 when they agree, 0 otherwise.
  */
 int gpuhist_nd_axis_map(const gpuhist_bin_spec *spec, gpuhist_dtype dtype, const double *edges,

@@ -177,17 +177,15 @@ static gpuhist_status check_spec(gpuhist_ctx *ctx, const gpuhist_bin_spec *b, gp
     return GPUHIST_OK;
 }
 
-/* Fill plan->map for a resolved spec. */
-static void plan_binmap(gpuhist_plan *p, const gpuhist_bin_spec *b, double lower, double upper,
-                        int last_inclusive)
+void gpuhist_binmap_of(const gpuhist_bin_spec *b, gpuhist_dtype dtype, double lower,
+                       double upper, int last_inclusive, gpuhist_binmap *m)
 {
-    gpuhist_binmap *m = &p->map;
     memset(m, 0, sizeof *m);
     m->kind = (gh_i32)b->kind;
-    m->dtype = (gh_i32)p->dtype;
+    m->dtype = (gh_i32)dtype;
     m->bins = b->bins;
     m->last_inclusive = last_inclusive && b->kind != GPUHIST_BINS_INTEGER;
-    m->edge_is_f32 = (b->kind == GPUHIST_BINS_EVEN && p->dtype == GPUHIST_F32);
+    m->edge_is_f32 = (b->kind == GPUHIST_BINS_EVEN && dtype == GPUHIST_F32);
     switch (b->kind) {
     case GPUHIST_BINS_EVEN:
         m->lower = lower;
@@ -203,7 +201,6 @@ static void plan_binmap(gpuhist_plan *p, const gpuhist_bin_spec *b, double lower
     case GPUHIST_BINS_EDGES:
         m->lower = b->edges[0];
         m->upper = b->edges[b->bins];
-        p->edges = b->edges;
         break;
     case GPUHIST_BINS_INTEGER:
         m->int_lower = b->integer_lower;
@@ -211,6 +208,15 @@ static void plan_binmap(gpuhist_plan *p, const gpuhist_bin_spec *b, double lower
         m->upper = (double)b->integer_lower + (double)b->bins;
         break;
     }
+}
+
+/* Fill plan->map (and the plan's bins, edges, outliers) for a resolved spec. */
+static void plan_binmap(gpuhist_plan *p, const gpuhist_bin_spec *b, double lower, double upper,
+                        int last_inclusive)
+{
+    gpuhist_binmap_of(b, p->dtype, lower, upper, last_inclusive, &p->map);
+    if (b->kind == GPUHIST_BINS_EDGES)
+        p->edges = b->edges;
     p->bins = b->bins;
     p->slots = b->bins + GPUHIST_EXTRA_SLOTS;
     p->outliers = b->outliers;
