@@ -173,19 +173,27 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Optiona
         hist = hist.reshape(shape)
 
     if density:
-        # NumPy's expression on NumPy's layout (the core of an array with an outlier bin at each
-        # end of every axis), so that hist.sum() adds in the same order
-        padded = np.zeros(nbin, np.float64)
-        core = D * (slice(1, -1),)
-        padded[core] = hist
-        hist = padded[core]
-        s = hist.sum()
-        for i in _range(D):
-            dshape = np.ones(D, int)
-            dshape[i] = nbin[i] - 2
-            hist = hist / np.diff(edges[i]).reshape(dshape)
-        hist /= s
+        hist = _density(hist, edges)
     return hist, edges
+
+
+def _density(hist: np.ndarray, edges: List[np.ndarray]) -> np.ndarray:
+    """numpy.histogramdd's density of the counts `hist` over `edges`."""
+    # NumPy's expression on NumPy's layout (the core of an array with an outlier bin at each
+    # end of every axis), so that hist.sum() adds in the same order
+    D = len(edges)
+    nbin = np.array([e.size + 1 for e in edges], np.intp)
+    padded = np.zeros(nbin, np.float64)
+    core = D * (slice(1, -1),)
+    padded[core] = hist
+    hist = padded[core]
+    s = hist.sum()
+    for i in _range(D):
+        dshape = np.ones(D, int)
+        dshape[i] = nbin[i] - 2
+        hist = hist / np.diff(edges[i]).reshape(dshape)
+    hist /= s
+    return hist
 
 
 def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,

@@ -1,5 +1,5 @@
-"""gpuhist.dask: numpy.histogram and numpy.bincount over dask arrays, counted chunk by chunk by
-the gpuhist library and merged exactly.
+"""gpuhist.dask: numpy.histogram, numpy.bincount and numpy.histogramdd / histogram2d over dask
+arrays, counted chunk by chunk by the gpuhist library and merged exactly.
 
     import dask.array as da, gpuhist.dask
     x = da.random.random(10**9, chunks=10**7)
@@ -20,6 +20,9 @@ Mechanism:
   and associative, so the result does not depend on the chunking or the tree. The last step
   rounds each sum once (gpuhist_weight_state_sums): the counts and sums are those of
   gpuhist.histogram / gpuhist.bincount on the whole array, bit for bit.
+- histogramdd: the edges are fixed on the client (an axis given a bin count needs its range);
+  each chunk of whole points gives gpuhist.histogramdd's float64 counts (integers, exact below
+  2^53), added in a tree; density is applied to the total. Weights are refused there.
 
 Limits: bin rule names (bins='auto', 'fd', ...) need the whole data and are refused
 (NotImplementedError): compute the edges first. bincount always makes a first pass (its length
@@ -36,12 +39,16 @@ import warnings
 from functools import partial
 from typing import Any, List, Optional, Tuple
 
+import builtins
+
 import numpy as np
 
 from . import _api, _context, _core, _device
 from ._plan import KIND_INTEGER, check_bins_string, check_memory, library_dtype, plan_bins
 
 __all__ = ["bincount", "histogram", "histogram2d", "histogramdd"]
+
+_range_ = builtins.range  # `range` is an argument name below
 
 TALLIES = 4  # underflow, overflow, NaN, total (the first four fields of a call's tallies)
 
@@ -465,17 +472,91 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, backend: str = 
                      None, None, out_dtype)
 
 
+def _nd_block(block: Any, edges: List[np.ndarray], backend: str, strategy: Optional[str]
+              ) -> np.ndarray:
+    """One chunk of points (rows) counted by gpuhist.histogramdd on the fixed edges: its
+    counts with a leading axis of 1 (float64 integers, as NumPy's H)."""
+    from ._nd import histogramdd as _histogramdd  # noqa: PLC0415
+
+    h, _ = _histogramdd(np.asarray(block), bins=edges, backend=backend, strategy=strategy)
+    return h[None, ...]
+
+
 def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Optional[bool] = None,
-                weights: Any = None, **kwargs: Any) -> Any:
-    """Not built yet: the N-D parts of the chunks are not reduced here (use
-    gpuhist.histogramdd on a computed array)."""
-    raise NotImplementedError("gpuhist.dask.histogramdd: not built yet: it needs the N-D parts "
-                              "of the chunks reduced (gpuhist.histogramdd takes a computed array)")
+                weights: Any = None, *, backend: str = "auto", strategy: Optional[str] = None,
+                split_every: Any = None) -> Tuple[Any, List[np.ndarray]]:
+    """numpy.histogramdd of a dask array, counted chunk by chunk by gpuhist and added.
+
+    `sample`: a dask array of shape (N, D) (its chunks are joined along the D axis, so each
+    chunk holds whole points) or a sequence of D one-dimensional dask arrays of N values.
+    `bins`: NumPy's forms; an axis whose bins are a count needs its range (as
+    dask.array.histogramdd asks), since the edges are fixed before any chunk is counted.
+    Returns (hist, edges) as dask.array.histogramdd does: hist a lazy one-chunk float64 dask
+    array (NumPy's H), edges NumPy's arrays. Each chunk's counts are integers held exactly in
+    float64 (below 2^53 per bin), so their sum is exact and hist.compute() equals
+    gpuhist.histogramdd on the whole sample bit for bit, whatever the chunks; density is then
+    NumPy's expression on the total. Weights are not built yet (their exact N-D states are
+    not reduced here).
+    """
+    dask, da = _dask()
+    if weights is not None:
+        raise NotImplementedError("gpuhist.dask.histogramdd: weights are not built yet: the "
+                                  "chunks' exact N-D weight states are not reduced "
+                                  "(gpuhist.histogramdd takes weights on a computed array)")
+    if isinstance(sample, da.Array):
+        if sample.ndim != 2:
+            raise ValueError(f"gpuhist.dask.histogramdd: sample must be (N, D), not "
+                             f"{sample.ndim}-dimensional (or give a sequence of D 1-D arrays)")
+        x = sample
+    elif isinstance(sample, (list, tuple)) and len(sample) > 0 and \
+            all(isinstance(c, da.Array) and c.ndim == 1 for c in sample):
+        x = da.stack(list(sample), axis=1)
+    else:
+        raise TypeError("gpuhist.dask.histogramdd: sample must be a dask.array.Array of shape "
+                        "(N, D) or a sequence of D one-dimensional dask arrays "
+                        "(gpuhist.histogramdd takes NumPy arrays)")
+    D = x.shape[1]
+    bins = _computed(dask, bins)
+    range = _computed(dask, range)
+    from ._nd import _density, _edges  # noqa: PLC0415
+
+    try:
+        per_axis = len(bins) == D
+    except TypeError:
+        per_axis = False
+    counts_only = [np.ndim(bins[i] if per_axis else bins) == 0 for i in _range_(D)]
+    given = range is not None and len(range) == D
+    missing = [i for i in _range_(D) if counts_only[i] and (not given or range[i] is None)]
+    if missing:
+        raise ValueError(f"gpuhist.dask.histogramdd: axis {missing[0]} has a bin count but no "
+                         f"range: give range=[(lower, upper), ...] (the edges are fixed before "
+                         f"the chunks are counted)")
+    edges, _ = _edges(np.empty((0, D), x.dtype), bins, range)
+    edges = [np.asarray(e) for e in edges]
+    shape = tuple(e.size - 1 for e in edges)
+    x = x.rechunk({1: D})
+    parts = x.map_blocks(_nd_block, edges, backend, strategy, dtype=np.float64, drop_axis=[1],
+                         new_axis=list(_range_(1, D + 1)),
+                         chunks=(tuple(1 for _ in x.chunks[0]),) + tuple((n,) for n in shape))
+    hist = parts.sum(axis=0, split_every=split_every, dtype=np.float64)
+    if density:
+        hist = hist.map_blocks(_density, edges, dtype=np.float64)
+    return hist, edges
 
 
 def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,
-                density: Optional[bool] = None, weights: Any = None, **kwargs: Any) -> Any:
-    """Not built yet: the N-D parts of the chunks are not reduced here (use
-    gpuhist.histogram2d on computed arrays)."""
-    raise NotImplementedError("gpuhist.dask.histogram2d: not built yet: it needs the N-D parts "
-                              "of the chunks reduced (gpuhist.histogram2d takes computed arrays)")
+                density: Optional[bool] = None, weights: Any = None, *, backend: str = "auto",
+                strategy: Optional[str] = None, split_every: Any = None) -> Tuple[Any, Any, Any]:
+    """numpy.histogram2d of two dask arrays: histogramdd of [x, y] (see there). Returns (H,
+    xedges, yedges)."""
+    if len(x) != len(y):
+        raise ValueError("x and y must have the same length.")
+    try:
+        N = len(bins)
+    except TypeError:
+        N = 1
+    if N != 1 and N != 2:
+        bins = [np.asarray(bins), np.asarray(bins)]
+    hist, edges = histogramdd([x, y], bins, range, density, weights, backend=backend,
+                              strategy=strategy, split_every=split_every)
+    return hist, edges[0], edges[1]

@@ -286,10 +286,6 @@ def test_bins_rules_and_bad_input():
         gd.histogram(x, 0)
     with pytest.raises(ValueError, match="backend"):
         gd.histogram(x, 5, backend="tpu")
-    with pytest.raises(NotImplementedError, match="N-D parts of the chunks"):
-        gd.histogramdd(x)
-    with pytest.raises(NotImplementedError, match="N-D parts of the chunks"):
-        gd.histogram2d(x, x)
     # bins and range given as dask values are computed first
     hist, edges = gd.histogram(x, da.from_array(np.array([0.0, 10, 99]), chunks=2),
                                range=None)
@@ -504,3 +500,57 @@ def test_imports_without_dask():
                          timeout=60)
     assert out.returncode == 0, out.stderr
     assert "gpuhist.dask needs dask" in out.stdout
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.uint8])
+def test_histogramdd_chunkings(dtype) -> None:
+    """N-D over random row chunkings (column chunks too) equals gpuhist.histogramdd and
+    numpy.histogramdd on the whole sample, bit for bit: counts, edges, density."""
+    rng = np.random.default_rng(SEED + 31)
+    n, D = 20011, 3
+    x = rng.uniform(-10, 110, (n, D))
+    if np.dtype(dtype).kind == "f":
+        x[rng.integers(0, n, 50), rng.integers(0, D, 50)] = np.nan
+        x[:40] = np.round(x[:40])  # points on edges
+    x = x.astype(dtype) if np.dtype(dtype).kind == "f" else np.clip(x, 0, 255).astype(dtype)
+    bins = [5, np.array([0.0, 3, 50, 51, 100]), 7]
+    rngs = [(0, 100), None, (-5.5, 99.5)]
+    ref, ref_e = np.histogramdd(x, bins=bins, range=rngs)
+    for trial in range(3):
+        dx = da.from_array(x, chunks=random_chunks(rng, n, empty=False) + ((1, 2),))
+        hist, edges = gd.histogramdd(dx, bins=bins, range=rngs, split_every=2)
+        h = hist.compute()
+        assert h.dtype == np.float64 and h.shape == ref.shape
+        same_bits(h, ref)
+        for a, b in zip(edges, ref_e):
+            same_bits(a, b)
+        g, _ = gpuhist.histogramdd(x, bins=bins, range=rngs)
+        same_bits(h, g)
+    dens, _ = gd.histogramdd(dx, bins=bins, range=rngs, density=True)
+    same_bits(dens.compute(), np.histogramdd(x, bins=bins, range=rngs, density=True)[0])
+    # columns as a sequence of 1-D dask arrays
+    cols = [da.from_array(np.ascontiguousarray(x[:, i]), chunks=4000) for i in range(D)]
+    hist, _ = gd.histogramdd(cols, bins=bins, range=rngs)
+    same_bits(hist.compute(), ref)
+
+
+def test_histogram2d_and_refusals() -> None:
+    rng = np.random.default_rng(SEED + 32)
+    xv, yv = rng.normal(0, 1, 5000), rng.normal(1, 2, 5000)
+    dxv, dyv = da.from_array(xv, chunks=777), da.from_array(yv, chunks=1234)
+    H, xe, ye = gd.histogram2d(dxv, dyv, bins=[6, np.array([-3.0, 0, 1, 8])],
+                               range=[(-2, 2), None])
+    r = np.histogram2d(xv, yv, bins=[6, np.array([-3.0, 0, 1, 8])], range=[(-2, 2), None])
+    same_bits(H.compute(), r[0])
+    same_bits(xe, r[1])
+    same_bits(ye, r[2])
+    pts = da.stack([dxv, dyv], axis=1)
+    with pytest.raises(ValueError, match="axis 0 has a bin count but no range"):
+        gd.histogramdd(pts, bins=5)
+    with pytest.raises(NotImplementedError, match="weights are not built yet"):
+        gd.histogramdd(pts, bins=5, range=[(0, 1), (0, 1)], weights=dxv)
+    with pytest.raises(TypeError, match="must be a dask.array.Array"):
+        gd.histogramdd(np.zeros((3, 2)), bins=5, range=[(0, 1), (0, 1)])
+    with pytest.raises(ValueError, match="must be \\(N, D\\)"):
+        gd.histogramdd(da.zeros((2, 2, 2), chunks=1), bins=5)
+
