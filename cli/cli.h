@@ -49,6 +49,11 @@ void cli_format_double(char *buf, size_t size, double v);
 /* Check bin edges: at least 2 and at most max_bins + 1 of them, finite, strictly increasing;
  * `name` starts each message. @return CLI_EXIT_* (message printed). */
 int cli_check_edges(const char *name, const double *e, uint64_t n, uint64_t max_bins);
+/* Bin edges from "E0,E1,..." (commas, white space around the numbers; an empty item refused) or
+ * "@FILE" (read like --text input), checked by cli_check_edges. Messages start with `name` (with
+ * the file's name for a file). *edges malloc'd. @return CLI_EXIT_* (message printed). */
+int cli_parse_edges(const char *arg, const char *name, uint64_t max_bins, double **edges,
+                    uint32_t *bins);
 /* "64.0 MiB" */
 void cli_format_bytes(char *buf, size_t size, double bytes);
 

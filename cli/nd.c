@@ -89,65 +89,9 @@ static int axis_items(const char *opt, const char *arg, char sep, uint32_t dims,
 /* The edges of one axis: "E0,E1,..." or "@FILE". *out malloc'd. */
 static int axis_edges(const char *item, uint32_t axis, double **out, uint32_t *bins)
 {
-    double *e = NULL;
-    uint64_t n = 0;
     char where[64];
     snprintf(where, sizeof where, "-e: axis %u", axis);
-    if (item[0] == '@') {
-        char *text;
-        size_t len;
-        if (cli_slurp(item + 1, "the edges", 0, &text, &len))
-            return CLI_EXIT_USAGE;
-        void *vals;
-        int rc = cli_parse_text(item + 1, text, len, GPUHIST_F64, 0, CLI_EXIT_USAGE, &vals, &n);
-        free(text);
-        if (rc)
-            return rc;
-        e = vals;
-    } else {
-        size_t cap = 1;
-        for (const char *p = item; *p; ++p)
-            cap += *p == ',';
-        e = malloc(cap * sizeof *e);
-        if (!e)
-            return cli_error(CLI_EXIT_FAIL, "out of memory");
-        for (const char *p = item;;) {
-            const char *comma = strchr(p, ',');
-            size_t len = comma ? (size_t)(comma - p) : strlen(p);
-            while (len && (*p == ' ' || *p == '\t')) {
-                ++p;
-                --len;
-            }
-            while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
-                --len;
-            char num[80];
-            const char *why = len == 0 ? "is empty (a stray comma?)" : NULL;
-            if (!why && len >= sizeof num)
-                why = "is not a number";
-            if (!why) {
-                memcpy(num, p, len);
-                num[len] = 0;
-                why = cli_double_problem(num, &e[n]);
-            }
-            if (why) {
-                free(e);
-                return cli_error(CLI_EXIT_USAGE, "%s: edge %llu '%.*s' %s", where,
-                                 (unsigned long long)n, (int)(len < 40 ? len : 40), p, why);
-            }
-            ++n;
-            if (!comma)
-                break;
-            p = comma + 1;
-        }
-    }
-    int rc = cli_check_edges(where, e, n, 1u << 31);
-    if (rc) {
-        free(e);
-        return rc;
-    }
-    *out = e;
-    *bins = (uint32_t)(n - 1);
-    return CLI_EXIT_OK;
+    return cli_parse_edges(item, where, 1u << 31, out, bins);
 }
 
 /* The bin spec of every axis from -b, -r, -e, --integer, --last-inclusive. */
