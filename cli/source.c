@@ -795,9 +795,25 @@ static int minmax_part(void *arg, const unsigned char *data, uint64_t bytes)
     return CLI_EXIT_OK;
 }
 
+/* One part of the first pass on a thread of its own, so that the device's min/max of one staging
+ * buffer overlaps the reading of the next. */
+typedef struct minmax_job {
+    minmax_pass *m;
+    const unsigned char *data;
+    uint64_t bytes;
+    int rc;
+} minmax_job;
+
+static void *minmax_job_run(void *arg)
+{
+    minmax_job *j = arg;
+    j->rc = minmax_part(j->m, j->data, j->bytes);
+    return NULL;
+}
+
 /* The first pass. On the CPU backend the mapped file is scanned in place; on a device backend
- * the reader pool fills the context's staging memory (page-locked on CUDA, so the device reads
- * it by DMA at full speed) and the device finds the min and max of each chunk. */
+ * the reader pool fills one of two page-locked staging buffers (so the device reads it by DMA at
+ * full speed) while the device finds the min and max of the other. */
 int cli_stream_input_minmax(const cli_stream_input *in, gpuhist_ctx *ctx, uint32_t channels,
                             uint32_t active, double *lo, double *hi, int *found)
 {
@@ -811,16 +827,36 @@ int cli_stream_input_minmax(const cli_stream_input *in, gpuhist_ctx *ctx, uint32
     }
     const size_t span = CHUNK_BYTES * 2 / pb * pb;
     void *buf;
-    if (gpuhist_host_alloc(ctx, span, &buf) != GPUHIST_OK)
+    if (gpuhist_host_alloc(ctx, 2 * span, &buf) != GPUHIST_OK)
         return cli_error(CLI_EXIT_FAIL, "%s: %s", in->name, gpuhist_last_error(ctx));
     reader_pool pool;
     pool_start(&pool, threads_wanted());
-    for (uint64_t done = 0; done < in->data_bytes && rc == CLI_EXIT_OK;) {
+    minmax_job job = {&m, NULL, 0, CLI_EXIT_OK};
+    pthread_t worker;
+    int busy = 0; /* a job on `worker` is running */
+    for (uint64_t done = 0, k = 0; done < in->data_bytes && rc == CLI_EXIT_OK; ++k) {
         size_t want = in->data_bytes - done < span ? (size_t)(in->data_bytes - done) : span;
-        rc = pool_read(&pool, in->name, in->fd, buf, in->data_offset + done, want);
-        if (rc == CLI_EXIT_OK)
-            rc = minmax_part(&m, buf, want);
+        unsigned char *part = (unsigned char *)buf + (k & 1) * span;
+        rc = pool_read(&pool, in->name, in->fd, part, in->data_offset + done, want);
+        if (busy) {
+            pthread_join(worker, NULL);
+            busy = 0;
+            if (rc == CLI_EXIT_OK)
+                rc = job.rc;
+        }
+        if (rc != CLI_EXIT_OK)
+            break;
+        job.data = part, job.bytes = want;
+        if (pthread_create(&worker, NULL, minmax_job_run, &job) == 0)
+            busy = 1;
+        else
+            rc = minmax_part(&m, part, want); /* no thread: the same work, not overlapped */
         done += want;
+    }
+    if (busy) {
+        pthread_join(worker, NULL);
+        if (rc == CLI_EXIT_OK)
+            rc = job.rc;
     }
     pool_stop(&pool);
     gpuhist_host_free(ctx, buf);

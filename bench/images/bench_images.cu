@@ -130,6 +130,22 @@ static Timing time_calls(const std::function<std::string()> &call)
     return t;
 }
 
+/* Host time of one call: `call` run 200 times back to back (a synchronisation only at the end),
+ * the wall time divided by the calls, in microseconds. For an asynchronous call this is the cost
+ * of enqueueing it; when the device is the slower side it is the device time instead. */
+static double enqueue_us(const std::function<std::string()> &call)
+{
+    const int n = 200;
+    CK(cudaStreamSynchronize(g_stream));
+    double t0 = now_ms();
+    for (int i = 0; i < n; ++i)
+        if (!call().empty())
+            return -1;
+    double t1 = now_ms();
+    CK(cudaStreamSynchronize(g_stream));
+    return (t1 - t0) * 1e3 / n;
+}
+
 struct Case {
     const char *name;
     int width, height, channels, bits, hot;
@@ -138,7 +154,8 @@ struct Case {
 
 struct Row {
     std::string name;
-    Timing gh, npp, cub;
+    Timing gh, gha, npp, cub; /* gha: gpuhist with gpuhist_set_async(1), tallies on the device */
+    double gh_enqueue_us = 0, gha_enqueue_us = 0, cub_enqueue_us = 0; /* host time per call */
     bool npp_match = false, cub_match = false;
     double mpix = 0;
     std::vector<std::pair<std::string, Timing>> forced; /* --strategies: each CUDA strategy */
@@ -219,6 +236,36 @@ static Row run_case(gpuhist_ctx *ctx, const Case &k)
     });
     std::vector<uint64_t> gh((size_t)bins * C);
     CK(cudaMemcpy(gh.data(), d_counts, gh.size() * 8, cudaMemcpyDeviceToHost));
+    /* the same call left asynchronous (counts and tallies stay on the device, no wait inside
+     * the call), as CUB and NPP are: its device time has no host round trip in it */
+    uint64_t *d_stats;
+    CK(cudaMalloc(&d_stats, 4u * C * sizeof(uint64_t)));
+    auto gh_async = [&]() -> std::string {
+        gpuhist_result r = gpuhist_result_host(d_counts);
+        r.counts_location = GPUHIST_MEMORY_DEVICE;
+        r.device_stats = d_stats;
+        if (gpuhist_histogram(ctx, &s, &spec, &r) != GPUHIST_OK)
+            return gpuhist_last_error(ctx);
+        return "";
+    };
+    gpuhist_set_async(ctx, 1);
+    row.gha = time_calls(gh_async);
+    row.gha_enqueue_us = enqueue_us(gh_async);
+    gpuhist_set_async(ctx, 0);
+    row.gh_enqueue_us = enqueue_us([&]() -> std::string {
+        gpuhist_result r = gpuhist_result_host(d_counts);
+        r.counts_location = GPUHIST_MEMORY_DEVICE;
+        if (gpuhist_histogram(ctx, &s, &spec, &r) != GPUHIST_OK)
+            return gpuhist_last_error(ctx);
+        return "";
+    });
+    {
+        std::vector<uint64_t> f(gh.size());
+        CK(cudaMemcpy(f.data(), d_counts, f.size() * 8, cudaMemcpyDeviceToHost));
+        if (f != gh)
+            row.gha.err = "ASYNC COUNTS DIFFER", row.gha.ok = false;
+    }
+    CK(cudaFree(d_stats));
     /* every CUDA strategy forced in turn (those that refuse the request are left out), each
      * checked against the automatic choice's counts */
     for (size_t i = 0; g_strategies && i < gpuhist_strategy_count(); ++i) {
@@ -270,10 +317,12 @@ static Row run_case(gpuhist_ctx *ctx, const Case &k)
     };
     CK(cub_call(nullptr, temp_bytes));
     CK(cudaMalloc(&d_temp, temp_bytes));
-    row.cub = time_calls([&]() -> std::string {
+    auto cub_once = [&]() -> std::string {
         cudaError_t e = cub_call(d_temp, temp_bytes);
         return e == cudaSuccess ? "" : cudaGetErrorString(e);
-    });
+    };
+    row.cub = time_calls(cub_once);
+    row.cub_enqueue_us = enqueue_us(cub_once);
     std::vector<int32_t> h32((size_t)bins * C);
     CK(cudaMemcpy(h32.data(), d_hist, h32.size() * 4, cudaMemcpyDeviceToHost));
     row.cub_match = same_counts(gh, h32);
@@ -362,6 +411,7 @@ int main(int argc, char **argv)
     }
     gpuhist_set_stream(ctx, g_stream);
     const Case cases[] = {
+        {"u8 grey 64x64 (the fixed cost)", 64, 64, 1, 8, -1, false},
         {"u8 grey 7680x4320 uniform", 7680, 4320, 1, 8, -1, false},
         {"u8 grey 7680x4320 90% one value", 7680, 4320, 1, 8, 77, false},
         {"u8 grey 9248x6936 uniform", 9248, 6936, 1, 8, -1, false},
@@ -372,20 +422,26 @@ int main(int argc, char **argv)
     std::printf("device: %s; median of %d calls after %d; ms: wall (call + sync) / device "
                 "(events)\n",
                 gpuhist_device_name(ctx), g_reps, g_warmup);
-    std::printf("%-34s | %-17s | %-17s | %-17s | counts equal\n", "case", "gpuhist", "NPP",
-                "CUB");
+    std::printf("%-34s | %-17s | %-17s | %-17s | %-17s | counts equal\n", "case", "gpuhist",
+                "gpuhist async", "NPP", "CUB");
     std::vector<Row> rows;
     int bad = 0;
     for (const Case &k : cases) {
         Row r = run_case(ctx, k);
         std::printf("%-34s |", r.name.c_str());
         cell(r.gh);
+        cell(r.gha);
         cell(r.npp);
         cell(r.cub);
         std::printf(" NPP %s, CUB %s\n", r.npp.ok ? (r.npp_match ? "yes" : "NO") : r.npp.err.c_str(),
                     r.cub.ok ? (r.cub_match ? "yes" : "NO") : r.cub.err.c_str());
         if (!r.gh.ok)
             std::printf("  gpuhist failed: %s\n", r.gh.err.c_str());
+        if (!r.gha.ok)
+            std::printf("  gpuhist async failed: %s\n", r.gha.err.c_str());
+        std::printf("  host us per call, 200 back to back: gpuhist %.1f, gpuhist async %.1f, CUB "
+                    "%.1f\n",
+                    r.gh_enqueue_us, r.gha_enqueue_us, r.cub_enqueue_us);
         for (const auto &f : r.forced) {
             std::printf("  %-32s |", f.first.c_str());
             cell(f.second);
@@ -408,10 +464,12 @@ int main(int argc, char **argv)
             const Row &r = rows[i];
             std::fprintf(f,
                          "  {\"case\": \"%s\", \"mpix\": %.3f, \"gpuhist_wall_ms\": %.5f, "
-                         "\"gpuhist_device_ms\": %.5f, \"npp_wall_ms\": %.5f, "
+                         "\"gpuhist_device_ms\": %.5f, \"gpuhist_async_device_ms\": %.5f, "
+                         "\"npp_wall_ms\": %.5f, "
                          "\"npp_device_ms\": %.5f, \"cub_wall_ms\": %.5f, "
                          "\"cub_device_ms\": %.5f, \"npp_equal\": %s, \"cub_equal\": %s}%s\n",
-                         r.name.c_str(), r.mpix, r.gh.wall_ms, r.gh.device_ms, r.npp.wall_ms,
+                         r.name.c_str(), r.mpix, r.gh.wall_ms, r.gh.device_ms, r.gha.device_ms,
+                         r.npp.wall_ms,
                          r.npp.device_ms, r.cub.wall_ms, r.cub.device_ms,
                          r.npp_match ? "true" : "false", r.cub_match ? "true" : "false",
                          i + 1 < rows.size() ? "," : "");
