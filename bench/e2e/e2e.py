@@ -92,9 +92,13 @@ def main():
     host_bin = os.path.join(args.build, "bench", "cuda", "gpuhist-e2e-host")
     os.makedirs(args.dir, exist_ok=True)
 
+    pinned = None
     if args.backend == "cuda" and os.path.exists(host_bin):
         out = subprocess.run([host_bin, "4"], capture_output=True, text=True)
         print(out.stdout.strip() or out.stderr.strip())
+        for l in out.stdout.splitlines():
+            if l.startswith("h2d pinned:"):
+                pinned = float(l.split()[2])
 
     sizes = [1] + ([16] if args.big else [])
     # (file, dtype, bins, options, label); "auto": no range, the command's first pass finds it
@@ -126,6 +130,22 @@ def main():
                     rss.append(m)
                     counting.append(w - st)
                 wall = median(walls)
+                # the command's fixed cost in this run: the same command on a 4 KiB file of the
+                # same type (process start and exit, CUDA start and teardown, staging set-up)
+                tiny = os.path.join(args.dir, f"{name}-tiny.bin")
+                with open(tiny, "wb") as f:
+                    f.write(np.zeros(4096 // np.dtype(dtype).itemsize, dtype=dtype).tobytes())
+                tiny_cmd = [g, "-B", args.backend] + [o for o in opts] + ["-f", "csv", "-o", os.devnull, tiny]
+                if label == " auto":
+                    tiny_cmd = [g, "-B", args.backend, "-t", "f32", "-b", "4096", "-r", "0:1", "-f", "csv",
+                                "-o", os.devnull, tiny]
+                fixed = median([run_measured(tiny_cmd)[0] for _ in range(max(args.reps, 5))])
+                phase = float("nan")
+                for l in last_phases:
+                    if "read and count" in l:
+                        phase = float(l.split("read and count")[1].split()[0])
+                    if "first pass" in l:
+                        phase += float(l.split(" in ")[-1].split()[0]) if "a first pass" in l else 0.0
                 # correctness: the counts against numpy (1 GiB cases only: numpy holds the file)
                 ok = "-"
                 if gib == 1:
@@ -136,9 +156,14 @@ def main():
                 hist_s = median(counting)
                 for l in last_phases:
                     print("  " + l.strip(), flush=True)
-                rows.append((f"{name}/{bins}{label} {gib} GiB", wall, size / hist_s / 1e9, ceiling, max(rss), ok))
+                by_fixed = size / (wall - fixed) / 1e9 if wall > fixed else float("nan")
+                limit = min(x for x in (ceiling or float("inf"), pinned or float("inf")))
+                rows.append((f"{name}/{bins}{label} {gib} GiB", wall, size / hist_s / 1e9, ceiling, max(rss), ok,
+                             fixed, by_fixed, size / phase / 1e9, limit))
                 print(f"{name}/{bins}{label} {gib} GiB: wall {wall:.3f} s, histogram {size / hist_s / 1e9:.2f} GB/s, "
-                      f"read ceiling {ceiling} GB/s, peak RSS {max(rss):.0f} MiB, counts {ok}", flush=True)
+                      f"read ceiling {ceiling} GB/s, peak RSS {max(rss):.0f} MiB, counts {ok}; fixed cost (4 KiB "
+                      f"file) {fixed:.3f} s, size / (wall - fixed) {by_fixed:.2f} GB/s, read and count phase "
+                      f"{size / phase / 1e9:.2f} GB/s", flush=True)
             if args.no_peers or gib != 1 or label:
                 continue
             t0 = time.perf_counter()
@@ -164,9 +189,14 @@ def main():
                       f"{size / tt / 1e9:.2f} GB/s", flush=True)
             except Exception as e:  # no torch or no GPU
                 print(f"  torch: skipped ({e.__class__.__name__}: {e})")
-    print("\ncase | wall s | histogram GB/s | read ceiling GB/s | peak RSS MiB | counts")
+    print(f"\npinned h2d {pinned} GB/s; 'limit' = min(read ceiling, pinned h2d); throughputs are file bytes over "
+          "(wall - the command's own context creation and release), (wall - the same command's wall on a 4 KiB "
+          "file), and the read and count phase (with the auto range's first pass)")
+    print("case | wall s | histogram GB/s | read ceiling GB/s | peak RSS MiB | counts | fixed s | GB/s by fixed "
+          "| phase GB/s | limit GB/s | by fixed / limit | phase / limit")
     for r in rows:
-        print(f"{r[0]} | {r[1]:.3f} | {r[2]:.2f} | {r[3]} | {r[4]:.0f} | {r[5]}")
+        print(f"{r[0]} | {r[1]:.3f} | {r[2]:.2f} | {r[3]} | {r[4]:.0f} | {r[5]} | {r[6]:.3f} | {r[7]:.2f} | "
+              f"{r[8]:.2f} | {r[9]:.2f} | {r[7] / r[9]:.2f} | {r[8] / r[9]:.2f}")
 
 
 if __name__ == "__main__":
