@@ -530,8 +530,11 @@ GPUHIST_API const char *gpuhist_stream_error(const gpuhist_stream *stream);
  * are not reported).
  * Mechanism: CPU threads map the points to joint slots (u32), which the context counts as a 1-D
  * INTEGER histogram of the product of the bins (a stream on the same context: every backend,
- * strategy and device set counts them).
- * Limits: the product of the axes' bins at most 2^31; points in host memory.
+ * strategy and device set counts them). Points in device memory (a CUDA context of one device,
+ * unweighted) are mapped on the device by the same rules and counted there; their auto ranges
+ * come from gpuhist_minmax on the device.
+ * Limits: the product of the axes' bins at most 2^31; device points only on one CUDA device and
+ * without weights.
  */
 #define GPUHIST_MAX_DIMS 8
 
@@ -544,7 +547,8 @@ typedef struct gpuhist_points {
                                                the points are in `columns` */
     const void *columns[GPUHIST_MAX_DIMS];  /* when data is NULL: one array of count values per
                                                axis (ignored when data is set) */
-    gpuhist_memory location;                /* HOST or AUTO (device memory is refused) */
+    gpuhist_memory location;                /* HOST, DEVICE (a CUDA context of one device,
+                                               no weights) or AUTO (detected) */
     const void *weights;                    /* optional: one per point (host), NULL = none */
     gpuhist_dtype weight_dtype;             /* GPUHIST_F32 or GPUHIST_F64 */
 } gpuhist_points;
@@ -578,7 +582,8 @@ GPUHIST_API gpuhist_points gpuhist_points_interleaved(const void *data, gpuhist_
 /**
  * The N-D histogram of `points` with one bin spec per axis (`axes[0 .. dims)`) into `result`.
  * @return GPUHIST_OK; INVALID_ARGUMENT (the message names the field, e.g. "axes[1].bins", or
- *         the product of the bins when it exceeds 2^31); UNSUPPORTED (device points; weights
+ *         the product of the bins when it exceeds 2^31); UNSUPPORTED (device points on a
+ *         context other than one CUDA device, or with weights; weights
  *         on a backend that does not sum them; a forced strategy that cannot count u32 integer
  *         bins); OUT_OF_MEMORY; BACKEND; BUSY (the context is in use; nothing was done).
  */

@@ -132,6 +132,8 @@ void gpuhist_destroy(gpuhist_ctx *ctx)
 {
     if (!ctx)
         return;
+    if (ctx->ops && ctx->ops->nd_release && ctx->nd_state)
+        ctx->ops->nd_release(ctx);
     if (ctx->ops && ctx->ops->close)
         ctx->ops->close(ctx);
     free(ctx->build_log);

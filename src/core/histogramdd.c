@@ -15,8 +15,11 @@
  * weights) counts the N-D histogram, and the counts go to the caller's buffer as they are. The
  * one-shot call is the N-D stream fed once; a stream's result equals the one-shot call's on the
  * concatenation of its chunks, bit for bit (the 1-D stream's guarantee).
- * Limits: product of the bins <= 2^31 (the counting's bin limit); host points; outliers dropped;
- * a stream needs its ranges at begin.
+ * Points in device memory (CUDA, one device, unweighted) are mapped on the device by the
+ * backend's nd_map operation instead (src/cuda/nd_map.cu, the same ndmap.h definitions), and the
+ * 1-D stream counts its device buffer of slots; their auto ranges come from gpuhist_minmax.
+ * Limits: product of the bins <= 2^31 (the counting's bin limit); outliers dropped; a stream
+ * needs its ranges at begin.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "ndmap.h"
@@ -110,6 +113,33 @@ static int on_device(gpuhist_ctx *ctx, const void *p)
     return p && ctx->ops->is_device_pointer && ctx->ops->is_device_pointer(ctx, p);
 }
 
+/* Points in device memory: mapped by the backend's nd_map (CUDA, one device), unweighted. */
+static gpuhist_status check_device_points(gpuhist_ctx *ctx, const gpuhist_points *pts)
+{
+    if (!ctx->ops->nd_map)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                            "points.location: N-D points in device memory need a context of the "
+                            "CUDA backend on one device; copy them to the host for this one");
+    if (pts->weights)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                            "points.weights: weighted N-D histograms of points in device memory "
+                            "are not supported; copy the points and weights to the host");
+    return GPUHIST_OK;
+}
+
+/* Are the points in device memory (given, or detected for AUTO)? */
+static int points_on_device(gpuhist_ctx *ctx, const gpuhist_points *pts)
+{
+    if (pts->location == GPUHIST_MEMORY_DEVICE)
+        return 1;
+    if (pts->location != GPUHIST_MEMORY_AUTO || pts->count == 0)
+        return 0;
+    int device = on_device(ctx, pts->data) || on_device(ctx, pts->weights);
+    for (uint32_t a = 0; !pts->data && a < pts->dims; ++a)
+        device = device || on_device(ctx, pts->columns[a]);
+    return device;
+}
+
 /* The layout of points (everything but the data): dims, dtype, location, weight type. */
 static gpuhist_status check_layout(gpuhist_ctx *ctx, const gpuhist_points *pts)
 {
@@ -125,10 +155,11 @@ static gpuhist_status check_layout(gpuhist_ctx *ctx, const gpuhist_points *pts)
     if ((unsigned)pts->location > GPUHIST_MEMORY_DEVICE)
         return gpuhist_fail(ctx, bad, "points.location: unknown memory location %d",
                             (int)pts->location);
-    if (pts->location == GPUHIST_MEMORY_DEVICE)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
-                            "points.location: N-D histograms read their points in host memory; "
-                            "copy device points to the host first");
+    if (pts->location == GPUHIST_MEMORY_DEVICE) {
+        gpuhist_status st = check_device_points(ctx, pts);
+        if (st != GPUHIST_OK)
+            return st;
+    }
     if (pts->weights && pts->weight_dtype != GPUHIST_F32 && pts->weight_dtype != GPUHIST_F64)
         return gpuhist_fail(ctx, bad, "points.weight_dtype: weights must be f32 or f64, not %s",
                             gpuhist_dtype_name(pts->weight_dtype));
@@ -152,14 +183,20 @@ static gpuhist_status check_data(gpuhist_ctx *ctx, const gpuhist_points *pts)
                                     "points.columns[%u]: NULL with %llu points (and points.data "
                                     "is NULL)",
                                     a, (unsigned long long)pts->count);
-    if (pts->location == GPUHIST_MEMORY_AUTO && pts->count > 0) {
-        int device = on_device(ctx, pts->data) || on_device(ctx, pts->weights);
+    if (pts->location == GPUHIST_MEMORY_AUTO && points_on_device(ctx, pts))
+        return check_device_points(ctx, pts);
+    /* declared device memory is checked: the map kernel would fault on anything else */
+    if (pts->location == GPUHIST_MEMORY_DEVICE && pts->count > 0) {
+        if (pts->data && !on_device(ctx, pts->data))
+            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                "points.data: not device memory of the context's device "
+                                "(points.location is DEVICE)");
         for (uint32_t a = 0; !pts->data && a < dims; ++a)
-            device = device || on_device(ctx, pts->columns[a]);
-        if (device)
-            return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
-                                "points.location: N-D histograms read their points in host "
-                                "memory; copy device points to the host first");
+            if (!on_device(ctx, pts->columns[a]))
+                return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                    "points.columns[%u]: not device memory of the context's "
+                                    "device (points.location is DEVICE)",
+                                    a);
     }
     return GPUHIST_OK;
 }
@@ -216,6 +253,7 @@ struct gpuhist_nd_stream {
     gpuhist_nd_map map;               /* axes' maps; bases and strides are each chunk's */
     double *edges[GPUHIST_MAX_DIMS];  /* each axis's edges (EDGES axes map with them) */
     gpuhist_stream *st;               /* the 1-D count of the joint slots */
+    int device;                       /* points in device memory: mapped by ops->nd_map */
     const void *weighted;             /* non-NULL: weighted (fed with feed_weighted) */
     gpuhist_dtype weight_dtype;
     uint32_t *own;                    /* weighted: the slots of a chunk (no lent buffers) */
@@ -300,7 +338,7 @@ static gpuhist_status nd_open(gpuhist_nd_stream *nd)
 {
     gpuhist_ctx *ctx = nd->ctx;
     gpuhist_samples layout = gpuhist_samples_1d(NULL, GPUHIST_U32, 0);
-    layout.location = GPUHIST_MEMORY_HOST;
+    layout.location = nd->device ? GPUHIST_MEMORY_DEVICE : GPUHIST_MEMORY_HOST;
     layout.weights = nd->weighted;
     layout.weight_dtype = nd->weight_dtype;
     gpuhist_bin_spec spec = gpuhist_bins_integer(nd->map.total, 1);
@@ -328,6 +366,22 @@ static gpuhist_status nd_count(gpuhist_nd_stream *nd, const gpuhist_points *pts)
             map.axis[a].base = pts->columns[a];
             map.axis[a].stride = size;
         }
+    }
+    if (nd->device) {
+        /* the backend maps each piece on the device; the count reads its buffer after it */
+        const uint64_t piece = gpuhist_nd_chunk_points() * 4u;
+        gpuhist_status rc = GPUHIST_OK;
+        for (uint64_t first = 0; rc == GPUHIST_OK && first < pts->count; first += piece) {
+            uint64_t n = pts->count - first < piece ? pts->count - first : piece;
+            const void *slots = NULL;
+            rc = ctx->ops->nd_map(ctx, &map, first, n, &slots);
+            if (rc == GPUHIST_OK && (rc = gpuhist_stream_feed(nd->st, slots, n)) != GPUHIST_OK)
+                snprintf(ctx->error, sizeof ctx->error, "%s", gpuhist_stream_error(nd->st));
+        }
+        if (rc != GPUHIST_OK)
+            return nd_fail(nd, rc);
+        nd->points += pts->count;
+        return GPUHIST_OK;
     }
     const uint64_t chunk = gpuhist_nd_chunk_points();
     const int threads = gpuhist_cpu_threads(ctx);
@@ -444,6 +498,8 @@ gpuhist_status gpuhist_nd_stream_begin(gpuhist_ctx *ctx, const gpuhist_points *l
         rc = check_axes(ctx, layout, axes, 1, &total);
     if (rc == GPUHIST_OK)
         rc = nd_build(ctx, layout, axes, total, &nd);
+    if (rc == GPUHIST_OK)
+        nd->device = layout->location == GPUHIST_MEMORY_DEVICE;
     __atomic_clear(&ctx->busy, __ATOMIC_RELEASE);
     if (rc == GPUHIST_OK && (rc = nd_open(nd)) != GPUHIST_OK)
         nd_free(nd);
@@ -477,6 +533,13 @@ gpuhist_status gpuhist_nd_stream_feed(gpuhist_nd_stream *nd, const gpuhist_point
                           gpuhist_dtype_name(nd->weight_dtype));
     if (rc == GPUHIST_OK)
         rc = check_data(ctx, chunk);
+    if (rc == GPUHIST_OK && chunk->count > 0 && points_on_device(ctx, chunk) != nd->device)
+        rc = gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                          nd->device ? "points: in host memory, but the stream was begun for "
+                                       "points in device memory (points.location DEVICE)"
+                                     : "points: in device memory, but the stream was begun for "
+                                       "points in host memory (begin with points.location "
+                                       "DEVICE)");
     if (rc != GPUHIST_OK)
         return nd_fail(nd, rc);
     return nd_count(nd, chunk);
@@ -509,7 +572,7 @@ const char *gpuhist_nd_stream_error(const gpuhist_nd_stream *nd)
 /* Checks and auto ranges with the context held; the axes' maps in a new N-D stream object. */
 static gpuhist_status prepare(gpuhist_ctx *ctx, const gpuhist_points *pts,
                               const gpuhist_bin_spec *axes, const gpuhist_nd_result *res,
-                              gpuhist_nd_stream **out)
+                              const gpuhist_bin_spec *device_ranges, gpuhist_nd_stream **out)
 {
     const gpuhist_status bad = GPUHIST_ERROR_INVALID_ARGUMENT;
     uint32_t total = 0;
@@ -550,15 +613,64 @@ static gpuhist_status prepare(gpuhist_ctx *ctx, const gpuhist_points *pts,
         probe.axis[a].stride = pts->data ? (size_t)pts->dims * size : size;
         double lo = 0.0, hi = 1.0;
         int found = 0;
-        if (pts->count > 0)
-            gpuhist_nd_minmax(&probe, a, pts->count, threads, &lo, &hi, &found);
-        resolved[a] = gpuhist_bins_from_minmax(axes[a].bins, lo, hi, found);
+        if (device_ranges) {
+            resolved[a] = device_ranges[a];
+        } else {
+            if (pts->count > 0)
+                gpuhist_nd_minmax(&probe, a, pts->count, threads, &lo, &hi, &found);
+            resolved[a] = gpuhist_bins_from_minmax(axes[a].bins, lo, hi, found);
+        }
         if (!isfinite(resolved[a].upper - resolved[a].lower))
             return gpuhist_fail(ctx, bad,
                                 "axes[%u].range: the data's range [%g, %g] overflows a double",
                                 a, resolved[a].lower, resolved[a].upper);
     }
-    return nd_build(ctx, pts, resolved, total, out);
+    st = nd_build(ctx, pts, resolved, total, out);
+    if (st == GPUHIST_OK)
+        (*out)->device = points_on_device(ctx, pts);
+    return st;
+}
+
+/* The auto ranges of points in device memory, found by the backend (gpuhist_minmax, which holds
+ * the context itself) before the call holds it: one histogrammed channel of the interleaved
+ * points (channels up to 4), a strided one-sample-per-row view (more dimensions), or a column. */
+static gpuhist_status device_auto_ranges(gpuhist_ctx *ctx, const gpuhist_points *pts,
+                                         const gpuhist_bin_spec *axes, gpuhist_bin_spec *ranges)
+{
+    const size_t size = gpuhist_dtype_size(pts->dtype);
+    for (uint32_t a = 0; a < pts->dims; ++a) {
+        ranges[a] = axes[a];
+        if (!(axes[a].kind == GPUHIST_BINS_EVEN && axes[a].auto_range))
+            continue;
+        double lo = 0.0, hi = 1.0;
+        int found = 0;
+        if (pts->count > 0) {
+            gpuhist_samples s;
+            if (!pts->data) {
+                s = gpuhist_samples_1d(pts->columns[a], pts->dtype, pts->count);
+            } else if (pts->dims <= GPUHIST_MAX_CHANNELS) {
+                s = gpuhist_samples_1d(pts->data, pts->dtype, pts->count);
+                s.channels = pts->dims;
+                s.channel_mask = 1u << a;
+            } else {
+                s = gpuhist_samples_1d((const unsigned char *)pts->data + (size_t)a * size,
+                                       pts->dtype, 0);
+                s.rows = pts->count;
+                s.row_length = 1;
+                s.row_stride = (size_t)pts->dims * size;
+            }
+            s.location = GPUHIST_MEMORY_DEVICE;
+            gpuhist_status st = gpuhist_minmax(ctx, &s, &lo, &hi, &found);
+            if (st != GPUHIST_OK) {
+                char msg[sizeof ctx->error];
+                snprintf(msg, sizeof msg, "%s", ctx->error);
+                return gpuhist_fail(ctx, st, "axes[%u]: the auto range of device points: %s", a,
+                                    msg);
+            }
+        }
+        ranges[a] = gpuhist_bins_from_minmax(axes[a].bins, lo, hi, found);
+    }
+    return GPUHIST_OK;
 }
 
 gpuhist_status gpuhist_histogramdd(gpuhist_ctx *ctx, const gpuhist_points *points,
@@ -571,8 +683,22 @@ gpuhist_status gpuhist_histogramdd(gpuhist_ctx *ctx, const gpuhist_points *point
     if (__atomic_test_and_set(&ctx->busy, __ATOMIC_ACQUIRE))
         return GPUHIST_ERROR_BUSY;
     ctx->error[0] = '\0';
+    /* Device points' auto ranges come from the backend, which holds the context itself. */
+    gpuhist_bin_spec ranges[GPUHIST_MAX_DIMS];
+    const gpuhist_bin_spec *device_ranges = NULL;
+    if (points && axes && check_layout(ctx, points) == GPUHIST_OK &&
+        check_data(ctx, points) == GPUHIST_OK && points_on_device(ctx, points)) {
+        __atomic_clear(&ctx->busy, __ATOMIC_RELEASE);
+        gpuhist_status st = device_auto_ranges(ctx, points, axes, ranges);
+        if (st != GPUHIST_OK)
+            return st;
+        if (__atomic_test_and_set(&ctx->busy, __ATOMIC_ACQUIRE))
+            return GPUHIST_ERROR_BUSY;
+        ctx->error[0] = '\0';
+        device_ranges = ranges;
+    }
     gpuhist_nd_stream *nd = NULL;
-    gpuhist_status rc = prepare(ctx, points, axes, result, &nd);
+    gpuhist_status rc = prepare(ctx, points, axes, result, device_ranges, &nd);
     __atomic_clear(&ctx->busy, __ATOMIC_RELEASE);
     if (rc != GPUHIST_OK)
         return rc;

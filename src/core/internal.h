@@ -160,6 +160,8 @@ const gpuhist_strategy *gpuhist_select(const gpuhist_ctx *ctx, const gpuhist_pla
 
 /* ---- backends ------------------------------------------------------------------------------------ */
 
+struct gpuhist_nd_map; /* ndmap.h */
+
 typedef struct gpuhist_backend_ops {
     gpuhist_backend id;
     /* Open the device; fill ctx->device_name and ctx->backend_state. NO_DEVICE when absent. */
@@ -210,6 +212,15 @@ typedef struct gpuhist_backend_ops {
     /* Whole requests, taken before any planning by a context that plans and runs them itself:
      * a context of several devices (multi.c). NULL for the backends. */
     const struct gpuhist_request_ops *requests;
+
+    /* N-D points in device memory (histogramdd.c), optional: map points [first, first + n) of
+     * `map` (coordinates in device memory; an EDGES axis's edges on the host) to their joint
+     * slots (ndmap.h) in a device buffer of the backend's, enqueued on the context's stream
+     * ahead of the count that reads them; *slots is that buffer, rewritten by the next call.
+     * nd_release frees the buffers (ctx->nd_state). */
+    gpuhist_status (*nd_map)(gpuhist_ctx *ctx, const struct gpuhist_nd_map *map, uint64_t first,
+                             uint64_t n, const void **slots);
+    void (*nd_release)(gpuhist_ctx *ctx);
 } gpuhist_backend_ops;
 
 /* The public calls as a context of several devices takes them (multi.c), once the context is
@@ -263,6 +274,7 @@ struct gpuhist_ctx {
     void *stream;                        /* CUDA stream (cudaStream_t) */
     int async;
     void *backend_state;                 /* owned by the backend (buffers, queues, programs) */
+    void *nd_state;                      /* the backend's buffers of ops->nd_map, or NULL */
     char device_name[128];
     char note[640];                      /* why AUTO chose this backend */
     char error[512];                     /* last error message */

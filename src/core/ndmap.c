@@ -18,10 +18,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Sentinels while the axes are combined (joint bins are < total <= 2^31). */
-#define ND_OUT 0xfffffffeu
-#define ND_NAN 0xffffffffu
-
 /* Points per thread block: slots and a block of each axis's coordinates stay in cache. */
 #define ND_BLOCK 4096u
 /* Default points per chunk of the map pass (16 MiB of slots). */
@@ -66,20 +62,9 @@ int gpuhist_nd_axis_map(const gpuhist_bin_spec *b, gpuhist_dtype dtype, const do
         for (uint32_t k = 0; k < n; ++k, p += ax->stride) {                                    \
             CTYPE x;                                                                           \
             memcpy(&x, p, sizeof x);                                                           \
-            uint32_t s = SLOT;                                                                 \
-            uint32_t cur = is_first ? 0u : slots[k];                                           \
-            if (s < bins) {                                                                    \
-                if (cur < ND_OUT)                                                              \
-                    cur = cur * bins + s;                                                      \
-            } else if (s == GPUHIST_SLOT_NAN(bins)) {                                          \
-                cur = ND_NAN;                                                                  \
-            } else if (cur != ND_NAN) {                                                        \
-                cur = ND_OUT;                                                                  \
-            }                                                                                  \
+            uint32_t cur = gpuhist_nd_combine(is_first ? 0u : slots[k], SLOT, bins);          \
             if (is_last)                                                                       \
-                cur = cur < ND_OUT    ? cur + 1u                                               \
-                      : cur == ND_OUT ? GPUHIST_ND_SLOT_OUT(total)                             \
-                                      : GPUHIST_ND_SLOT_NAN;                                   \
+                cur = gpuhist_nd_encode(cur, total);                                           \
             slots[k] = cur;                                                                    \
         }                                                                                      \
     }

@@ -13,7 +13,8 @@
  *   total + 1         out   (the counting's overflow)
  *
  * so the counts land in the caller's buffer as they are and the two tallies are the counting's
- * underflow and overflow. Limits: total <= 2^31 (the counting's bin limit); host memory only.
+ * underflow and overflow. Limits: total <= 2^31 (the counting's bin limit). Points in host memory
+ * are mapped here on CPU threads, points in device memory by the backend's nd_map operation.
  */
 #ifndef GPUHIST_NDMAP_H
 #define GPUHIST_NDMAP_H
@@ -46,6 +47,30 @@ typedef struct gpuhist_nd_map {
 /* The slot values of nan and out for a map of `total` joint bins (see the banner). */
 #define GPUHIST_ND_SLOT_NAN 0u
 #define GPUHIST_ND_SLOT_OUT(total) ((uint32_t)(total) + 1u)
+
+/* Sentinels while the axes are combined (joint bins are < total <= 2^31). */
+#define GPUHIST_ND_OUT 0xfffffffeu
+#define GPUHIST_ND_NAN 0xffffffffu
+
+/* The combination of one more axis into a point's running slot `cur` (0 before the first axis):
+ * s is the axis's binmap.h slot of the coordinate among `bins` bins. NaN wins over out. The one
+ * definition for the CPU threads (ndmap.c) and the device map (src/cuda/nd_map.cu). */
+GH_FN gh_u32 gpuhist_nd_combine(gh_u32 cur, gh_u32 s, gh_u32 bins)
+{
+    if (s < bins)
+        return cur < GPUHIST_ND_OUT ? cur * bins + s : cur;
+    if (s == GPUHIST_SLOT_NAN(bins))
+        return GPUHIST_ND_NAN;
+    return cur != GPUHIST_ND_NAN ? GPUHIST_ND_OUT : cur;
+}
+
+/* The running slot after the last axis, encoded as the banner says. */
+GH_FN gh_u32 gpuhist_nd_encode(gh_u32 cur, gh_u32 total)
+{
+    return cur < GPUHIST_ND_OUT    ? cur + 1u
+           : cur == GPUHIST_ND_OUT ? GPUHIST_ND_SLOT_OUT(total)
+                                   : GPUHIST_ND_SLOT_NAN;
+}
 
 /*
  * The one-axis map of a resolved spec (auto range already replaced by its range and last edge

@@ -1411,4 +1411,5 @@ extern "C" const gpuhist_backend_ops gpuhist_cuda_backend = {
     cuda_stream_submit,   cuda_stream_finish, cuda_stream_abort,
     cuda_host_alloc,      cuda_host_free,
     cuda_stream_absorb,   NULL, /* requests: planned here */
+    gpuhist_cuda_nd_map,  gpuhist_cuda_nd_release, /* nd_map.cu */
 };

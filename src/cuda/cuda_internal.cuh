@@ -46,6 +46,10 @@ extern "C" {
  * Strategies needing temporary device memory (sort-rle, per-block partials) call this; the
  * pointer stays valid until the next call with a larger size. */
 gpuhist_status gpuhist_cuda_scratch(gpuhist_ctx *ctx, size_t bytes, void **out);
+/* The backend's nd_map / nd_release operations (nd_map.cu; see internal.h). */
+gpuhist_status gpuhist_cuda_nd_map(gpuhist_ctx *ctx, const struct gpuhist_nd_map *map,
+                                   uint64_t first, uint64_t n, const void **slots);
+void gpuhist_cuda_nd_release(gpuhist_ctx *ctx);
 
 /* Check a CUDA runtime status: on failure record "<what>: <cuda error string>" on ctx and
  * return GPUHIST_ERROR_BACKEND (OUT_OF_MEMORY for cudaErrorMemoryAllocation). */
