@@ -909,17 +909,12 @@ gpuhist_status cuda_stream_begin(gpuhist_ctx *ctx, const gpuhist_plan *plan,
  * whole pixels and are small is counted in place as one span, from its first pixel to its
  * last, gaps included, and the gaps' pixels are then taken back (k_uncount_gaps), instead of
  * compacting the region with a 2-D copy first: a gap of at most a quarter of the row stride
- * costs at most a third more reading, the copy three passes; a small region (a span of at most
- * GH_GAP_SPAN_SMALL bytes) is cheaper to read whole than to copy. The gaps lie inside the caller's
+ * costs at most a third more reading, the copy three passes. The gaps lie inside the caller's
  * image (between its rows), so they may be read. Counts are exact (uint64 counters, every
  * increment of a gap pixel matched by one decrement). */
 /* Counters k_uncount_gaps may total in shared memory (32-bit each, within the 48 KB a launch
  * gets without opting in). */
 #define GH_UNCOUNT_LOCAL 12288u
-
-/* A region whose whole span (gaps included) is at most this many bytes is counted in place
- * whatever its gaps: reading them costs less than a 2-D copy's launch. */
-#define GH_GAP_SPAN_SMALL ((size_t)1 << 20)
 
 struct gap_span {
     gpuhist_plan span;   /* the region as one contiguous run of pixels */
@@ -936,12 +931,10 @@ bool gap_span_of(const gpuhist_plan *plan, gap_span *g)
         plan->row_stride <= row_bytes || (uintptr_t)plan->data % plan->sample_size != 0)
         return false;
     const size_t gap = plan->row_stride - row_bytes;
-    const size_t span_bytes = (plan->rows - 1u) * plan->row_stride + row_bytes;
-    if (gap % pb != 0 || gap / pb > 0xFFFFFFFFu ||
-        (gap > plan->row_stride / 4u && span_bytes > GH_GAP_SPAN_SMALL))
+    if (gap % pb != 0 || gap > plan->row_stride / 4u || gap / pb > 0xFFFFFFFFu)
         return false;
     g->span = *plan;
-    g->span.pixels = span_bytes / pb;
+    g->span.pixels = ((plan->rows - 1u) * plan->row_stride + row_bytes) / pb;
     g->span.rows = 1;
     g->span.row_length = g->span.pixels;
     g->span.row_stride = (size_t)(g->span.pixels * pb);
