@@ -130,6 +130,7 @@ def main():
                     rss.append(m)
                     counting.append(w - st)
                 wall = median(walls)
+                phases = list(last_phases)  # this case's own phase lines (-v), before the tiny runs
                 # the command's fixed cost in this run: the same command on a 4 KiB file of the
                 # same type (process start and exit, CUDA start and teardown, staging set-up)
                 tiny = os.path.join(args.dir, f"{name}-tiny.bin")
@@ -141,7 +142,7 @@ def main():
                                 "-o", os.devnull, tiny]
                 fixed = median([run_measured(tiny_cmd)[0] for _ in range(max(args.reps, 5))])
                 phase = float("nan")
-                for l in last_phases:
+                for l in phases:
                     if "read and count" in l:
                         phase = float(l.split("read and count")[1].split()[0])
                     if "first pass" in l:
@@ -154,7 +155,7 @@ def main():
                     got = np.array([int(l.split(",")[-1]) for l in res.stdout.splitlines()[1:]])
                     ok = "ok" if np.array_equal(got, numpy_counts(path, dtype, bins, label == " auto")) else "MISMATCH"
                 hist_s = median(counting)
-                for l in last_phases:
+                for l in phases:
                     print("  " + l.strip(), flush=True)
                 by_fixed = size / (wall - fixed) / 1e9 if wall > fixed else float("nan")
                 limit = min(x for x in (ceiling or float("inf"), pinned or float("inf")))
