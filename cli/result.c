@@ -1,0 +1,110 @@
+/*
+ * result.c - the arrays a 1-D result is written from: the counts and edges (the sums and the
+ * sums of squares with --weights, --squares), allocated only once the host memory is known to
+ * hold them, and the columns derived from them: NumPy's density (--density) and the running
+ * totals (--cumulative).
+ *
+ * The density's total of weighted sums adds them in NumPy's order (pairwise within buffers of
+ * 8192 values), so it equals NumPy's to the last bit on the same sums.
+ */
+#include "command.h"
+
+#include <stdlib.h>
+
+/* The counts and edges (and with weights the sums, and the sums of squares) are written in
+ * full: check they fit before asking for them (the kernel grants big allocations lazily and
+ * kills the process later instead). */
+int cli_alloc_result(const cli_options *o, const gpuhist_bin_spec *spec, uint64_t **counts,
+                        double **edges, double **sums, double **squares)
+{
+    double arrays = 1.0 + (o->weights ? 1.0 : 0.0) + (o->squares ? 1.0 : 0.0);
+    double need = ((double)spec->bins * o->active * arrays + (double)spec->bins + 1.0) * 8.0;
+    double avail = (double)gpuhist_host_memory_available();
+    if (avail > 0 && need > avail) {
+        char a[32], b[32];
+        cli_format_bytes(a, sizeof a, need);
+        cli_format_bytes(b, sizeof b, avail);
+        return cli_error(CLI_EXIT_FAIL,
+                         "%u bins x %u channel(s): the counts and edges%s need %s of memory, "
+                         "only %s is available (use fewer bins)",
+                         spec->bins, o->active, o->weights ? " and sums" : "", a, b);
+    }
+    const size_t n = (size_t)spec->bins * o->active;
+    *counts = calloc(n, sizeof **counts);
+    *edges = malloc(((size_t)spec->bins + 1) * sizeof **edges);
+    if (o->weights)
+        *sums = calloc(n, sizeof **sums);
+    if (o->squares)
+        *squares = calloc(n, sizeof **squares);
+    if (!*counts || !*edges || (o->weights && !*sums) || (o->squares && !*squares))
+        return cli_error(CLI_EXIT_FAIL, "out of memory for %u bins", spec->bins);
+    return CLI_EXIT_OK;
+}
+
+/* NumPy's pairwise summation of doubles (8 partial sums up to 128 values, halves above). Its
+ * n.sum() applies it to each buffer of 8192 values (np.getbufsize()) and adds the buffers' sums
+ * in order, so a total matches n.sum() bit for bit on the same values. */
+static double pairwise_sum(const double *a, size_t n, size_t stride)
+{
+    if (n < 8) {
+        double r = -0.0;
+        for (size_t i = 0; i < n; ++i)
+            r += a[i * stride];
+        return r;
+    }
+    if (n <= 128) {
+        double r[8];
+        for (int k = 0; k < 8; ++k)
+            r[k] = a[(size_t)k * stride];
+        size_t i = 8;
+        for (; i < n - n % 8; i += 8)
+            for (int k = 0; k < 8; ++k)
+                r[k] += a[(i + (size_t)k) * stride];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; ++i)
+            res += a[i * stride];
+        return res;
+    }
+    size_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwise_sum(a, n2, stride) + pairwise_sum(a + n2 * stride, n - n2, stride);
+}
+
+/* NumPy's density (np.histogram(..., density=True)): n / diff(edges) / n.sum(), channel by
+ * channel, with n the counts (their total an exact integer, converted to double as NumPy's
+ * division does) or the sums of weights (their total by NumPy's pairwise summation). A total of
+ * 0 gives NaN, as in NumPy. */
+void cli_density_of(const gpuhist_result *r, const uint64_t *counts, const double *sums,
+                       const double *edges, double *out)
+{
+    const uint32_t bins = r->bins;
+    for (uint32_t c = 0; c < r->channels; ++c) {
+        const uint64_t *n = counts + (size_t)c * bins;
+        const double *w = sums ? sums + (size_t)c * bins : NULL;
+        double total;
+        if (w) {
+            total = pairwise_sum(w, bins < 8192 ? bins : 8192, 1);
+            for (uint32_t k = 8192; k < bins; k += 8192)
+                total += pairwise_sum(w + k, bins - k < 8192 ? bins - k : 8192, 1);
+        } else {
+            uint64_t t = 0;
+            for (uint32_t i = 0; i < bins; ++i)
+                t += n[i];
+            total = (double)t;
+        }
+        for (uint32_t i = 0; i < bins; ++i) {
+            const double db = edges[i + 1] - edges[i];
+            const double v = w ? w[i] : (double)n[i];
+            out[(size_t)c * bins + i] = v / db / total;
+        }
+    }
+}
+
+void cli_cumulative_of(const gpuhist_result *r, const uint64_t *counts, uint64_t *out)
+{
+    for (uint32_t c = 0; c < r->channels; ++c) {
+        uint64_t t = 0;
+        for (uint32_t i = 0; i < r->bins; ++i)
+            out[(size_t)c * r->bins + i] = t += counts[(size_t)c * r->bins + i];
+    }
+}
