@@ -82,7 +82,8 @@ def run_host(ctx: _context.Context, plan: BinPlan, a: np.ndarray,
         sums = np.empty(plan.bins, np.float64)
         if squares:
             sq = np.empty(plan.bins, np.float64)
-    tallies = ctx.core.histogram(a, *plan.args(), counts, weights, sums, sq)
+    tallies = ctx.core.histogram(a, *plan.args(), counts, weights, sums, sq,
+                                 as_double=plan.as_double)
     return counts, sums, sq, tallies
 
 
@@ -307,7 +308,8 @@ def _device_histogram(dev: _device.DeviceArray, bins: Any, rng: Any, density: An
         # no host synchronisation unless the tallies are needed (automatic range)
         ctx.configure(ctx.strategy, ctx.stream, res.on_device and not plan.auto_range)
         counts = res.empty(plan.bins, np.int64)
-        tallies = ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True,
+        src = dev if plan.as_double is None else _device.as_float64(dev, plan.as_double)
+        tallies = ctx.core.histogram_raw(src.ptr, src.dtype, src.shape, src.strides, True,
                                          *plan.args(), res.pointer(counts), res.on_device)
         if plan.auto_range and (tallies[NAN] or tallies[UNDERFLOW] or tallies[OVERFLOW]):
             raise nonfinite_error(dev.obj)

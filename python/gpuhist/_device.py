@@ -215,3 +215,40 @@ class Results:
         if self.owner == "torch":
             n = n.to(self.xp.float64)
         return n / db / n.sum()
+
+
+def as_float64(dev: DeviceArray, keep: Tuple[int, int]) -> DeviceArray:
+    """NumPy's view of 64-bit integer samples (BinPlan.as_double): a float64 copy on the same
+    device, each sample in [lo, hi] rounded to its nearest double, the others -inf (below lo) or
+    +inf (above hi), made by the array's own library and finished before it returns (this path
+    synchronises). CuPy arrays and torch tensors only."""
+    lo, hi = keep
+    info = np.iinfo(dev.np_dtype)
+    cut = (lo, hi) != (int(info.min), int(info.max))
+    if dev.owner == "cupy":
+        import cupy  # noqa: PLC0415
+
+        with cupy.cuda.Device(dev.device_id):
+            x = dev.obj
+            y = x.astype(cupy.float64)
+            if cut:
+                t = dev.np_dtype.type
+                y = cupy.where(x < t(lo), -np.inf, cupy.where(x > t(hi), np.inf, y))
+            y = cupy.ascontiguousarray(y)
+            cupy.cuda.get_current_stream().synchronize()
+    elif dev.owner == "torch":
+        import torch  # noqa: PLC0415
+
+        x = dev.obj
+        y = x.to(torch.float64)
+        if cut:
+            y = torch.where(x < lo, float("-inf"), torch.where(x > hi, float("inf"), y))
+        y = y.contiguous()
+        torch.cuda.current_stream(dev.device_id).synchronize()
+    else:
+        raise NotImplementedError("gpuhist: 64-bit integers beyond 2^53 on a device array "
+                                  "that is neither CuPy nor torch: NumPy rounds them to float64 "
+                                  "before binning; pass y.astype(float64) or a host array")
+    out = lookup(y)
+    assert out is not None
+    return out

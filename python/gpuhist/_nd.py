@@ -4,9 +4,10 @@ NumPy's rules are resolved here, with NumPy's own functions where they decide a 
 of every axis are exactly numpy.histogramdd's (np.linspace over the range or the data's min and
 max, or the given arrays), the last bin of every axis is closed, and the density is computed by
 NumPy's expression on an array laid out as NumPy's. The library counts the points, in place when
-the sample is C- or Fortran-contiguous. Differences from NumPy (docs/PYTHON.md): sums of weights
-are correctly rounded (NumPy adds in array order), 64-bit integer coordinates are compared
-exactly (NumPy rounds them to float64 beyond 2^53), and edges that repeat a value are refused.
+the sample is C- or Fortran-contiguous. 64-bit integer coordinates are compared as NumPy
+compares them (rounded to float64, when that can matter: a float64 copy of the sample is
+counted). Differences from NumPy (docs/PYTHON.md): sums of weights are correctly rounded (NumPy
+adds in array order), and edges that repeat a value are refused.
 """
 
 from __future__ import annotations
@@ -107,6 +108,21 @@ def _axis_spec(edges: np.ndarray, i: int, lib_dtype: np.dtype, even: Optional[Tu
     return (_EDGES, n, 0.0, 0.0, np.ascontiguousarray(e), 0, True)
 
 
+def _numpy_rounds_int64(dtype: np.dtype, edges: List[np.ndarray]) -> bool:
+    """Whether NumPy's float64 comparisons of 64-bit integer coordinates can differ from the
+    library's exact ones: some axis's edges are not integers (searchsorted then compares in
+    float64) and reach 2^53 in magnitude (below that every integer it meets is a double, and
+    a coordinate beyond 2^53 is beyond every edge, rounded or not)."""
+    if dtype.kind not in "ui" or dtype.itemsize != 8:
+        return False
+    for e in edges:
+        e = np.asarray(e)
+        if e.size and np.result_type(dtype, e.dtype).kind not in "ui" and \
+                float(np.max(np.abs(e.astype(np.float64)))) >= 2.0**53:
+            return True
+    return False
+
+
 def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Optional[bool] = None,
                 weights: Any = None, *, backend: str = "auto", strategy: Optional[str] = None
                 ) -> Tuple[np.ndarray, List[np.ndarray]]:
@@ -151,6 +167,11 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Optiona
         if not (lib.flags.c_contiguous or lib.flags.f_contiguous) or \
                 not lib.dtype.isnative:
             lib = np.ascontiguousarray(lib, dtype=lib.dtype.newbyteorder("="))
+        if _numpy_rounds_int64(lib.dtype, edges):
+            # NumPy places 64-bit integers among float64 edges in float64 (searchsorted in the
+            # common type), where the library would compare them exactly: count the float64
+            # values NumPy compares (a copy, as NumPy's own conversion)
+            lib = lib.astype(np.float64)
         specs = []
         for i in _range(D):
             even = None

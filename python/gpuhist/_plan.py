@@ -43,7 +43,7 @@ class BinPlan:
     of its counts: out[dst] = lib[src] (identity when src is None)."""
 
     __slots__ = ("kind", "bins", "lower", "upper", "edges", "integer_lower", "last_inclusive",
-                 "clamp", "out_bins", "src", "dst", "np_edges", "auto_range")
+                 "clamp", "out_bins", "src", "dst", "np_edges", "auto_range", "as_double")
 
     def __init__(self) -> None:
         self.kind = KIND_EVEN
@@ -59,6 +59,10 @@ class BinPlan:
         self.dst: Optional[np.ndarray] = None
         self.np_edges: Any = None
         self.auto_range = False
+        # 64-bit integer samples binned as NumPy bins them: (lo, hi), the samples NumPy keeps,
+        # each binned as its nearest float64 (_core.Context.histogram's as_double); None: the
+        # library's exact comparisons give NumPy's bins
+        self.as_double: Optional[Tuple[int, int]] = None
 
     def args(self) -> Tuple[int, int, float, float, Optional[np.ndarray], int, bool, bool]:
         """The library's spec, as _core.Context.histogram takes it after the samples."""
@@ -246,6 +250,65 @@ def edges_plan(bin_edges: np.ndarray) -> BinPlan:
     return plan
 
 
+EXACT_DOUBLE_INTEGERS = 2**53  # every integer of magnitude up to 2^53 is a float64
+
+
+def _first_true(lo: int, hi: int, pred: Callable[[int], bool]) -> int:
+    """The least x in [lo, hi] where the monotone pred turns true, hi + 1 if it never does."""
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if pred(mid):
+            hi = mid - 1
+        else:
+            lo = mid + 1
+    return lo
+
+
+def numpy_int64_rule(plan: BinPlan, dtype: np.dtype, outer: Optional[Tuple[Any, Any]],
+                     edge_dtype: Optional[np.dtype] = None) -> Optional[Tuple[int, int]]:
+    """How NumPy bins 64-bit integer samples, where that differs from the library's exact
+    comparisons: plan.as_double's (lo, hi), or None.
+
+    numpy.histogram compares 64-bit integers with float64 edges after rounding them to float64:
+    with even bins (a number of bins or a rule) it keeps the samples x with first_edge <= x <=
+    last_edge (NumPy's comparison of the array with those values: exact for integer values,
+    in float64 for float values) and bins float64(x) of the kept ones; with an array of edges it
+    places float64(x) among them (searchsorted in the common type; exact when the edges are
+    integers of a type that promotes to an integer type). The library compares the integer
+    itself, which gives the same bins as long as every library edge is below 2^53 in
+    magnitude: a sample beyond 2^53 is then beyond every edge whether rounded or not. `outer`:
+    the (first_edge, last_edge) NumPy keeps between (None: an array of edges, or an automatic
+    range, which keeps everything).
+    """
+    if dtype.kind not in "ui" or dtype.itemsize != 8 or plan.bins == 0:
+        return None
+    lib = plan.edges if plan.kind == KIND_EDGES else np.array([plan.lower, plan.upper])
+    if lib is None or float(np.max(np.abs(lib))) < EXACT_DOUBLE_INTEGERS:
+        return None
+    if edge_dtype is not None and np.result_type(dtype, edge_dtype).kind in "ui":
+        return None  # integer edges: NumPy's searchsorted compares exactly too
+    info = np.iinfo(dtype)
+    dmin, dmax = int(info.min), int(info.max)
+    if outer is None:
+        return (dmin, dmax)
+    first_edge, last_edge = outer
+    probe = np.zeros(1, dtype)
+
+    def at_least_first(x: int) -> bool:
+        probe[0] = x
+        return bool((probe >= first_edge)[0])
+
+    def above_last(x: int) -> bool:
+        probe[0] = x
+        return not bool((probe <= last_edge)[0])
+
+    lo = _first_true(dmin, dmax, at_least_first)
+    hi = _first_true(dmin, dmax, above_last) - 1
+    if lo > hi:
+        return (dmax, dmin)  # nothing kept: every sample is below lo or above hi
+    return (lo, hi)
+
+
 def plan_bins(bins: Any, rng: Any, dtype: np.dtype, size: int, weighted: bool,
               finite_minmax: Callable[[], Tuple[Any, Any]],
               rule_bins: Optional[Callable[[str, Any], int]] = None) -> BinPlan:
@@ -265,7 +328,10 @@ def plan_bins(bins: Any, rng: Any, dtype: np.dtype, size: int, weighted: bool,
             # NumPy 2 widens an integer rule's width to at least 1 (the library's rules are
             # NumPy 1's): ceil(delta / width) then stops at ceil(delta)
             n = min(n, max(1, int(math.ceil(float(last_edge) - float(first_edge)))))
-        return even_plan(n, first_edge, last_edge, dtype, auto)
+        plan = even_plan(n, first_edge, last_edge, dtype, auto)
+        plan.as_double = numpy_int64_rule(plan, dtype, None if auto else (first_edge,
+                                                                            last_edge))
+        return plan
     if np.ndim(bins) == 0:
         try:
             n = operator.index(bins)
@@ -274,7 +340,10 @@ def plan_bins(bins: Any, rng: Any, dtype: np.dtype, size: int, weighted: bool,
         if n < 1:
             raise ValueError("`bins` must be positive, when an integer")
         first_edge, last_edge, auto = outer_edges(size, rng, finite_minmax)
-        return even_plan(n, first_edge, last_edge, dtype, auto)
+        plan = even_plan(n, first_edge, last_edge, dtype, auto)
+        plan.as_double = numpy_int64_rule(plan, dtype, None if auto else (first_edge,
+                                                                            last_edge))
+        return plan
     if np.ndim(bins) == 1:
         bin_edges = np.asarray(bins)
         if np.any(bin_edges[:-1] > bin_edges[1:]):
@@ -284,5 +353,7 @@ def plan_bins(bins: Any, rng: Any, dtype: np.dtype, size: int, weighted: bool,
             plan.np_edges = bin_edges
             plan.bins = 0  # nothing to count: NumPy returns an empty histogram
             return plan
-        return edges_plan(bin_edges)
+        plan = edges_plan(bin_edges)
+        plan.as_double = numpy_int64_rule(plan, dtype, None, bin_edges.dtype)
+        return plan
     raise ValueError("`bins` must be 1d, when an array")

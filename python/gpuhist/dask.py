@@ -131,21 +131,24 @@ def _chunks_match(x: tuple, y: tuple) -> bool:
 
 class _Spec:
     """What every chunk's call needs: the backend, strategy, the library's bin spec
-    (Context.histogram's arguments after the samples) and the weight type ('' unweighted).
-    One object in the graph, shared by the chunk tasks."""
+    (Context.histogram's arguments after the samples), the weight type ('' unweighted) and
+    NumPy's rule for 64-bit integers (BinPlan.as_double). One object in the graph, shared by the
+    chunk tasks."""
 
-    __slots__ = ("backend", "strategy", "args", "wname", "bins", "state_words")
+    __slots__ = ("backend", "strategy", "args", "wname", "as_double", "bins", "state_words")
 
-    def __init__(self, backend: str, strategy: Optional[str], args: tuple, wname: str) -> None:
+    def __init__(self, backend: str, strategy: Optional[str], args: tuple, wname: str,
+                 as_double: Optional[Tuple[int, int]] = None) -> None:
         self.backend = backend
         self.strategy = strategy
         self.args = args
         self.wname = wname
+        self.as_double = as_double
         self.bins = int(args[1])
         self.state_words = _core.weight_state_words(self.bins, wname, False) if wname else 0
 
     def __getstate__(self) -> tuple:
-        return (self.backend, self.strategy, self.args, self.wname)
+        return (self.backend, self.strategy, self.args, self.wname, self.as_double)
 
     def __setstate__(self, state: tuple) -> None:
         self.__init__(*state)  # type: ignore[misc]
@@ -172,6 +175,8 @@ def _device_counts(dev: _device.DeviceArray, spec: _Spec) -> Tuple[np.ndarray, t
     ctx = _api._device_context(dev, spec.backend, spec.strategy, None, False)
     res = _device.Results(dev)
     counts = res.empty(spec.bins, np.int64)
+    if spec.as_double is not None:
+        dev = _device.as_float64(dev, spec.as_double)
     tallies = ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True,
                                      *spec.args, res.pointer(counts), res.on_device)
     return res.to_numpy(counts), tallies
@@ -198,10 +203,10 @@ def _chunk_row(block: Any, wblock: Any, spec: _Spec) -> np.ndarray:
             state = np.empty(spec.state_words, np.int64)
             sums = np.empty(spec.bins, np.float64)
             tallies = ctx.core.histogram(a, *spec.args, counts, np.asarray(wblock), sums, None,
-                                         None, state)
+                                         None, state, as_double=spec.as_double)
             row[0, spec.bins + TALLIES:] = state
         else:
-            tallies = ctx.core.histogram(a, *spec.args, counts)
+            tallies = ctx.core.histogram(a, *spec.args, counts, as_double=spec.as_double)
     row[0, spec.bins:spec.bins + TALLIES] = tallies[:TALLIES]
     return row
 
@@ -413,7 +418,8 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Optional[bool]
             db = np.array(np.diff(plan.np_edges), float)
             n = n / db / n.sum()
         return da.from_array(n, chunks=-1), plan.np_edges
-    spec = _Spec(rng_backend, None if strategy == "auto" else strategy, plan.args(), wname)
+    spec = _Spec(rng_backend, None if strategy == "auto" else strategy, plan.args(), wname,
+                 plan.as_double)
     rows = _chunk_rows(da, a, w, spec, "histogram")
     merged = _reduce_rows(da, rows, spec, split_every)
     auto = (rules_dtype, first_pass[0], first_pass[1]) if plan.auto_range and first_pass \

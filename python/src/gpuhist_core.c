@@ -18,6 +18,11 @@
  *    iterator (NpyIter) gathers, byte-swaps and casts BUFFER_SAMPLES samples at a time into a
  *    bounded buffer, and each buffer is fed to a gpuhist stream (gpuhist_stream_feed[_weighted]),
  *    whose result equals one call on the whole array, bit for bit.
+ * 64-bit integers binned as NumPy bins them (histogram's as_double=(lo, hi)): NumPy keeps the
+ * samples in [lo, hi] (its comparison with the outer edges) and bins each kept sample rounded to
+ * float64, where the library compares the integer itself; so such samples are converted here,
+ * AS_DOUBLE_SAMPLES at a time, to their nearest double (-inf below lo, +inf above hi: outliers)
+ * and fed to a float64 stream.
  * The GIL is released while the library counts (and while NpyIter fills buffers, which numeric
  * casts allow).
  *
@@ -51,6 +56,7 @@ static inline PyObject *Py_NewRef(PyObject *o)
 
 /* Samples per buffer of the gathering path: 256 Ki (1-2 MiB of data and weights). */
 #define BUFFER_SAMPLES ((npy_intp)1 << 18)
+#define AS_DOUBLE_SAMPLES ((npy_intp)1 << 16)
 /* Shortest row the region-of-interest path takes; shorter rows go through the buffers (the
  * library walks a ROI row by row, so very short rows cost more than gathering them). */
 #define ROI_MIN_ROW 64
@@ -576,6 +582,54 @@ static int gather_open(gather *g, PyArrayObject *a, gpuhist_dtype dt, PyArrayObj
     return 1;
 }
 
+/* NumPy's treatment of 64-bit integer samples (as_double=(lo, hi)): keep [lo, hi], bin the
+ * kept samples rounded to the nearest double. */
+typedef struct keep_bounds {
+    int on;
+    int is_signed;
+    long long lo, hi;
+    unsigned long long ulo, uhi;
+} keep_bounds;
+
+static int parse_keep_bounds(PyObject *obj, gpuhist_dtype dt, keep_bounds *k)
+{
+    memset(k, 0, sizeof *k);
+    if (obj == Py_None)
+        return 1;
+    if (dt != GPUHIST_I64 && dt != GPUHIST_U64) {
+        PyErr_SetString(PyExc_ValueError, "gpuhist: as_double needs int64 or uint64 samples");
+        return 0;
+    }
+    PyObject *lo, *hi;
+    if (!PyArg_ParseTuple(obj, "OO", &lo, &hi))
+        return 0;
+    k->on = 1;
+    k->is_signed = dt == GPUHIST_I64;
+    if (k->is_signed) {
+        k->lo = PyLong_AsLongLong(lo);
+        k->hi = PyLong_AsLongLong(hi);
+    } else {
+        k->ulo = PyLong_AsUnsignedLongLong(lo);
+        k->uhi = PyLong_AsUnsignedLongLong(hi);
+    }
+    return !PyErr_Occurred();
+}
+
+/* n native aligned samples at src -> their nearest doubles (the C conversion, as NumPy's
+ * astype), -inf below the kept interval and +inf above it. */
+static void convert_kept(const keep_bounds *k, const char *src, npy_intp n, double *out)
+{
+    if (k->is_signed) {
+        const long long *x = (const long long *)(const void *)src;
+        for (npy_intp i = 0; i < n; ++i)
+            out[i] = x[i] < k->lo ? -INFINITY : x[i] > k->hi ? INFINITY : (double)x[i];
+    } else {
+        const unsigned long long *x = (const unsigned long long *)(const void *)src;
+        for (npy_intp i = 0; i < n; ++i)
+            out[i] = x[i] < k->ulo ? -INFINITY : x[i] > k->uhi ? INFINITY : (double)x[i];
+    }
+}
+
 /* minmax(a) -> (min, max, found): the finite min and max as gpuhist_minmax finds them. */
 static PyObject *Context_minmax(ContextObject *self, PyObject *args)
 {
@@ -649,24 +703,28 @@ static PyObject *Context_minmax(ContextObject *self, PyObject *args)
  * sums_squared: float64 of `bins` (sums required with weights); edges_out: float64 of bins + 1;
  * weight_state (with weights): int64 of weight_state_words(bins, weights' library dtype,
  * sums_squared given), receiving the call's exact unrounded sums (result.weight_state).
+ * as_double (int64/uint64 samples): (lo, hi) Python ints: samples outside [lo, hi] are
+ * outliers, the others are binned as their nearest double (NumPy's rule; see the top).
  * Ranges must be explicit (no auto range): the Python layer resolves NumPy's rules first.
  */
 static PyObject *Context_histogram(ContextObject *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"a", "kind", "bins", "lower", "upper", "edges", "integer_lower",
                              "last_inclusive", "clamp", "counts", "weights", "sums",
-                             "sums_squared", "edges_out", "weight_state", NULL};
+                             "sums_squared", "edges_out", "weight_state", "as_double", NULL};
     PyObject *obj, *edges_obj = Py_None, *counts_obj, *weights_obj = Py_None, *sums_obj = Py_None;
     PyObject *sq_obj = Py_None, *edges_out_obj = Py_None, *state_obj = Py_None;
+    PyObject *as_double_obj = Py_None;
     int kind, last_inclusive = 0, clamp = 0;
     unsigned long long bins;
     double lower = 0, upper = 0;
     long long integer_lower = 0;
     if (!check_ctx(self) ||
-        !PyArg_ParseTupleAndKeywords(args, kwds, "OiKddOLppO|OOOOO", kwlist, &obj, &kind, &bins,
-                                     &lower, &upper, &edges_obj, &integer_lower,
+        !PyArg_ParseTupleAndKeywords(args, kwds, "OiKddOLppO|OOOOOO", kwlist, &obj, &kind,
+                                     &bins, &lower, &upper, &edges_obj, &integer_lower,
                                      &last_inclusive, &clamp, &counts_obj, &weights_obj,
-                                     &sums_obj, &sq_obj, &edges_out_obj, &state_obj))
+                                     &sums_obj, &sq_obj, &edges_out_obj, &state_obj,
+                                     &as_double_obj))
         return NULL;
     if (!PyArray_Check(obj)) {
         PyErr_SetString(PyExc_TypeError, "gpuhist: histogram needs a NumPy array");
@@ -675,6 +733,9 @@ static PyObject *Context_histogram(ContextObject *self, PyObject *args, PyObject
     PyArrayObject *a = (PyArrayObject *)obj;
     int dt = host_dtype(a);
     if (dt < 0)
+        return NULL;
+    keep_bounds keep;
+    if (!parse_keep_bounds(as_double_obj, (gpuhist_dtype)dt, &keep))
         return NULL;
     gpuhist_bin_spec spec;
     PyArrayObject *edges_keep = NULL;
@@ -730,7 +791,7 @@ static PyObject *Context_histogram(ContextObject *self, PyObject *args, PyObject
     gpuhist_status st = GPUHIST_OK;
     const char *stream_error = NULL;
     layout l;
-    int direct = PyArray_ISNOTSWAPPED(a) &&
+    int direct = !keep.on && PyArray_ISNOTSWAPPED(a) &&
                  plain_layout(PyArray_BYTES(a), PyArray_NDIM(a), PyArray_DIMS(a),
                               PyArray_STRIDES(a), PyArray_ITEMSIZE(a), w == NULL, &l);
     if (direct && w) {
@@ -758,12 +819,20 @@ static PyObject *Context_histogram(ContextObject *self, PyObject *args, PyObject
         gather g;
         if (!gather_open(&g, a, (gpuhist_dtype)dt, w, wdt))
             goto done;
-        gpuhist_samples lay = gpuhist_samples_1d(NULL, (gpuhist_dtype)dt, 0);
+        double *converted = NULL;
+        if (keep.on && !(converted = PyMem_RawMalloc(AS_DOUBLE_SAMPLES * sizeof(double)))) {
+            NpyIter_Deallocate(g.iter);
+            PyErr_NoMemory();
+            goto done;
+        }
+        gpuhist_samples lay =
+            gpuhist_samples_1d(NULL, keep.on ? GPUHIST_F64 : (gpuhist_dtype)dt, 0);
         lay.location = GPUHIST_MEMORY_HOST;
         if (w) {
             lay.weights = (const void *)&lay; /* any non-NULL value: a weighted stream */
             lay.weight_dtype = wdt;
         }
+        size_t wsize = wdt == GPUHIST_F32 ? 4 : 8;
         gpuhist_stream *stream = NULL;
         NPY_BEGIN_THREADS_DEF;
         if (!g.needs_api)
@@ -771,9 +840,22 @@ static PyObject *Context_histogram(ContextObject *self, PyObject *args, PyObject
         st = gpuhist_stream_begin(self->ctx, &lay, &spec, GPUHIST_MEMORY_HOST, &stream);
         if (st == GPUHIST_OK && g.total > 0) {
             do {
-                st = w ? gpuhist_stream_feed_weighted(stream, g.ptrs[0], g.ptrs[1],
-                                                      (uint64_t)*g.size)
-                       : gpuhist_stream_feed(stream, g.ptrs[0], (uint64_t)*g.size);
+                if (!keep.on) {
+                    st = w ? gpuhist_stream_feed_weighted(stream, g.ptrs[0], g.ptrs[1],
+                                                          (uint64_t)*g.size)
+                           : gpuhist_stream_feed(stream, g.ptrs[0], (uint64_t)*g.size);
+                    continue;
+                }
+                /* the inner loop can be the whole array (GROWINNER without buffering) */
+                for (npy_intp at = 0; st == GPUHIST_OK && at < *g.size; at += AS_DOUBLE_SAMPLES) {
+                    npy_intp n = *g.size - at < AS_DOUBLE_SAMPLES ? *g.size - at
+                                                                  : AS_DOUBLE_SAMPLES;
+                    convert_kept(&keep, g.ptrs[0] + at * 8, n, converted);
+                    st = w ? gpuhist_stream_feed_weighted(stream, converted,
+                                                          g.ptrs[1] + (size_t)at * wsize,
+                                                          (uint64_t)n)
+                           : gpuhist_stream_feed(stream, converted, (uint64_t)n);
+                }
             } while (st == GPUHIST_OK && g.next(g.iter));
         }
         char message[512];
@@ -792,6 +874,7 @@ static PyObject *Context_histogram(ContextObject *self, PyObject *args, PyObject
         }
         NPY_END_THREADS;
         NpyIter_Deallocate(g.iter);
+        PyMem_RawFree(converted);
         if (PyErr_Occurred())
             goto done;
         if (st != GPUHIST_OK) {

@@ -102,3 +102,26 @@ def test_dlpack_only_producer(rng):
     a = rng.integers(0, 256, 100_000, dtype=np.uint8)
     hist, _ = gpuhist.histogram(OnlyDLPack(cp.asarray(a)), 256, (0, 256))
     same_bits(np.asarray(hist), np.histogram(a, 256, (0, 256))[0])  # host counts: NumPy
+
+
+def test_int64_beyond_2_53_on_the_device(rng):
+    # NumPy rounds 64-bit integers to float64 before binning (docs/SEMANTICS.md); a device
+    # array beyond 2^53 is converted on its device and counted as NumPy counts the host copy
+    p53, p63 = 2**53, 2**63
+    base = np.array([p53 + k for k in range(-3, 4)] + [-(p53 + 1), p63 - 1, -p63, 0, 2**60 + 1],
+                    np.int64)
+    a = rng.choice(base, 100_000)
+    for mod in ("cupy", "torch"):
+        try:
+            lib = __import__(mod)
+        except ImportError:
+            print(f"skipping {mod}: not installed")
+            continue
+        need_cuda()
+        d = lib.asarray(a) if mod == "cupy" else lib.from_numpy(a).cuda()
+        for bins, r in [(7, None), (4, (-p53 - 1, p53 + 1)), (5, (0.0, float(p63)))]:
+            hist, edges = gpuhist.histogram(d, bins, r)
+            host = (lambda x: lib.asnumpy(x)) if mod == "cupy" else (lambda x: x.cpu().numpy())
+            want = np.histogram(a, bins, r)
+            same_bits(host(hist), want[0])
+            same_bits(host(edges), want[1])
