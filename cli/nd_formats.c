@@ -1,0 +1,470 @@
+/*
+ * nd_formats.c - an N-D histogram written out: table (the non-empty bins, one per row, with
+ * each axis's bin and its edges), CSV (every bin, row-major: bin index and edges per axis, then
+ * count[, sum, sum_sq, density]), JSON (shape, edges per axis, counts and the other arrays
+ * nested as the shape), npy (counts as a uint64 array of the histogram's shape; the edges of
+ * each axis, the sums and the sums of squares as .npy files beside it); and NumPy's
+ * histogramdd density they carry.
+ *
+ * Rows are built in a 1 MiB buffer from edge strings formatted once per axis, so a
+ * 4096 x 4096 CSV costs little more than its bytes. Values are the shortest decimals that read
+ * back exactly; non-finite ones "nan"/"inf" (JSON: "NaN"/"Infinity" strings).
+ */
+#include "nd.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct nbuf {
+    FILE *f;
+    char *p, *end, *start;
+} nbuf;
+enum { NBUF_SIZE = 1 << 20 };
+
+static void nb_flush(nbuf *b)
+{
+    if (b->p > b->start)
+        fwrite(b->start, 1, (size_t)(b->p - b->start), b->f);
+    b->p = b->start;
+}
+/* Room for n more bytes (n <= NBUF_SIZE). */
+static char *nb_room(nbuf *b, size_t n)
+{
+    if ((size_t)(b->end - b->p) < n)
+        nb_flush(b);
+    return b->p;
+}
+static void nb_put(nbuf *b, const char *s, size_t n)
+{
+    while (n) {
+        size_t k = n < NBUF_SIZE ? n : NBUF_SIZE;
+        char *p = nb_room(b, k);
+        memcpy(p, s, k);
+        b->p += k;
+        s += k;
+        n -= k;
+    }
+}
+static void nb_puts(nbuf *b, const char *s) { nb_put(b, s, strlen(s)); }
+static void nb_printf(nbuf *b, const char *fmt, ...)
+{
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    nb_put(b, tmp, n < 0 ? 0 : (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* A double as text: shortest round-trip; non-finite as "nan"/"inf"/"-inf" (JSON: strings). */
+static size_t value_text(char *buf, double v, int json)
+{
+    if (!isfinite(v)) {
+        const char *w = isnan(v) ? (json ? "\"NaN\"" : "nan")
+                        : v > 0  ? (json ? "\"Infinity\"" : "inf")
+                                 : (json ? "\"-Infinity\"" : "-inf");
+        size_t n = strlen(w);
+        memcpy(buf, w, n + 1);
+        return n;
+    }
+    return cli_shortest_double(buf, v);
+}
+
+/* ---- the histogram object and its formats ------------------------------------------------------ */
+
+typedef struct nd_hist {
+    const gpuhist_nd_result *r;
+    const gpuhist_bin_spec *axes;
+    gpuhist_dtype dtype;
+    const double *sums, *squares, *density;
+    /* per axis: the edge strings, one after another, and where each starts */
+    char *edge_text[GPUHIST_MAX_DIMS];
+    size_t *edge_at[GPUHIST_MAX_DIMS];
+} nd_hist;
+
+static void free_edge_texts(nd_hist *h)
+{
+    for (uint32_t a = 0; a < GPUHIST_MAX_DIMS; ++a) {
+        free(h->edge_text[a]);
+        free(h->edge_at[a]);
+        h->edge_text[a] = NULL;
+        h->edge_at[a] = NULL;
+    }
+}
+
+static int make_edge_texts(nd_hist *h)
+{
+    for (uint32_t a = 0; a < h->r->dims; ++a) {
+        uint32_t n = h->r->bins[a] + 1u;
+        h->edge_text[a] = malloc((size_t)n * 32);
+        h->edge_at[a] = malloc(((size_t)n + 1) * sizeof(size_t));
+        if (!h->edge_text[a] || !h->edge_at[a])
+            return cli_error(CLI_EXIT_FAIL, "out of memory for the edges of axis %u", a);
+        size_t at = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+            h->edge_at[a][i] = at;
+            at += cli_shortest_double(h->edge_text[a] + at, h->r->edges[a][i]);
+        }
+        h->edge_at[a][n] = at;
+    }
+    return CLI_EXIT_OK;
+}
+
+static char *put_edge(char *p, const nd_hist *h, uint32_t a, uint32_t i)
+{
+    size_t s = h->edge_at[a][i], n = h->edge_at[a][i + 1] - s;
+    memcpy(p, h->edge_text[a] + s, n);
+    return p + n;
+}
+
+/* Axis bin indices of joint bin j (row-major, last axis fastest). */
+static void unravel(const gpuhist_nd_result *r, uint64_t j, uint32_t *idx)
+{
+    for (uint32_t a = r->dims; a-- > 0;) {
+        idx[a] = (uint32_t)(j % r->bins[a]);
+        j /= r->bins[a];
+    }
+}
+
+static const char *kind_text(const gpuhist_bin_spec *s, char *buf, size_t size)
+{
+    if (s->kind == GPUHIST_BINS_INTEGER)
+        snprintf(buf, size, "integer bins from %lld", (long long)s->integer_lower);
+    else if (s->kind == GPUHIST_BINS_EDGES)
+        snprintf(buf, size, "explicit edges");
+    else if (s->auto_range)
+        snprintf(buf, size, "even bins over the data's min:max");
+    else
+        snprintf(buf, size, "even bins");
+    return buf;
+}
+
+static void write_table(nbuf *b, const nd_hist *h)
+{
+    const gpuhist_nd_result *r = h->r;
+    char k[64];
+    nb_printf(b, "# %u-D histogram of %s points: %llu points, %llu counted, %llu out of range, "
+                 "%llu NaN\n",
+              r->dims, gpuhist_dtype_name(h->dtype), (unsigned long long)r->total,
+              (unsigned long long)(r->total - r->out - r->nan), (unsigned long long)r->out,
+              (unsigned long long)r->nan);
+    for (uint32_t a = 0; a < r->dims; ++a) {
+        char lo[40], hi[40];
+        cli_format_double(lo, sizeof lo, r->lower[a]);
+        cli_format_double(hi, sizeof hi, r->upper[a]);
+        nb_printf(b, "# axis %u: %u %s, [%s, %s%s\n", a, r->bins[a],
+                  kind_text(&h->axes[a], k, sizeof k), lo, hi,
+                  r->last_edge_inclusive[a] ? "] (last edge inclusive)" : ")");
+    }
+    nb_printf(b, "# %llu bins (", (unsigned long long)r->bins_total);
+    for (uint32_t a = 0; a < r->dims; ++a)
+        nb_printf(b, a ? " x %u" : "%u", r->bins[a]);
+    nb_puts(b, "); the non-empty ones, one per row: each axis's bin and interval, then count");
+    if (h->sums)
+        nb_puts(b, ", sum");
+    if (h->squares)
+        nb_puts(b, ", sum_sq");
+    if (h->density)
+        nb_puts(b, ", density");
+    nb_puts(b, "\n");
+    uint32_t idx[GPUHIST_MAX_DIMS];
+    for (uint64_t j = 0; j < r->bins_total; ++j) {
+        if (!r->counts[j] && !(h->sums && h->sums[j] != 0.0))
+            continue;
+        unravel(r, j, idx);
+        char *p = nb_room(b, (size_t)r->dims * 90 + 3 * 40 + 32);
+        for (uint32_t a = 0; a < r->dims; ++a) {
+            p = cli_put_u64(p, idx[a]);
+            *p++ = ' ';
+            *p++ = '[';
+            p = put_edge(p, h, a, idx[a]);
+            *p++ = ',';
+            *p++ = ' ';
+            p = put_edge(p, h, a, idx[a] + 1);
+            *p++ = (idx[a] + 1 == r->bins[a] && r->last_edge_inclusive[a]) ? ']' : ')';
+            *p++ = ' ';
+            *p++ = ' ';
+        }
+        p = cli_put_u64(p, r->counts[j]);
+        const double *vals[3] = {h->sums, h->squares, h->density};
+        for (int v = 0; v < 3; ++v)
+            if (vals[v]) {
+                *p++ = ' ';
+                p += value_text(p, vals[v][j], 0);
+            }
+        *p++ = '\n';
+        b->p = p;
+    }
+}
+
+static void write_csv(nbuf *b, const nd_hist *h)
+{
+    const gpuhist_nd_result *r = h->r;
+    for (uint32_t a = 0; a < r->dims; ++a)
+        nb_printf(b, "%sbin%u,lower%u,upper%u", a ? "," : "", a, a, a);
+    nb_puts(b, ",count");
+    if (h->sums)
+        nb_puts(b, ",sum");
+    if (h->squares)
+        nb_puts(b, ",sum_sq");
+    if (h->density)
+        nb_puts(b, ",density");
+    nb_puts(b, "\n");
+    uint32_t idx[GPUHIST_MAX_DIMS];
+    const double *vals[3] = {h->sums, h->squares, h->density};
+    for (uint64_t j = 0; j < r->bins_total; ++j) {
+        unravel(r, j, idx);
+        char *p = nb_room(b, (size_t)r->dims * 80 + 3 * 40 + 32);
+        for (uint32_t a = 0; a < r->dims; ++a) {
+            if (a)
+                *p++ = ',';
+            p = cli_put_u64(p, idx[a]);
+            *p++ = ',';
+            p = put_edge(p, h, a, idx[a]);
+            *p++ = ',';
+            p = put_edge(p, h, a, idx[a] + 1);
+        }
+        *p++ = ',';
+        p = cli_put_u64(p, r->counts[j]);
+        for (int v = 0; v < 3; ++v)
+            if (vals[v]) {
+                *p++ = ',';
+                p += value_text(p, vals[v][j], 0);
+            }
+        *p++ = '\n';
+        b->p = p;
+    }
+}
+
+/* An array of the histogram's shape as nested JSON arrays. */
+static void json_nested(nbuf *b, const gpuhist_nd_result *r, const uint64_t *u, const double *d)
+{
+    uint32_t idx[GPUHIST_MAX_DIMS];
+    uint32_t D = r->dims;
+    for (uint64_t j = 0; j < r->bins_total; ++j) {
+        unravel(r, j, idx);
+        /* open a bracket for every axis whose index restarts here */
+        uint32_t opens = 0;
+        while (opens < D && idx[D - 1 - opens] == 0)
+            ++opens;
+        char *p = nb_room(b, 64);
+        if (j > 0)
+            *p++ = ',';
+        for (uint32_t k = 0; k < (j == 0 ? D : opens); ++k)
+            *p++ = '[';
+        if (u)
+            p = cli_put_u64(p, u[j]);
+        else
+            p += value_text(p, d[j], 1);
+        /* close one for every axis whose index ends here */
+        uint32_t closes = 0;
+        while (closes < D && idx[D - 1 - closes] + 1 == r->bins[D - 1 - closes])
+            ++closes;
+        for (uint32_t k = 0; k < closes; ++k)
+            *p++ = ']';
+        b->p = p;
+    }
+}
+
+static void write_json(nbuf *b, const nd_hist *h)
+{
+    const gpuhist_nd_result *r = h->r;
+    nb_printf(b, "{\"dims\": %u, \"shape\": [", r->dims);
+    for (uint32_t a = 0; a < r->dims; ++a)
+        nb_printf(b, a ? ", %u" : "%u", r->bins[a]);
+    nb_printf(b, "], \"dtype\": \"%s\", \"edges\": [", gpuhist_dtype_name(h->dtype));
+    for (uint32_t a = 0; a < r->dims; ++a) {
+        nb_puts(b, a ? ", [" : "[");
+        for (uint32_t i = 0; i <= r->bins[a]; ++i) {
+            char *p = nb_room(b, 40);
+            if (i)
+                *p++ = ',';
+            p = put_edge(p, h, a, i);
+            b->p = p;
+        }
+        nb_puts(b, "]");
+    }
+    nb_puts(b, "], \"last_edge_inclusive\": [");
+    for (uint32_t a = 0; a < r->dims; ++a)
+        nb_printf(b, "%s%s", a ? ", " : "", r->last_edge_inclusive[a] ? "true" : "false");
+    nb_puts(b, "],\n\"counts\": ");
+    json_nested(b, r, r->counts, NULL);
+    const double *vals[3] = {h->sums, h->squares, h->density};
+    const char *names[3] = {"sums", "sums_squared", "density"};
+    for (int v = 0; v < 3; ++v)
+        if (vals[v]) {
+            nb_printf(b, ",\n\"%s\": ", names[v]);
+            json_nested(b, r, NULL, vals[v]);
+        }
+    nb_printf(b, ",\n\"out\": %llu, \"nan\": %llu, \"total\": %llu, \"backend\": \"%s\", "
+                 "\"strategy\": \"%s\", \"seconds\": %.6f}\n",
+              (unsigned long long)r->out, (unsigned long long)r->nan,
+              (unsigned long long)r->total, gpuhist_backend_name(r->backend),
+              r->strategy ? r->strategy : "?", r->seconds);
+}
+
+/* .npy format 1.0 (2.0 when the header outgrows 65535 bytes: never here). */
+static void npy_header(nbuf *b, const char *descr, const gpuhist_nd_result *r, int edges_axis)
+{
+    char shape[GPUHIST_MAX_DIMS * 14 + 8];
+    size_t n = 0;
+    shape[n++] = '(';
+    if (edges_axis >= 0) {
+        n += (size_t)snprintf(shape + n, sizeof shape - n, "%u,", r->bins[edges_axis] + 1u);
+    } else {
+        for (uint32_t a = 0; a < r->dims; ++a)
+            n += (size_t)snprintf(shape + n, sizeof shape - n, r->dims == 1 ? "%u," : a ? ", %u"
+                                                                                      : "%u",
+                                  r->bins[a]);
+    }
+    shape[n++] = ')';
+    shape[n] = 0;
+    char dict[256];
+    int d = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
+                     descr, shape);
+    int pad = (64 - (10 + d + 1) % 64) % 64;
+    int hlen = d + pad + 1;
+    char pre[10] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, (char)(hlen & 0xff), (char)(hlen >> 8)};
+    nb_put(b, pre, sizeof pre);
+    nb_put(b, dict, (size_t)d);
+    for (int i = 0; i < pad; ++i)
+        nb_put(b, " ", 1);
+    nb_put(b, "\n", 1);
+}
+
+static void put_words(nbuf *b, const void *words, uint64_t n)
+{
+    if (cli_host_little_endian()) {
+        nb_put(b, words, (size_t)n * 8);
+        return;
+    }
+    const unsigned char *w = words;
+    for (uint64_t i = 0; i < n; ++i) {
+        char *p = nb_room(b, 8);
+        for (int k = 0; k < 8; ++k)
+            p[k] = (char)w[8 * i + 7 - k];
+        b->p = p + 8;
+    }
+}
+
+/* Array `what` as a .npy file: -1 the counts, 0..dims-1 the edges of that axis,
+ * GPUHIST_MAX_DIMS the sums, GPUHIST_MAX_DIMS + 1 the sums of squares. */
+static void write_npy(nbuf *b, FILE *f, const nd_hist *h, int what)
+{
+    b->f = f;
+    const gpuhist_nd_result *r = h->r;
+    if (what < 0) {
+        npy_header(b, "<u8", r, -1);
+        put_words(b, r->counts, r->bins_total);
+    } else if (what < GPUHIST_MAX_DIMS) {
+        npy_header(b, "<f8", r, what);
+        put_words(b, r->edges[what], r->bins[what] + 1u);
+    } else {
+        npy_header(b, "<f8", r, -1);
+        put_words(b, what == GPUHIST_MAX_DIMS ? h->sums : h->squares, r->bins_total);
+    }
+    nb_flush(b);
+}
+
+/* NumPy's histogramdd density: the counts (or sums) divided by each axis's bin widths in turn
+ * (axis 0 first), then by their total: the exact integer count, or the sums' total as NumPy's
+ * sum() adds them: in C order, through its iterator's buffer of 8192 values (np.getbufsize()),
+ * each buffer summed pairwise (8 accumulators up to 128 values, halves above) and the buffers'
+ * sums added in order (checked against NumPy 1.24 on shapes of up to 63000 bins). A total of 0
+ * gives NaN. */
+static double pairwise(const double *a, uint64_t n)
+{
+    if (n < 8) {
+        double s = -0.0;
+        for (uint64_t i = 0; i < n; ++i)
+            s += a[i];
+        return s;
+    }
+    if (n <= 128) {
+        double r[8];
+        for (int k = 0; k < 8; ++k)
+            r[k] = a[k];
+        uint64_t i = 8;
+        for (; i < n - n % 8; i += 8)
+            for (int k = 0; k < 8; ++k)
+                r[k] += a[i + (uint64_t)k];
+        double s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; ++i)
+            s += a[i];
+        return s;
+    }
+    uint64_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwise(a, n2) + pairwise(a + n2, n - n2);
+}
+
+void cli_nd_density_of(const gpuhist_nd_result *r, const double *sums, double *out)
+{
+    double total;
+    if (sums) {
+        const uint64_t block = 8192;
+        total = pairwise(sums, r->bins_total < block ? r->bins_total : block);
+        for (uint64_t k = block; k < r->bins_total; k += block)
+            total += pairwise(sums + k, r->bins_total - k < block ? r->bins_total - k : block);
+    } else {
+        uint64_t t = 0;
+        for (uint64_t j = 0; j < r->bins_total; ++j)
+            t += r->counts[j];
+        total = (double)t;
+    }
+    uint32_t idx[GPUHIST_MAX_DIMS];
+    for (uint64_t j = 0; j < r->bins_total; ++j) {
+        unravel(r, j, idx);
+        double v = sums ? sums[j] : (double)r->counts[j];
+        for (uint32_t a = 0; a < r->dims; ++a)
+            v = v / (r->edges[a][idx[a] + 1] - r->edges[a][idx[a]]);
+        out[j] = v / total;
+    }
+}
+
+int cli_nd_write(FILE *f, cli_format fmt, const gpuhist_nd_result *r,
+                 const gpuhist_bin_spec *axes, gpuhist_dtype dtype, const double *sums,
+                 const double *squares, const double *density, FILE *const *sides)
+{
+    nd_hist h;
+    memset(&h, 0, sizeof h);
+    h.r = r;
+    h.axes = axes;
+    h.dtype = dtype;
+    h.sums = sums;
+    h.squares = squares;
+    h.density = density;
+    int rc;
+    if (fmt != CLI_FMT_NPY && (rc = make_edge_texts(&h))) {
+        free_edge_texts(&h);
+        return rc;
+    }
+    nbuf b = {f, NULL, NULL, NULL};
+    b.start = b.p = malloc(NBUF_SIZE);
+    if (!b.start) {
+        free_edge_texts(&h);
+        return cli_error(CLI_EXIT_FAIL, "out of memory");
+    }
+    b.end = b.start + NBUF_SIZE;
+    const uint32_t dims = r->dims;
+    if (fmt == CLI_FMT_NPY) {
+        write_npy(&b, f, &h, -1);
+        for (uint32_t a = 0; a < dims + 2u; ++a)
+            if (sides[a])
+                write_npy(&b, sides[a], &h,
+                          a < dims ? (int)a : a == dims ? GPUHIST_MAX_DIMS : GPUHIST_MAX_DIMS + 1);
+    } else {
+        if (fmt == CLI_FMT_CSV)
+            write_csv(&b, &h);
+        else if (fmt == CLI_FMT_JSON)
+            write_json(&b, &h);
+        else
+            write_table(&b, &h);
+        nb_flush(&b);
+    }
+    free(b.start);
+    free_edge_texts(&h);
+    return CLI_EXIT_OK;
+}
