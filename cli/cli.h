@@ -46,14 +46,6 @@ int cli_host_little_endian(void);
 
 /* Shortest decimal that reads back as exactly `v` (%.17g at worst). buf >= 32 bytes. */
 void cli_format_double(char *buf, size_t size, double v);
-/* Check bin edges: at least 2 and at most max_bins + 1 of them, finite, strictly increasing;
- * `name` starts each message. @return CLI_EXIT_* (message printed). */
-int cli_check_edges(const char *name, const double *e, uint64_t n, uint64_t max_bins);
-/* Bin edges from "E0,E1,..." (commas, white space around the numbers; an empty item refused) or
- * "@FILE" (read like --text input), checked by cli_check_edges. Messages start with `name` (with
- * the file's name for a file). *edges malloc'd. @return CLI_EXIT_* (message printed). */
-int cli_parse_edges(const char *arg, const char *name, uint64_t max_bins, double **edges,
-                    uint32_t *bins);
 /* "64.0 MiB" */
 void cli_format_bytes(char *buf, size_t size, double bytes);
 
@@ -104,6 +96,17 @@ typedef struct cli_progress {
 void cli_progress_start(cli_progress *p, int enabled, const char *label, double total);
 void cli_progress_update(cli_progress *p, double done);
 void cli_progress_end(cli_progress *p);
+
+/* ---- edges.c --------------------------------------------------------------------------------- */
+
+/* Check bin edges: at least 2 and at most max_bins + 1 of them, finite, strictly increasing;
+ * `name` starts each message. @return CLI_EXIT_* (message printed). */
+int cli_check_edges(const char *name, const double *e, uint64_t n, uint64_t max_bins);
+/* Bin edges from "E0,E1,..." (commas, white space around the numbers; an empty item refused) or
+ * "@FILE" (read like --text input), checked by cli_check_edges. Messages start with `name` (with
+ * the file's name for a file). *edges malloc'd. @return CLI_EXIT_* (message printed). */
+int cli_parse_edges(const char *arg, const char *name, uint64_t max_bins, double **edges,
+                    uint32_t *bins);
 
 /* ---- shortest.c ------------------------------------------------------------------------------ */
 
@@ -427,7 +430,7 @@ const char *cli_mpi_error(char *buf, size_t size);
 
 /* ---- nd.c ------------------------------------------------------------------------------------ */
 
-/* The options of an N-D histogram (--dims), as main.c parsed them; the per-axis lists are the
+/* The options of an N-D histogram (--dims), as options.c parsed them; the per-axis lists are the
  * option values as given ("256,256", "0:1,0:1", "0,1,2;0,5,10"). */
 typedef struct cli_nd_options {
     uint32_t dims;            /* --dims N */
