@@ -96,14 +96,23 @@ typedef enum gpuhist_dtype {
     GPUHIST_I64,
     GPUHIST_F32,
     GPUHIST_F64,
+    GPUHIST_F16,  /* IEEE binary16 (NumPy's float16) */
+    GPUHIST_BF16, /* bfloat16: the upper 16 bits of a float32 */
     GPUHIST_DTYPE_COUNT
 } gpuhist_dtype;
+/*
+ * Half-precision samples are widened exactly to float and binned as f32 samples are, with one
+ * difference for F16: EVEN edges are rounded to float16 (NumPy's edges for float16 data), not to
+ * float32. BF16 samples follow the f32 rules exactly (NumPy has no bfloat16). NaN is never binned,
+ * as for every float type (docs/SEMANTICS.md, "Half precision").
+ */
 
-/** @return "u8", "i8", ... "f64"; "?" for an out-of-range value. */
+/** @return "u8", "i8", ... "f64", "f16", "bf16"; "?" for an out-of-range value. */
 GPUHIST_API const char *gpuhist_dtype_name(gpuhist_dtype dtype);
 /** @return the size of one sample in bytes, 0 for an out-of-range value. */
 GPUHIST_API size_t gpuhist_dtype_size(gpuhist_dtype dtype);
-/** Parse "u8".."f64" (also "uint8", "float32", ...). @return 1 on success, 0 if unknown. */
+/** Parse "u8".."f64", "f16", "bf16" (also "uint8", "float32", "float16", "bfloat16", ...).
+ * @return 1 on success, 0 if unknown. */
 GPUHIST_API int gpuhist_dtype_parse(const char *name, gpuhist_dtype *out);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -535,6 +544,14 @@ GPUHIST_API const char *gpuhist_stream_error(const gpuhist_stream *stream);
  * come from gpuhist_minmax on the device.
  * Limits: the product of the axes' bins at most 2^31; device points only on one CUDA device and
  * without weights.
+ * Parts: N-D histograms counted apart (chunks on Dask workers, files, ranks) with the same axes
+ * merge exactly: counts, out, nan and total add; weighted parts return result.weight_state, a
+ * 1-D weight state of B = bins_total bins and one channel (gpuhist_weight_state_words(B, 1,
+ * weight_dtype, sums_squared != NULL) int64; its bins are the joint bins in row-major order, its
+ * underflow and overflow slots hold the weights of the nan and out points), merged with
+ * gpuhist_weight_state_add(into, from, B, 1, ...) and rounded with gpuhist_weight_state_sums(
+ * state, B, 1, weight_dtype, squares, GPUHIST_OUTLIERS_DROP, sums, sums_squared) into the sums
+ * one call over all the points gives, bit for bit.
  */
 #define GPUHIST_MAX_DIMS 8
 
@@ -559,6 +576,9 @@ typedef struct gpuhist_nd_result {
     double *edges[GPUHIST_MAX_DIMS];        /* optional, per axis: bins + 1 edges used */
     double *sums;                           /* with weights (required): bins_total sums */
     double *sums_squared;                   /* optional, with weights: sums of squares */
+    int64_t *weight_state;                  /* optional, with weights: receives the exact,
+                                               unrounded sums, a state of bins_total bins and
+                                               one channel ("Exact parts"; see below) */
     /* out */
     uint32_t dims;
     uint32_t bins[GPUHIST_MAX_DIMS];        /* per axis */

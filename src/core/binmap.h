@@ -14,13 +14,15 @@
  *
  * Edges (docs/SEMANTICS.md, Bins; NumPy's rules):
  *   EVEN:    d[i] = lower + i * ((upper - lower) / bins) computed in double for 0 <= i < bins,
- *            d[bins] = upper, then rounded to the edge type: float for f32 samples, double for all
+ *            d[bins] = upper, then rounded to the edge type: float for f32 and bf16 samples,
+ *            float16 for f16 samples (held as floats: every float16 is one), double for all
  *            other types. (NumPy's linspace: when the step underflows to 0 it computes
  *            (i / bins) * (upper - lower) + lower instead; so do we.)
  *   EDGES:   the caller's doubles.
  *   INTEGER: bin = x - lower for integer x in [lower, lower + bins).
  * A sample x is in bin i iff E[i] <= x < E[i+1], compared exactly: 64-bit integers are compared
- * with double edges without rounding the integer.
+ * with double edges without rounding the integer; f16 and bf16 samples are widened exactly to
+ * float (gpuhist_f16_to_f32, gpuhist_bf16_to_f32) and then mapped as f32 samples.
  *
  * Fast and exact even binning: estimate i from (x - lower) * scale, then fix it by comparing x
  * with the true edges E[i] and E[i+1]. A multiply alone is sometimes one bin off (NumPy corrects
@@ -51,6 +53,7 @@ typedef int gh_i32;
 #define GH_FLOOR(x) floor(x)
 #else
 #include <stdint.h>
+#include <string.h>
 #include <math.h>
 typedef uint64_t gh_u64;
 typedef int64_t gh_i64;
@@ -97,6 +100,8 @@ typedef int32_t gh_i32;
 #define GH_DT_I64 7
 #define GH_DT_F32 8
 #define GH_DT_F64 9
+#define GH_DT_F16 10
+#define GH_DT_BF16 11
 
 /*
  * Everything a kernel needs to map a sample, apart from the explicit edge array (passed
@@ -118,9 +123,67 @@ typedef struct gpuhist_binmap {
     gh_u32 bins;       /* >= 1 */
     gh_i32 last_inclusive; /* EVEN/EDGES: x == last edge goes to bin bins-1 */
     gh_i32 step_is_zero;   /* EVEN: NumPy's linspace fallback (denormal ranges) */
-    gh_i32 edge_is_f32;    /* EVEN: edges are rounded to float (f32 samples) */
-    gh_i32 pad_;
+    gh_i32 edge_is_f32;    /* EVEN: edges are float values (f32, f16 and bf16 samples) */
+    gh_i32 edge_is_f16;    /* EVEN: ...rounded to float16, not to float32 (f16 samples) */
 } gpuhist_binmap;
+
+/* ---- half-precision samples --------------------------------------------------------------------- */
+
+/* The float whose bit pattern is u. */
+GH_FN float gpuhist_float_from_bits(gh_u32 u)
+{
+#if defined(__OPENCL_VERSION__)
+    return as_float(u);
+#elif defined(__CUDA_ARCH__)
+    return __uint_as_float(u);
+#else
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+#endif
+}
+
+/* The float16 of bit pattern h (low 16 bits), widened exactly to float: every float16 value,
+ * subnormals included, is a normal float; infinities stay infinite, NaN stays NaN. */
+GH_FN float gpuhist_f16_to_f32(gh_u32 h)
+{
+    const gh_u32 sign = (h & 0x8000u) << 16;
+    const gh_u32 e = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+    if (e == 0x1fu)
+        return gpuhist_float_from_bits(sign | 0x7f800000u | (mant << 13));
+    if (e == 0u) {
+        /* subnormal: mant * 2^-24, exact in float (an integer below 2^10 times a power of 2) */
+        const float v = (float)mant * 5.9604644775390625e-08f;
+        return sign ? -v : v;
+    }
+    return gpuhist_float_from_bits(sign | ((e + 112u) << 23) | (mant << 13));
+}
+
+/* The bfloat16 of bit pattern h (low 16 bits) as a float: its upper half, exactly. */
+GH_FN float gpuhist_bf16_to_f32(gh_u32 h)
+{
+    return gpuhist_float_from_bits((h & 0xffffu) << 16);
+}
+
+/* d rounded to the nearest float16 (ties to even, as NumPy's astype(float16) rounds a double),
+ * returned as the float holding that value; +-inf beyond the float16 range (|d| >= 65520). Edges
+ * only: d is finite. */
+GH_FN float gpuhist_round_f16(double d)
+{
+    const double a = d < 0.0 ? -d : d;
+    float f;
+    if (!(a < 65520.0)) {
+        f = gpuhist_float_from_bits(0x7f800000u);
+    } else if (a < 6.103515625e-05) {
+        /* below 2^-14 float16 is subnormal: a multiple of 2^-24; the scalings are exact */
+        f = (float)(rint(a * 16777216.0) / 16777216.0);
+    } else {
+        /* a in [2^k, 2^(k+1)), k in [-14, 15]: 11 significant bits, a multiple of 2^(k-10) */
+        const int k = ilogb(a);
+        f = (float)ldexp(rint(ldexp(a, 10 - k)), k - 10);
+    }
+    return d < 0.0 ? -f : f;
+}
 
 /* ---- EVEN edges -------------------------------------------------------------------------------- */
 
@@ -134,10 +197,12 @@ GH_FN double gpuhist_even_edge_f64(const gpuhist_binmap *m, gh_u32 i)
     return GH_ADD(GH_MUL((double)i, m->step), m->lower);
 }
 
-/* E[i] of an EVEN spec rounded to float (the edges of f32 samples). */
+/* E[i] of an EVEN spec rounded to float (the edges of f32 and bf16 samples), or to float16 (f16
+ * samples: edge_is_f16). */
 GH_FN float gpuhist_even_edge_f32(const gpuhist_binmap *m, gh_u32 i)
 {
-    return (float)gpuhist_even_edge_f64(m, i);
+    const double e = gpuhist_even_edge_f64(m, i);
+    return m->edge_is_f16 ? gpuhist_round_f16(e) : (float)e;
 }
 
 /* ---- exact comparison of 64-bit integers with doubles ------------------------------------------ */
@@ -369,13 +434,17 @@ GH_FN gh_u32 gpuhist_slot_u64(const gpuhist_binmap *m, GH_EDGES_SPACE const doub
     return i;
 }
 
-/* Slot of the 8- or 16-bit value whose bit pattern is v (u8/i8/u16/i16): the fold of a value
- * histogram into bins, used by the strategies that count raw values. */
+/* Slot of the 8- or 16-bit value whose bit pattern is v (u8/i8/u16/i16/f16/bf16): the fold of a
+ * value histogram into bins, used by the strategies that count raw values. */
 GH_FN gh_u32 gpuhist_slot_small_value(const gpuhist_binmap *m, GH_EDGES_SPACE const double *edges,
                                       gh_u32 v)
 {
     gh_i64 x;
     switch (m->dtype) {
+    case GH_DT_F16:
+        return gpuhist_slot_f32(m, edges, gpuhist_f16_to_f32(v & 0xffffu));
+    case GH_DT_BF16:
+        return gpuhist_slot_f32(m, edges, gpuhist_bf16_to_f32(v));
     case GH_DT_I8:
         x = (gh_i64)(v & 0xffu) - ((v & 0x80u) ? 256 : 0);
         break;

@@ -40,6 +40,8 @@ uint32_t gpuhist_small_value_count(gpuhist_dtype dtype)
         return 256u;
     case GPUHIST_U16:
     case GPUHIST_I16:
+    case GPUHIST_F16:
+    case GPUHIST_BF16:
         return 65536u;
     default:
         return 0u;
@@ -174,6 +176,8 @@ gpuhist_sample_value gpuhist_read_sample(gpuhist_dtype dtype, const void *p)
     case GPUHIST_U64: { uint64_t v; memcpy(&v, p, 8); x.u = v; x.is_unsigned64 = 1; break; }
     case GPUHIST_F32: { float v; memcpy(&v, p, 4); x.f = v; x.is_float = 1; break; }
     case GPUHIST_F64: { double v; memcpy(&v, p, 8); x.f = v; x.is_float = 1; break; }
+    case GPUHIST_F16: { uint16_t v; memcpy(&v, p, 2); x.f = gpuhist_f16_to_f32(v); x.is_float = 1; break; }
+    case GPUHIST_BF16: { uint16_t v; memcpy(&v, p, 2); x.f = gpuhist_bf16_to_f32(v); x.is_float = 1; break; }
     default: break;
     }
     return x;
@@ -194,6 +198,8 @@ uint32_t gpuhist_slot_of(const gpuhist_plan *plan, const void *p)
     case GPUHIST_I64: { int64_t v; memcpy(&v, p, 8); return gpuhist_slot_i64(m, e, v); }
     case GPUHIST_F32: { float v; memcpy(&v, p, 4); return gpuhist_slot_f32(m, e, v); }
     case GPUHIST_F64: { double v; memcpy(&v, p, 8); return gpuhist_slot_f64(m, e, v); }
+    case GPUHIST_F16: { uint16_t v; memcpy(&v, p, 2); return gpuhist_slot_f32(m, e, gpuhist_f16_to_f32(v)); }
+    case GPUHIST_BF16: { uint16_t v; memcpy(&v, p, 2); return gpuhist_slot_f32(m, e, gpuhist_bf16_to_f32(v)); }
     default: return GPUHIST_SLOT_NAN(plan->bins);
     }
 }

@@ -171,7 +171,9 @@ static double below_minus(double b, double n)
     return -INFINITY;
 }
 
-/* The f32 domain: float edges, f = fl32(fl32(x - lower_f) * scale_f). */
+/* The f32 domain: float edges, f = fl32(fl32(x - lower_f) * scale_f). f16 and bf16 samples are
+ * floats too (widened): their edges are binmap.h's (float16 values for f16), and a certificate
+ * over every float below and above each edge covers them. */
 static void certify_f32(const gpuhist_binmap *m, gpuhist_fe_cert *c)
 {
     refuse(c, 1);
@@ -193,7 +195,7 @@ static void certify_f32(const gpuhist_binmap *m, gpuhist_fe_cert *c)
             const double ed = gpuhist_even_edge_f64(m, i);
             if (tiny_f64(ed, -120))
                 return;
-            E = (float)ed;
+            E = m->edge_is_f16 ? gpuhist_round_f16(ed) : (float)ed;
         }
         if (!(E >= prev))
             return;
@@ -336,7 +338,7 @@ void gpuhist_fe_certify(const gpuhist_binmap *m, gpuhist_fe_cert *c)
 typedef struct fe_key {
     double lower, upper, step, delta, scale;
     float lower_f, upper_f, scale_f;
-    gh_i32 kind, step_is_zero, edge_is_f32;
+    gh_i32 kind, step_is_zero, edge_is_f32, edge_is_f16;
     gh_u32 bins;
 } fe_key;
 
@@ -354,6 +356,7 @@ static void key_of(const gpuhist_binmap *m, fe_key *k)
     k->kind = m->kind;
     k->step_is_zero = m->step_is_zero;
     k->edge_is_f32 = m->edge_is_f32;
+    k->edge_is_f16 = m->edge_is_f16;
     k->bins = m->bins;
 }
 

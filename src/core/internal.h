@@ -69,7 +69,8 @@ typedef struct gpuhist_plan {
 /* int64 words of a plan's whole weight accumulator (0 unweighted). */
 size_t gpuhist_weight_acc_words(const gpuhist_plan *plan);
 
-/* Number of distinct raw values of an 8/16-bit dtype (256 / 65536), 0 for wider types. */
+/* Number of distinct raw values of an 8/16-bit dtype (256 / 65536; f16 and bf16 included: their
+ * bit patterns are counted and folded like u16's), 0 for wider types. */
 uint32_t gpuhist_small_value_count(gpuhist_dtype dtype);
 
 /* ---- strategies -------------------------------------------------------------------------------- */

@@ -37,7 +37,7 @@ static const struct {
 } dtype_table[GPUHIST_DTYPE_COUNT] = {
     {"u8", "uint8", 1},   {"i8", "int8", 1},    {"u16", "uint16", 2}, {"i16", "int16", 2},
     {"u32", "uint32", 4}, {"i32", "int32", 4},  {"u64", "uint64", 8}, {"i64", "int64", 8},
-    {"f32", "float32", 4}, {"f64", "float64", 8},
+    {"f32", "float32", 4}, {"f64", "float64", 8}, {"f16", "float16", 2}, {"bf16", "bfloat16", 2},
 };
 
 const char *gpuhist_dtype_name(gpuhist_dtype d)

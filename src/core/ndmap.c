@@ -80,6 +80,8 @@ ND_AXIS_LOOP(axis_i64, int64_t, gpuhist_slot_i64(m, e, (gh_i64)x))
 ND_AXIS_LOOP(axis_f32, float, gpuhist_slot_f32(m, e, x))
 ND_AXIS_LOOP(axis_f64, double, gpuhist_slot_f64(m, e, x))
 ND_AXIS_LOOP(axis_f32_even, float, gpuhist_fe_slot_f32(m, &ax->cert, x))
+ND_AXIS_LOOP(axis_f16, uint16_t, gpuhist_slot_f32(m, e, gpuhist_f16_to_f32(x)))
+ND_AXIS_LOOP(axis_bf16, uint16_t, gpuhist_slot_f32(m, e, gpuhist_bf16_to_f32(x)))
 
 typedef void (*nd_axis_fn)(const gpuhist_nd_axis *, uint64_t, uint32_t, uint32_t *, int, int,
                            uint32_t);
@@ -98,6 +100,8 @@ static nd_axis_fn axis_fn(const gpuhist_nd_axis *ax, gpuhist_dtype d)
     case GPUHIST_U64: return axis_u64;
     case GPUHIST_I64: return axis_i64;
     case GPUHIST_F32: return axis_f32;
+    case GPUHIST_F16: return axis_f16;
+    case GPUHIST_BF16: return axis_bf16;
     default: return axis_f64;
     }
 }
@@ -176,11 +180,15 @@ typedef struct minmax_share {
         }                                                                                       \
     } while (0)
 
-#define ND_MINMAX_FLOAT(CTYPE)                                                                  \
+#define ND_MINMAX_FLOAT(CTYPE) ND_MINMAX_WIDEN(CTYPE, CTYPE, )
+
+/* CTYPE read, widened to WTYPE by WIDEN (f16 / bf16 bit patterns to float). */
+#define ND_MINMAX_WIDEN(CTYPE, WTYPE, WIDEN)                                                    \
     do {                                                                                        \
         for (uint64_t k = 0; k < sh->n; ++k, p += ax->stride) {                                 \
-            CTYPE x;                                                                            \
-            memcpy(&x, p, sizeof x);                                                            \
+            CTYPE raw;                                                                          \
+            memcpy(&raw, p, sizeof raw);                                                        \
+            const WTYPE x = WIDEN(raw);                                                         \
             if (!isfinite(x))                                                                   \
                 continue;                                                                       \
             if (!sh->found) {                                                                   \
@@ -210,6 +218,8 @@ static void *minmax_run(void *arg)
     case GPUHIST_I64: ND_MINMAX_INT(int64_t, imin, imax); break;
     case GPUHIST_U64: ND_MINMAX_INT(uint64_t, umin, umax); break;
     case GPUHIST_F32: ND_MINMAX_FLOAT(float); break;
+    case GPUHIST_F16: ND_MINMAX_WIDEN(uint16_t, float, gpuhist_f16_to_f32); break;
+    case GPUHIST_BF16: ND_MINMAX_WIDEN(uint16_t, float, gpuhist_bf16_to_f32); break;
     default: ND_MINMAX_FLOAT(double); break;
     }
     return NULL;
@@ -252,6 +262,8 @@ void gpuhist_nd_minmax(const gpuhist_nd_map *map, uint32_t axis, uint64_t n, int
     switch (map->dtype) {
     case GPUHIST_F32:
     case GPUHIST_F64:
+    case GPUHIST_F16:
+    case GPUHIST_BF16:
         *min = all.fmin + 0.0;
         *max = all.fmax + 0.0;
         break;

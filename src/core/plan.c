@@ -13,7 +13,16 @@
 
 /* ---- validation and the plan ---------------------------------------------------------------------- */
 
-static int is_float_dtype(gpuhist_dtype d) { return d == GPUHIST_F32 || d == GPUHIST_F64; }
+static int is_float_dtype(gpuhist_dtype d)
+{
+    return d == GPUHIST_F32 || d == GPUHIST_F64 || d == GPUHIST_F16 || d == GPUHIST_BF16;
+}
+
+/* Samples whose EVEN edges are float values (binmap.h: edge_is_f32). */
+static int float_edge_dtype(gpuhist_dtype d)
+{
+    return d == GPUHIST_F32 || d == GPUHIST_F16 || d == GPUHIST_BF16;
+}
 
 /* Geometry and channels of the samples. */
 static gpuhist_status plan_samples(gpuhist_ctx *ctx, const gpuhist_samples *s, gpuhist_plan *p)
@@ -140,15 +149,20 @@ static gpuhist_status check_spec(gpuhist_ctx *ctx, const gpuhist_bin_spec *b, gp
             return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                                 "range: upper - lower overflows a double (%g - %g)", b->upper,
                                 b->lower);
-        /* f32 samples use float edges: a bound past FLT_MAX would become an infinite edge. */
-        if (dtype == GPUHIST_F32 && !isfinite((float)b->lower))
+        /* f32 (and bf16) samples use float edges, f16 samples float16 edges: a bound past the
+         * edge type's largest value would become an infinite edge. */
+        if (float_edge_dtype(dtype) &&
+            !isfinite(dtype == GPUHIST_F16 ? gpuhist_round_f16(b->lower) : (float)b->lower))
             return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                                "range: lower bound %g is beyond the float32 range of f32 samples",
-                                b->lower);
-        if (dtype == GPUHIST_F32 && !isfinite((float)b->upper))
+                                "range: lower bound %g is beyond the %s range of %s samples",
+                                b->lower, dtype == GPUHIST_F16 ? "float16" : "float32",
+                                gpuhist_dtype_name(dtype));
+        if (float_edge_dtype(dtype) &&
+            !isfinite(dtype == GPUHIST_F16 ? gpuhist_round_f16(b->upper) : (float)b->upper))
             return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                                "range: upper bound %g is beyond the float32 range of f32 samples",
-                                b->upper);
+                                "range: upper bound %g is beyond the %s range of %s samples",
+                                b->upper, dtype == GPUHIST_F16 ? "float16" : "float32",
+                                gpuhist_dtype_name(dtype));
         break;
     case GPUHIST_BINS_EDGES:
         if (!b->edges)
@@ -185,7 +199,8 @@ void gpuhist_binmap_of(const gpuhist_bin_spec *b, gpuhist_dtype dtype, double lo
     m->dtype = (gh_i32)dtype;
     m->bins = b->bins;
     m->last_inclusive = last_inclusive && b->kind != GPUHIST_BINS_INTEGER;
-    m->edge_is_f32 = (b->kind == GPUHIST_BINS_EVEN && dtype == GPUHIST_F32);
+    m->edge_is_f32 = (b->kind == GPUHIST_BINS_EVEN && float_edge_dtype(dtype));
+    m->edge_is_f16 = (b->kind == GPUHIST_BINS_EVEN && dtype == GPUHIST_F16);
     switch (b->kind) {
     case GPUHIST_BINS_EVEN:
         m->lower = lower;
@@ -194,8 +209,8 @@ void gpuhist_binmap_of(const gpuhist_bin_spec *b, gpuhist_dtype dtype, double lo
         m->step = m->delta / (double)b->bins;
         m->step_is_zero = (m->step == 0.0);
         m->scale = (double)b->bins / m->delta;
-        m->lower_f = (float)lower;
-        m->upper_f = (float)upper;
+        m->lower_f = m->edge_is_f16 ? gpuhist_round_f16(lower) : (float)lower;
+        m->upper_f = m->edge_is_f16 ? gpuhist_round_f16(upper) : (float)upper;
         m->scale_f = (float)m->scale;
         break;
     case GPUHIST_BINS_EDGES:
@@ -237,8 +252,8 @@ static gpuhist_status check_even_edges(gpuhist_ctx *ctx, const gpuhist_plan *p)
     if (m->kind != GH_KIND_EVEN)
         return GPUHIST_OK;
     const double mag = fmax(fabs(m->lower), fabs(m->upper));
-    const double u = m->edge_is_f32 ? 0x1p-24 : 0x1p-53;
-    const double tiny = m->edge_is_f32 ? 0x1p-149 : 0x1p-1074;
+    const double u = m->edge_is_f16 ? 0x1p-11 : m->edge_is_f32 ? 0x1p-24 : 0x1p-53;
+    const double tiny = m->edge_is_f16 ? 0x1p-24 : m->edge_is_f32 ? 0x1p-149 : 0x1p-1074;
     if (!m->step_is_zero && m->step > 8.0 * (u * mag + tiny))
         return GPUHIST_OK;
     double prev = gpuhist_reported_edge(m, NULL, 0);
@@ -249,7 +264,8 @@ static gpuhist_status check_even_edges(gpuhist_ctx *ctx, const gpuhist_plan *p)
                                 "range: too many bins for the range: %u even bins over "
                                 "[%.17g, %.17g] give %s edges that do not increase (e[%u] = "
                                 "%.17g, e[%u] = %.17g); use fewer bins or a wider range",
-                                m->bins, m->lower, m->upper, m->edge_is_f32 ? "float32" : "f64",
+                                m->bins, m->lower, m->upper,
+                                m->edge_is_f16 ? "float16" : m->edge_is_f32 ? "float32" : "f64",
                                 i - 1, prev, i, e);
         prev = e;
     }

@@ -90,6 +90,26 @@ typedef struct minmax_share {
         }                                                                                      \
     } while (0)
 
+/* f16 / bf16: each bit pattern widened exactly to float (binmap.h), finite values only. */
+#define MINMAX_HALF(WIDEN)                                                                     \
+    do {                                                                                       \
+        float mn = INFINITY, mx = -INFINITY;                                                   \
+        for (uint64_t i = sh->begin; i < sh->end; ++i) {                                       \
+            uint16_t b;                                                                        \
+            memcpy(&b, sh->data + 2u * i, sizeof b);                                           \
+            const float v = WIDEN(b);                                                          \
+            if (v - v == 0.0f) {                                                               \
+                mn = v < mn ? v : mn;                                                          \
+                mx = v > mx ? v : mx;                                                          \
+            }                                                                                  \
+        }                                                                                      \
+        if (mn <= mx) {                                                                        \
+            sh->fmin = mn;                                                                     \
+            sh->fmax = mx;                                                                     \
+            sh->found = 1;                                                                     \
+        }                                                                                      \
+    } while (0)
+
 static void *minmax_run(void *arg)
 {
     minmax_share *sh = arg;
@@ -103,6 +123,8 @@ static void *minmax_run(void *arg)
     case GPUHIST_I32: MINMAX_LOOP(int32_t, imin, imax, 1); break;
     case GPUHIST_I64: MINMAX_LOOP(int64_t, imin, imax, 1); break;
     case GPUHIST_F32: MINMAX_LOOP(float, fmin, fmax, v - v == 0.0f); break; /* finite */
+    case GPUHIST_F16: MINMAX_HALF(gpuhist_f16_to_f32); break;
+    case GPUHIST_BF16: MINMAX_HALF(gpuhist_bf16_to_f32); break;
     default: MINMAX_LOOP(double, fmin, fmax, v - v == 0.0); break;
     }
     return NULL;
@@ -189,7 +211,9 @@ static gpuhist_status cpu_minmax(gpuhist_ctx *ctx, const gpuhist_plan *plan, dou
         return GPUHIST_OK;
     switch (plan->dtype) {
     case GPUHIST_F32:
-    case GPUHIST_F64: *lo = m.fmin, *hi = m.fmax; break;
+    case GPUHIST_F64:
+    case GPUHIST_F16:
+    case GPUHIST_BF16: *lo = m.fmin, *hi = m.fmax; break;
     case GPUHIST_U64:
         *lo = gpuhist_u64_to_double_down(m.umin);
         *hi = gpuhist_u64_to_double_up(m.umax);

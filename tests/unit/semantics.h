@@ -38,9 +38,15 @@ static const char *g_strategy = "auto"; /* forced CPU strategy, or "auto" */
 static unsigned long g_skipped;
 
 /* Bytes per sample, written down independently of gpuhist_dtype_size(). */
-static const size_t SZ[GPUHIST_DTYPE_COUNT] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8};
+static const size_t SZ[GPUHIST_DTYPE_COUNT] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 2, 2};
 
-static CHECK_UNUSED int is_float(gpuhist_dtype t) { return t == GPUHIST_F32 || t == GPUHIST_F64; }
+static CHECK_UNUSED int is_float(gpuhist_dtype t)
+{
+    return t == GPUHIST_F32 || t == GPUHIST_F64 || t == GPUHIST_F16 || t == GPUHIST_BF16;
+}
+
+/* float16 / bfloat16 bit patterns, written here independently of the library. */
+#include "half_test.h"
 static CHECK_UNUSED int is_signed(gpuhist_dtype t)
 {
     return t == GPUHIST_I8 || t == GPUHIST_I16 || t == GPUHIST_I32 || t == GPUHIST_I64;
@@ -61,6 +67,8 @@ static CHECK_UNUSED void put(gpuhist_dtype t, void *base, size_t i, double v)
     case GPUHIST_I64: { int64_t x = (int64_t)v; memcpy(p, &x, sizeof x); break; }
     case GPUHIST_F32: { float x = (float)v; memcpy(p, &x, sizeof x); break; }
     case GPUHIST_F64: memcpy(p, &v, sizeof v); break;
+    case GPUHIST_F16: { uint16_t x = test_f16_bits(v); memcpy(p, &x, sizeof x); break; }
+    case GPUHIST_BF16: { uint16_t x = test_bf16_bits(v); memcpy(p, &x, sizeof x); break; }
     default: break;
     }
 }
@@ -80,6 +88,8 @@ static CHECK_UNUSED void put_extreme(gpuhist_dtype t, void *base, size_t i, int 
     case GPUHIST_I64: { int64_t x = largest ? INT64_MAX : INT64_MIN; memcpy(p, &x, sizeof x); break; }
     case GPUHIST_F32: { float x = largest ? FLT_MAX : -FLT_MAX; memcpy(p, &x, sizeof x); break; }
     case GPUHIST_F64: { double x = largest ? DBL_MAX : -DBL_MAX; memcpy(p, &x, sizeof x); break; }
+    case GPUHIST_F16: { uint16_t x = largest ? 0x7bffu : 0xfbffu; memcpy(p, &x, sizeof x); break; }
+    case GPUHIST_BF16: { uint16_t x = largest ? 0x7f7fu : 0xff7fu; memcpy(p, &x, sizeof x); break; }
     default: break;
     }
 }

@@ -25,6 +25,7 @@
  */
 #include "gpuhist.h"
 #include "check.h"
+#include "half_test.h"
 
 #include <float.h>
 #include <math.h>
@@ -67,18 +68,31 @@ static int rchance(rng_t *r, double p) { return runif(r) < p; }
 
 /* ---- dtypes ------------------------------------------------------------------------------------ */
 
-static const size_t SZ[GPUHIST_DTYPE_COUNT] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8};
+static const size_t SZ[GPUHIST_DTYPE_COUNT] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 2, 2};
 static const double TMIN[GPUHIST_DTYPE_COUNT] = {0, -128, 0, -32768, 0, -2147483648.0, 0, -TWO63,
-                                                 -FLT_MAX, -DBL_MAX};
+                                                 -FLT_MAX, -DBL_MAX, -65504.0, -0x1.fep127};
 static const double TMAX[GPUHIST_DTYPE_COUNT] = {255, 127, 65535, 32767, 4294967295.0,
-                                                 2147483647.0, TWO64, TWO63, FLT_MAX, DBL_MAX};
+                                                 2147483647.0, TWO64, TWO63, FLT_MAX, DBL_MAX,
+                                                 65504.0, 0x1.fep127};
 static const int64_t IMIN[GPUHIST_DTYPE_COUNT] = {0, INT8_MIN, 0, INT16_MIN, 0, INT32_MIN, 0,
-                                                  INT64_MIN, 0, 0};
+                                                  INT64_MIN, 0, 0, 0, 0};
 static const int64_t IMAX[GPUHIST_DTYPE_COUNT] = {UINT8_MAX, INT8_MAX, UINT16_MAX, INT16_MAX,
                                                   UINT32_MAX, INT32_MAX, INT64_MAX, INT64_MAX,
-                                                  0, 0};
+                                                  0, 0, 0, 0};
 
-static int is_float(gpuhist_dtype t) { return t == GPUHIST_F32 || t == GPUHIST_F64; }
+static int is_float(gpuhist_dtype t)
+{
+    return t == GPUHIST_F32 || t == GPUHIST_F64 || t == GPUHIST_F16 || t == GPUHIST_BF16;
+}
+static int is_half(gpuhist_dtype t) { return t == GPUHIST_F16 || t == GPUHIST_BF16; }
+static uint16_t half_bits(gpuhist_dtype t, double x)
+{
+    return t == GPUHIST_F16 ? test_f16_bits(x) : test_bf16_bits(x);
+}
+static double half_value(gpuhist_dtype t, uint16_t h)
+{
+    return t == GPUHIST_F16 ? test_f16_value(h) : test_bf16_value(h);
+}
 static int is_small(gpuhist_dtype t) { return t <= GPUHIST_I16; }
 
 /* Store signed integer v in integer type t, saturating at the type's limits. */
@@ -117,6 +131,11 @@ static void store_u(gpuhist_dtype t, unsigned char *p, uint64_t u)
 /* Store floor(x) + delta (integer types, saturating) or x (float types). */
 static void store_d(gpuhist_dtype t, unsigned char *p, double x, int delta)
 {
+    if (is_half(t)) {
+        uint16_t h = half_bits(t, x);
+        memcpy(p, &h, 2);
+        return;
+    }
     if (t == GPUHIST_F32) {
         float f = (float)x;
         memcpy(p, &f, 4);
@@ -228,7 +247,7 @@ static void pick_range(rng_t *r, gpuhist_dtype t, uint32_t bins, double *lo, dou
         break;
     case 1: { /* a random sub-range (ints: a bit beyond the type too) */
         if (f) {
-            double s = pow(10.0, rrange(r, -6, 6));
+            double s = pow(10.0, t == GPUHIST_F16 ? rrange(r, -5, 4) : rrange(r, -6, 6));
             a = s * rrange(r, -1, 1);
             b = a + s * pow(10.0, rrange(r, -3, 1));
         } else {
@@ -250,8 +269,11 @@ static void pick_range(rng_t *r, gpuhist_dtype t, uint32_t bins, double *lo, dou
         a = floor(rrange(r, f ? -1000 : TMIN[t], f ? 1000 : TMAX[t])) + 0.5;
         b = a + (double)bins * (double)(1 + rbelow(r, 3)) * (rchance(r, 0.5) ? 1.0 : 0.37);
         break;
-    case 3: /* around 2^53 or 2^63 (64-bit types; f32: around 2^24) */
-        if (t == GPUHIST_F32) {
+    case 3: /* around 2^53 or 2^63 (64-bit types; f32: around 2^24; f16: 2^11; bf16: 2^8) */
+        if (t == GPUHIST_F16 || t == GPUHIST_BF16) {
+            double c2 = t == GPUHIST_F16 ? 2048.0 : 256.0;
+            a = c2 - rbelow(r, 16), b = c2 + 1 + rbelow(r, 16);
+        } else if (t == GPUHIST_F32) {
             a = 16777216.0 - rbelow(r, 64), b = 16777216.0 + 1 + rbelow(r, 64);
         } else if (wide) {
             double m = rchance(r, 0.5) ? 4 + rbelow(r, 100) : ldexp(1.0, 10 + (int)rbelow(r, 30));
@@ -266,7 +288,10 @@ static void pick_range(rng_t *r, gpuhist_dtype t, uint32_t bins, double *lo, dou
         }
         break;
     case 4: /* denormal ranges for floats; a narrow range for ints */
-        if (t == GPUHIST_F32) {
+        if (t == GPUHIST_F16) {
+            a = rchance(r, 0.5) ? 0.0 : -0x1p-24;
+            b = rchance(r, 0.5) ? 1e-6 : 0x1p-21;
+        } else if (t == GPUHIST_F32 || t == GPUHIST_BF16) {
             a = rchance(r, 0.5) ? 0.0 : -0x1p-147;
             b = rchance(r, 0.5) ? 1e-40 : 0x1p-146;
         } else if (t == GPUHIST_F64) {
@@ -278,13 +303,19 @@ static void pick_range(rng_t *r, gpuhist_dtype t, uint32_t bins, double *lo, dou
         }
         break;
     default: /* huge */
-        if (t == GPUHIST_F32)
+        if (t == GPUHIST_F16)
+            a = -60000.0, b = 65000.0;
+        else if (t == GPUHIST_F32 || t == GPUHIST_BF16)
             a = -1e38, b = 1e38;
         else if (t == GPUHIST_F64)
             a = -1e300, b = 1e300;
         else
             a = -1e20, b = 1e20;
         break;
+    }
+    if (t == GPUHIST_F16) { /* bounds beyond float16 are refused: covered by the API tests */
+        a = a < -65504.0 ? -65504.0 : a > 65000.0 ? 65000.0 : a;
+        b = b > 65504.0 ? 65504.0 : b;
     }
     if (!(a < b))
         b = nextafter(a, INFINITY);
@@ -481,7 +512,22 @@ static void gen_sample(tcase *c, rng_t *r, uint64_t i, uint64_t n, unsigned char
         return;
     }
     case G_SPECIAL:
-        if (t == GPUHIST_F32) {
+        if (is_half(t)) {
+            /* NaNs, infinities, zeros, subnormals, the largest values: any bit pattern */
+            static const uint16_t f16[] = {0x7e00u, 0xfe00u, 0x7c01u, 0x7c00u, 0xfc00u, 0x8000u,
+                                           0x0000u, 0x0001u, 0x8001u, 0x03ffu, 0x7bffu, 0xfbffu,
+                                           0x0400u};
+            static const uint16_t bf16[] = {0x7fc0u, 0xffc0u, 0x7f81u, 0x7f80u, 0xff80u, 0x8000u,
+                                            0x0000u, 0x0001u, 0x8001u, 0x007fu, 0x7f7fu, 0xff7fu,
+                                            0x0080u};
+            if (rchance(r, 0.3)) {
+                store_d(t, p, rrange(r, lo, hi), 0);
+                return;
+            }
+            uint16_t u = rchance(r, 0.4) ? (uint16_t)rnext(r)
+                                         : (t == GPUHIST_F16 ? f16 : bf16)[rbelow(r, 13)];
+            memcpy(p, &u, 2);
+        } else if (t == GPUHIST_F32) {
             static const uint32_t bits[] = {0x7fc00000u, 0xffc00000u, 0x7fa00001u, 0x7f800000u,
                                             0xff800000u, 0x80000000u, 0x00000000u, 0x00000001u,
                                             0x80000001u, 0x007fffffu, 0x7f7fffffu, 0xff7fffffu,
@@ -524,6 +570,10 @@ static void gen_sample(tcase *c, rng_t *r, uint64_t i, uint64_t n, unsigned char
             if (t == GPUHIST_F64) {
                 double x = d ? nextafter(e, d * INFINITY) : e;
                 memcpy(p, &x, 8);
+            } else if (is_half(t)) {
+                /* the edge's nearest half, and its neighbours in bit-pattern order */
+                uint16_t h = (uint16_t)(half_bits(t, e) + d);
+                memcpy(p, &h, 2);
             } else if (t == GPUHIST_F32) {
                 float f = (float)e;
                 if (d)
@@ -571,6 +621,11 @@ static void gen_sample(tcase *c, rng_t *r, uint64_t i, uint64_t n, unsigned char
             for (; k > 0; --k)
                 x = nextafter(x, INFINITY);
             memcpy(p, &x, 8);
+        } else if (is_half(t)) {
+            static const double base[] = {2048.0, -2048.0, 65504.0, 256.0, 1.0, 0x1p-14};
+            uint16_t h = half_bits(t, base[rbelow(r, sizeof base / sizeof base[0])]);
+            h = (uint16_t)(h + (int)rbelow(r, 9) - 4);
+            memcpy(p, &h, 2);
         } else if (t == GPUHIST_F32) {
             static const float base[] = {16777216.0f, -16777216.0f, 0x1p63f, FLT_MAX, 1.0f,
                                          FLT_MIN};
@@ -659,7 +714,7 @@ static int auto_range_overflows(const tcase *c)
 /* The range an EVEN or auto case resolves to, by NumPy's rules, computed here independently of
  * the library: the spec's bounds, or the data's finite min and max (64-bit integers converted
  * rounding outwards), min == max widened by 0.5 each way. @return 0 when there is no range to
- * check (other kinds, or auto over data without a finite value, which gives [0, 1]). */
+ * check (other kinds). */
 static int resolved_even_range(const tcase *c, double *lo, double *hi)
 {
     if (c->kind == K_EVEN) {
@@ -685,6 +740,8 @@ static int resolved_even_range(const tcase *c, double *lo, double *hi)
                 case GPUHIST_U64: { uint64_t v; memcpy(&v, p, 8); x = v; break; }
                 case GPUHIST_I64: { int64_t v; memcpy(&v, p, 8); x = v; break; }
                 case GPUHIST_F32: { float v; memcpy(&v, p, 4); x = v; break; }
+                case GPUHIST_F16:
+                case GPUHIST_BF16: { uint16_t v; memcpy(&v, p, 2); x = half_value(c->t, v); break; }
                 default: { double v; memcpy(&v, p, 8); x = v; break; }
                 }
                 if (isfinite((double)x)) {
@@ -692,8 +749,10 @@ static int resolved_even_range(const tcase *c, double *lo, double *hi)
                     mx = x > mx ? x : mx;
                 }
             }
-    if (!(mn <= mx))
-        return 0;
+    if (!(mn <= mx)) { /* no finite value: [0, 1] */
+        *lo = 0.0, *hi = 1.0;
+        return 1;
+    }
     double a = (double)mn, b = (double)mx;
     if ((long double)a > mn)
         a = nextafter(a, -INFINITY);
@@ -715,12 +774,15 @@ static int even_edges_collapse(const tcase *c)
         return 0;
     const uint32_t bins = c->spec.bins;
     const double delta = hi - lo, step = delta / bins;
-    const int f32 = c->t == GPUHIST_F32;
-    double prev = f32 ? (double)(float)lo : lo;
+    /* edge types: float for f32 and bf16, float16 for f16 (NumPy's astype(float16)) */
+    const int f32 = c->t == GPUHIST_F32 || c->t == GPUHIST_BF16, f16 = c->t == GPUHIST_F16;
+    double prev = f32 ? (double)(float)lo : f16 ? test_f16_value(test_f16_bits(lo)) : lo;
     for (uint32_t i = 1; i <= bins; ++i) {
         double e = i == bins ? hi : step == 0.0 ? (double)i / bins * delta + lo : i * step + lo;
         if (f32)
             e = (double)(float)e;
+        else if (f16)
+            e = test_f16_value(test_f16_bits(e));
         if (!(e > prev))
             return 1;
         prev = e;

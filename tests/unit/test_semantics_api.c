@@ -28,9 +28,10 @@ static void test_version_status(void)
 static void test_dtype_names(void)
 {
     static const char *shortn[] = {"u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "f32",
-                                   "f64"};
+                                   "f64", "f16", "bf16"};
     static const char *longn[] = {"uint8", "int8", "uint16", "int16", "uint32", "int32",
-                                  "uint64", "int64", "float32", "float64"};
+                                  "uint64", "int64", "float32", "float64", "float16",
+                                  "bfloat16"};
     check_context("dtype names");
     for (int t = 0; t < GPUHIST_DTYPE_COUNT; ++t) {
         gpuhist_dtype d = (gpuhist_dtype)99;
