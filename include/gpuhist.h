@@ -96,14 +96,23 @@ typedef enum gpuhist_dtype {
     GPUHIST_I64,
     GPUHIST_F32,
     GPUHIST_F64,
+    GPUHIST_F16,  /* IEEE binary16 (NumPy's float16) */
+    GPUHIST_BF16, /* bfloat16: the upper 16 bits of a float32 */
     GPUHIST_DTYPE_COUNT
 } gpuhist_dtype;
+/*
+ * Half-precision samples are widened exactly to float and binned as f32 samples are, with one
+ * difference for F16: EVEN edges are rounded to float16 (NumPy's edges for float16 data), not to
+ * float32. BF16 samples follow the f32 rules exactly (NumPy has no bfloat16). NaN is never binned,
+ * as for every float type (docs/SEMANTICS.md, "Half precision").
+ */
 
-/** @return "u8", "i8", ... "f64"; "?" for an out-of-range value. */
+/** @return "u8", "i8", ... "f64", "f16", "bf16"; "?" for an out-of-range value. */
 GPUHIST_API const char *gpuhist_dtype_name(gpuhist_dtype dtype);
 /** @return the size of one sample in bytes, 0 for an out-of-range value. */
 GPUHIST_API size_t gpuhist_dtype_size(gpuhist_dtype dtype);
-/** Parse "u8".."f64" (also "uint8", "float32", ...). @return 1 on success, 0 if unknown. */
+/** Parse "u8".."f64", "f16", "bf16" (also "uint8", "float32", "float16", "bfloat16", ...).
+ * @return 1 on success, 0 if unknown. */
 GPUHIST_API int gpuhist_dtype_parse(const char *name, gpuhist_dtype *out);
 
 /* ------------------------------------------------------------------------------------------ */

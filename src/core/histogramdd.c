@@ -76,9 +76,16 @@ static gpuhist_status check_axis(gpuhist_ctx *ctx, uint32_t a, const gpuhist_bin
                                 a, b->lower, b->upper);
         if (!isfinite(b->upper - b->lower))
             return gpuhist_fail(ctx, bad, "axes[%u].range: upper - lower overflows a double", a);
-        if (dtype == GPUHIST_F32 && (!isfinite((float)b->lower) || !isfinite((float)b->upper)))
+        if ((dtype == GPUHIST_F32 || dtype == GPUHIST_BF16) &&
+            (!isfinite((float)b->lower) || !isfinite((float)b->upper)))
             return gpuhist_fail(ctx, bad,
-                                "axes[%u].range: [%g, %g] is beyond the float32 range of f32 "
+                                "axes[%u].range: [%g, %g] is beyond the float32 range of %s "
+                                "points",
+                                a, b->lower, b->upper, gpuhist_dtype_name(dtype));
+        if (dtype == GPUHIST_F16 &&
+            (!isfinite(gpuhist_round_f16(b->lower)) || !isfinite(gpuhist_round_f16(b->upper))))
+            return gpuhist_fail(ctx, bad,
+                                "axes[%u].range: [%g, %g] is beyond the float16 range of f16 "
                                 "points",
                                 a, b->lower, b->upper);
         break;
@@ -97,7 +104,8 @@ static gpuhist_status check_axis(gpuhist_ctx *ctx, uint32_t a, const gpuhist_bin
         }
         break;
     case GPUHIST_BINS_INTEGER:
-        if (dtype == GPUHIST_F32 || dtype == GPUHIST_F64)
+        if (dtype == GPUHIST_F32 || dtype == GPUHIST_F64 || dtype == GPUHIST_F16 ||
+            dtype == GPUHIST_BF16)
             return gpuhist_fail(ctx, bad,
                                 "axes[%u].kind: integer bins need an integer coordinate type, "
                                 "but points.dtype is %s (use even bins with a range)",
@@ -254,6 +262,8 @@ struct gpuhist_nd_stream {
     double *edges[GPUHIST_MAX_DIMS];  /* each axis's edges (EDGES axes map with them) */
     gpuhist_stream *st;               /* the 1-D count of the joint slots */
     int device;                       /* points in device memory: mapped by ops->nd_map */
+    int fused;                        /* device points counted by ops->nd_count (no 1-D
+                                         stream; the context held by this stream) */
     const void *weighted;             /* non-NULL: weighted (fed with feed_weighted) */
     gpuhist_dtype weight_dtype;
     uint32_t *own;                    /* weighted: the slots of a chunk (no lent buffers) */
@@ -266,6 +276,8 @@ struct gpuhist_nd_stream {
 
 static void nd_free(gpuhist_nd_stream *nd)
 {
+    if (nd->fused)
+        __atomic_clear(&nd->ctx->busy, __ATOMIC_RELEASE);
     for (uint32_t a = 0; a < GPUHIST_MAX_DIMS; ++a)
         free(nd->edges[a]);
     free(nd->own);
@@ -313,7 +325,10 @@ static gpuhist_status nd_build(gpuhist_ctx *ctx, const gpuhist_points *layout,
                               "[%.17g, %.17g] give %s edges that do not increase; use fewer "
                               "bins or a wider range",
                               a, spec->bins, spec->lower, spec->upper,
-                              layout->dtype == GPUHIST_F32 ? "float32" : "f64");
+                              layout->dtype == GPUHIST_F16 ? "float16"
+                              : layout->dtype == GPUHIST_F32 || layout->dtype == GPUHIST_BF16
+                                  ? "float32"
+                                  : "f64");
         if (st == GPUHIST_OK && !gpuhist_nd_axis_map(spec, layout->dtype, nd->edges[a], &ax->map))
             st = gpuhist_fail(ctx, GPUHIST_ERROR_BACKEND,
                               "axes[%u]: internal error: the axis map's edges differ from "
@@ -333,10 +348,28 @@ static gpuhist_status nd_build(gpuhist_ctx *ctx, const gpuhist_points *layout,
     return GPUHIST_OK;
 }
 
-/* Begin the 1-D count of the joint slots on nd->ctx (which takes the context). */
+/* Device points counted in one pass by the backend (nd_count) when the tests allow it. */
+static int nd_fused_on = 1;
+void gpuhist_nd_set_device_fused(int on) { nd_fused_on = on; }
+
+/* Begin the count of the joint slots on nd->ctx (which takes the context): the backend's fused
+ * count of device points when it takes the map, else a 1-D stream. */
 static gpuhist_status nd_open(gpuhist_nd_stream *nd)
 {
     gpuhist_ctx *ctx = nd->ctx;
+    if (nd->device && ctx->ops->nd_count && nd_fused_on) {
+        if (__atomic_test_and_set(&ctx->busy, __ATOMIC_ACQUIRE))
+            return GPUHIST_ERROR_BUSY;
+        gpuhist_status rc = ctx->ops->nd_count(ctx, &nd->map, 0, 0, NULL);
+        if (rc == GPUHIST_OK) {
+            nd->fused = 1;
+            return GPUHIST_OK;
+        }
+        __atomic_clear(&ctx->busy, __ATOMIC_RELEASE);
+        if (rc != GPUHIST_ERROR_UNSUPPORTED)
+            return rc;
+        ctx->error[0] = '\0'; /* too many joint bins for it: the 1-D count below */
+    }
     gpuhist_samples layout = gpuhist_samples_1d(NULL, GPUHIST_U32, 0);
     layout.location = nd->device ? GPUHIST_MEMORY_DEVICE : GPUHIST_MEMORY_HOST;
     layout.weights = nd->weighted;
@@ -366,6 +399,13 @@ static gpuhist_status nd_count(gpuhist_nd_stream *nd, const gpuhist_points *pts)
             map.axis[a].base = pts->columns[a];
             map.axis[a].stride = size;
         }
+    }
+    if (nd->fused) {
+        gpuhist_status rc = ctx->ops->nd_count(ctx, &map, 0, pts->count, NULL);
+        if (rc != GPUHIST_OK)
+            return nd_fail(nd, rc);
+        nd->points += pts->count;
+        return GPUHIST_OK;
     }
     if (nd->device) {
         /* the backend maps each piece on the device; the count reads its buffer after it */
@@ -453,7 +493,27 @@ static gpuhist_status nd_finish(gpuhist_nd_stream *nd, gpuhist_nd_result *res)
     r.sums = res->sums;
     r.sums_squared = res->sums_squared;
     r.weight_state = res->weight_state; /* the joint bins' 1-D state: the N-D state */
-    rc = gpuhist_stream_finish(nd->st, &r);
+    if (nd->fused) {
+        /* the counters in ndmap.h's encoding: nan, the bins, out */
+        const uint64_t total = nd->map.total;
+        uint64_t *all = NULL;
+        rc = gpuhist_need_host_memory(ctx, (total + 2u) * 8u, "the counts of the joint slots");
+        if (rc == GPUHIST_OK && !(all = malloc((size_t)(total + 2u) * 8u)))
+            rc = gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
+                              "no host memory for %llu counts", (unsigned long long)total + 2u);
+        if (rc == GPUHIST_OK)
+            rc = ctx->ops->nd_count(ctx, NULL, 0, 0, all);
+        if (rc == GPUHIST_OK) {
+            memcpy(res->counts, all + 1, (size_t)total * 8u);
+            r.underflow[0] = all[0];
+            r.overflow[0] = all[total + 1u];
+            r.backend = ctx->backend;
+            r.strategy = "cuda-nd-fused";
+        }
+        free(all);
+    } else {
+        rc = gpuhist_stream_finish(nd->st, &r);
+    }
     if (rc == GPUHIST_OK) {
         const gpuhist_nd_map *m = &nd->map;
         res->dims = m->dims;

@@ -22,6 +22,7 @@
 #include "gpuhist.h"
 #include "check.h"
 #include "ndmap.h"
+#include "half_test.h"
 
 #include <float.h>
 #include <math.h>
@@ -45,7 +46,10 @@ static uint64_t next(rng_t *r)
 static uint64_t below(rng_t *r, uint64_t n) { return n ? next(r) % n : 0; }
 static double unit(rng_t *r) { return (double)(next(r) >> 11) * 0x1p-53; }
 
-static int is_float(gpuhist_dtype t) { return t == GPUHIST_F32 || t == GPUHIST_F64; }
+static int is_float(gpuhist_dtype t)
+{
+    return t == GPUHIST_F32 || t == GPUHIST_F64 || t == GPUHIST_F16 || t == GPUHIST_BF16;
+}
 
 /* The range of values of an integer type, as long doubles (exact). */
 static void type_range(gpuhist_dtype t, long double *lo, long double *hi)
@@ -60,6 +64,8 @@ static void type_range(gpuhist_dtype t, long double *lo, long double *hi)
     case GPUHIST_U64: *lo = 0; *hi = 18446744073709551615.0L; break;
     case GPUHIST_I64: *lo = -9223372036854775808.0L; *hi = 9223372036854775807.0L; break;
     case GPUHIST_F32: *lo = -FLT_MAX; *hi = FLT_MAX; break;
+    case GPUHIST_F16: *lo = -65504.0L; *hi = 65504.0L; break;
+    case GPUHIST_BF16: *lo = -0x1.fep127L; *hi = 0x1.fep127L; break;
     default: *lo = -DBL_MAX; *hi = DBL_MAX; break;
     }
 }
@@ -77,6 +83,8 @@ static void put(gpuhist_dtype t, unsigned char *p, long double v)
     case GPUHIST_U64: { uint64_t x = (uint64_t)v; memcpy(p, &x, 8); break; }
     case GPUHIST_I64: { int64_t x = (int64_t)v; memcpy(p, &x, 8); break; }
     case GPUHIST_F32: { float x = (float)v; memcpy(p, &x, 4); break; }
+    case GPUHIST_F16: { uint16_t x = test_f16_bits((double)v); memcpy(p, &x, 2); break; }
+    case GPUHIST_BF16: { uint16_t x = test_bf16_bits((double)v); memcpy(p, &x, 2); break; }
     default: { double x = (double)v; memcpy(p, &x, 8); break; }
     }
 }
@@ -94,6 +102,8 @@ static long double get(gpuhist_dtype t, const unsigned char *p)
     case GPUHIST_U64: { uint64_t x; memcpy(&x, p, 8); return (long double)x; }
     case GPUHIST_I64: { int64_t x; memcpy(&x, p, 8); return (long double)x; }
     case GPUHIST_F32: { float x; memcpy(&x, p, 4); return x; }
+    case GPUHIST_F16: { uint16_t x; memcpy(&x, p, 2); return test_f16_value(x); }
+    case GPUHIST_BF16: { uint16_t x; memcpy(&x, p, 2); return test_bf16_value(x); }
     default: { double x; memcpy(&x, p, 8); return x; }
     }
 }
@@ -111,6 +121,10 @@ static long double to_type(gpuhist_dtype t, long double v)
         v = hi;
     if (!is_float(t))
         return truncl(v);
+    if (t == GPUHIST_F16)
+        return test_f16_value(test_f16_bits((double)v));
+    if (t == GPUHIST_BF16)
+        return test_bf16_value(test_bf16_bits((double)v));
     return t == GPUHIST_F32 ? (long double)(float)v : (long double)(double)v;
 }
 
@@ -222,8 +236,8 @@ static gpuhist_bin_spec random_axis(rng_t *r, gpuhist_dtype t, uint32_t bins, do
             lo = t == GPUHIST_U64 ? 1.8446744073709e19 - 1e6 * bins : -9.2233720368547e18;
             hi = t == GPUHIST_U64 ? 1.8446744073709e19 : -9.2233720368547e18 + 1e6 * bins;
         } else if (pick == 1 && is_float(t)) {
-            lo = -1e-30;
-            hi = 3e-30;
+            lo = t == GPUHIST_F16 ? -1e-6 : -1e-30; /* float16: subnormal */
+            hi = t == GPUHIST_F16 ? 3e-6 : 3e-30;
         } else {
             lo = -50.0 + (double)below(r, 60);
             if (tlo >= 0 && lo < 0)
