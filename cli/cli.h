@@ -428,7 +428,7 @@ gpuhist_status cli_mpi_stream_finish(gpuhist_ctx *ctx, gpuhist_stream *st,
 /* The message of a failed cli_mpi_stream_finish ("rank R: " in front when not rank 0's). */
 const char *cli_mpi_error(char *buf, size_t size);
 
-/* ---- nd.c ------------------------------------------------------------------------------------ */
+/* ---- run_nd.c -------------------------------------------------------------------------------- */
 
 /* The options of an N-D histogram (--dims), as options.c parsed them; the per-axis lists are the
  * option values as given ("256,256", "0:1,0:1", "0,1,2;0,5,10"). */

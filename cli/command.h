@@ -14,7 +14,7 @@
  *   run_samples.c  one histogram of raw, .npy or text samples: streamed or read whole, with
  *                  weights and under MPI
  *   run_images.c   one histogram of image files, or one per page (--each), --equalize
- *   nd.c           N-D histograms (--dims)
+ *   run_nd.c       N-D histograms (--dims), with nd_axes.c (bins) and nd_formats.c
  * Errors follow cli.h: one "gpuhist: ..." line, and the exit status returned.
  */
 #ifndef GPUHIST_CLI_COMMAND_H
@@ -55,7 +55,7 @@ typedef struct cli_options {
     int cumulative;
     int have_channels;
     uint32_t channels, active;
-    uint32_t dims;             /* --dims N (N-D histogram, nd.c); 0 = 1-D */
+    uint32_t dims;             /* --dims N (N-D histogram, run_nd.c); 0 = 1-D */
     int dims_auto;             /* --dims auto */
     const char *bins_arg, *range_arg, *integer_arg; /* -b, -r, --integer as given */
     const char *axis_list;     /* the first of them given as a per-axis list (needs --dims) */

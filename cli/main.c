@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An N-D histogram (--dims): the context as for 1-D, then nd.c. */
+/* An N-D histogram (--dims): the context as for 1-D, then run_nd.c. */
 static int run_nd(const cli_options *o)
 {
     if (cli_mpi_on())

@@ -1,6 +1,6 @@
 /*
- * nd.h - what the files of the command's N-D histograms share (not installed): nd.c reads the
- * points and counts them, nd_axes.c makes each axis's bins from the per-axis option values,
+ * nd.h - what the files of the command's N-D histograms share (not installed): run_nd.c reads
+ * the points and counts them, nd_axes.c makes each axis's bins from the per-axis option values,
  * nd_formats.c writes the result. The options themselves (cli_nd_options) are in cli.h.
  */
 #ifndef GPUHIST_CLI_ND_H

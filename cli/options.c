@@ -3,8 +3,8 @@
  * parsing of each value (one "gpuhist: OPTION: ..." message and exit status 2 for a bad one),
  * and the checks between options, all before anything is opened or read.
  *
- * Values whose meaning needs more than the option itself are kept as given: -e (util.c reads
- * the list or the file when the run starts), per-axis lists of -b, -r and --integer (nd.c
+ * Values whose meaning needs more than the option itself are kept as given: -e (edges.c reads
+ * the list or the file when the run starts), per-axis lists of -b, -r and --integer (nd_axes.c
  * reads them, and they need --dims).
  */
 #include "command.h"
@@ -262,7 +262,7 @@ int cli_parse_options(int argc, char **argv, cli_options *o)
         case O_BINS:
             o->bins_arg = a;
             o->have_bins = 1;
-            if (strchr(a, ',')) { /* per axis: nd.c reads it */
+            if (strchr(a, ',')) { /* per axis: nd_axes.c reads it */
                 o->axis_list = o->axis_list ? o->axis_list : g.shown;
                 break;
             }

@@ -1,5 +1,5 @@
 /*
- * nd.c - the command's N-D (joint) histograms: --dims N, through gpuhist_histogramdd().
+ * run_nd.c - the command's N-D (joint) histograms: --dims N, through gpuhist_histogramdd().
  *
  * Input: N coordinates per point, interleaved point after point: raw or text values (N per
  * point, the line structure of text ignored), a flat .npy, or a 2-D .npy of shape (points, N)
