@@ -222,6 +222,13 @@ typedef struct gpuhist_backend_ops {
     gpuhist_status (*nd_map)(gpuhist_ctx *ctx, const struct gpuhist_nd_map *map, uint64_t first,
                              uint64_t n, const void **slots);
     void (*nd_release)(gpuhist_ctx *ctx);
+    /* N-D points in device memory mapped and counted in one pass, optional: with n = 0 and
+     * collect NULL, begin (UNSUPPORTED when the map's total + 2 slots do not fit; else the
+     * counters are zeroed); with n > 0, add points [first, first + n) of `map` to the counters;
+     * with map NULL, copy the total + 2 counters (ndmap.h's encoding) to the host `collect`,
+     * waiting for the device. */
+    gpuhist_status (*nd_count)(gpuhist_ctx *ctx, const struct gpuhist_nd_map *map,
+                               uint64_t first, uint64_t n, uint64_t *collect);
 } gpuhist_backend_ops;
 
 /* The public calls as a context of several devices takes them (multi.c), once the context is

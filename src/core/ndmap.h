@@ -94,6 +94,10 @@ void gpuhist_nd_map_points(const gpuhist_nd_map *map, uint64_t first, uint64_t n
 void gpuhist_nd_minmax(const gpuhist_nd_map *map, uint32_t axis, uint64_t n, int threads,
                        double *min, double *max, int *found);
 
+/* Device points mapped and counted in one pass by the backend (nd_count) when it can (1, the
+ * default), or always mapped to slots and counted by a 1-D stream (0); for tests of both. */
+void gpuhist_nd_set_device_fused(int on);
+
 /* Points per chunk of the map pass (0 restores the default); for tests of chunk boundaries. */
 void gpuhist_nd_set_chunk_points(uint64_t points);
 uint64_t gpuhist_nd_chunk_points(void);

@@ -50,6 +50,8 @@ gpuhist_status gpuhist_cuda_scratch(gpuhist_ctx *ctx, size_t bytes, void **out);
 gpuhist_status gpuhist_cuda_nd_map(gpuhist_ctx *ctx, const struct gpuhist_nd_map *map,
                                    uint64_t first, uint64_t n, const void **slots);
 void gpuhist_cuda_nd_release(gpuhist_ctx *ctx);
+gpuhist_status gpuhist_cuda_nd_count(gpuhist_ctx *ctx, const struct gpuhist_nd_map *map,
+                                     uint64_t first, uint64_t n, uint64_t *collect);
 
 /* Check a CUDA runtime status: on failure record "<what>: <cuda error string>" on ctx and
  * return GPUHIST_ERROR_BACKEND (OUT_OF_MEMORY for cudaErrorMemoryAllocation). */

@@ -16,45 +16,12 @@
  * per axis, any alignment of the coordinate type; the map struct is a kernel parameter (8 axes
  * fit the 4 KB parameter space).
  */
-#include "common.cuh"
-#include "ndmap.h"
+#include "nd_device.cuh"
 
 #include <stdlib.h>
 #include <string.h>
 
 namespace {
-
-cudaStream_t nd_stream(const gpuhist_ctx *ctx) { return (cudaStream_t)ctx->stream; }
-
-/* The buffers of a context's device maps (ctx->nd_state). */
-struct nd_device_state {
-    uint32_t *slots;
-    size_t slots_size;
-    double *edges[GPUHIST_MAX_DIMS]; /* device copies of EDGES axes' edges */
-    double *host_copy[GPUHIST_MAX_DIMS]; /* what was copied there */
-    size_t edge_count[GPUHIST_MAX_DIMS];
-};
-
-template <typename T> __device__ __forceinline__ uint32_t nd_axis_slot(const gpuhist_nd_axis &ax, T x)
-{
-    return gpuhist_slot_i64(&ax.map, ax.edges, (gh_i64)x);
-}
-template <> __device__ __forceinline__ uint32_t nd_axis_slot<uint64_t>(const gpuhist_nd_axis &ax,
-                                                                      uint64_t x)
-{
-    return gpuhist_slot_u64(&ax.map, ax.edges, (gh_u64)x);
-}
-template <> __device__ __forceinline__ uint32_t nd_axis_slot<float>(const gpuhist_nd_axis &ax,
-                                                                   float x)
-{
-    return ax.fast_f32 ? gpuhist_fe_slot_f32(&ax.map, &ax.cert, x)
-                       : gpuhist_slot_f32(&ax.map, ax.edges, x);
-}
-template <> __device__ __forceinline__ uint32_t nd_axis_slot<double>(const gpuhist_nd_axis &ax,
-                                                                    double x)
-{
-    return gpuhist_slot_f64(&ax.map, ax.edges, x);
-}
 
 /* Points [first, first + n) of m to slots[0 .. n). */
 template <typename T>
@@ -73,15 +40,17 @@ __global__ void k_nd_map(const gpuhist_nd_map m, uint64_t first, uint64_t n, uin
     }
 }
 
-nd_device_state *nd_state_of(gpuhist_ctx *ctx)
+} /* namespace */
+
+gh_nd_state *gh_nd_state_of(gpuhist_ctx *ctx)
 {
     if (!ctx->nd_state)
-        ctx->nd_state = calloc(1, sizeof(nd_device_state));
-    return (nd_device_state *)ctx->nd_state;
+        ctx->nd_state = calloc(1, sizeof(gh_nd_state));
+    return (gh_nd_state *)ctx->nd_state;
 }
 
 /* Edges of axis a on the device (copied when they differ from the last copy). */
-gpuhist_status nd_edges(gpuhist_ctx *ctx, nd_device_state *s, uint32_t a, const double *host,
+static gpuhist_status nd_edges(gpuhist_ctx *ctx, gh_nd_state *s, uint32_t a, const double *host,
                         size_t count, const double **dev)
 {
     const size_t bytes = count * sizeof(double);
@@ -90,7 +59,7 @@ gpuhist_status nd_edges(gpuhist_ctx *ctx, nd_device_state *s, uint32_t a, const 
         return GPUHIST_OK;
     }
     if (s->edge_count[a] < count) {
-        cudaStreamSynchronize(nd_stream(ctx)); /* a previous map may still read the old ones */
+        cudaStreamSynchronize(gh_nd_stream(ctx)); /* a previous map may still read the old ones */
         cudaFree(s->edges[a]);
         free(s->host_copy[a]);
         s->edges[a] = NULL;
@@ -101,11 +70,11 @@ gpuhist_status nd_edges(gpuhist_ctx *ctx, nd_device_state *s, uint32_t a, const 
                                 count);
         GPUHIST_CUDA_TRY(ctx, cudaMalloc(&s->edges[a], bytes), "N-D: device edges");
     } else {
-        cudaStreamSynchronize(nd_stream(ctx));
+        cudaStreamSynchronize(gh_nd_stream(ctx));
     }
     GPUHIST_CUDA_TRY(ctx,
                      cudaMemcpyAsync(s->edges[a], host, bytes, cudaMemcpyHostToDevice,
-                                     nd_stream(ctx)),
+                                     gh_nd_stream(ctx)),
                      "N-D: copy edges to the device");
     memcpy(s->host_copy[a], host, bytes);
     s->edge_count[a] = count;
@@ -113,26 +82,33 @@ gpuhist_status nd_edges(gpuhist_ctx *ctx, nd_device_state *s, uint32_t a, const 
     return GPUHIST_OK;
 }
 
-} /* namespace */
+gpuhist_status gh_nd_device_edges(gpuhist_ctx *ctx, gh_nd_state *s, gpuhist_nd_map *m)
+{
+    for (uint32_t a = 0; a < m->dims; ++a)
+        if (m->axis[a].edges) {
+            gpuhist_status rc = nd_edges(ctx, s, a, m->axis[a].edges,
+                                         (size_t)m->axis[a].map.bins + 1u, &m->axis[a].edges);
+            if (rc != GPUHIST_OK)
+                return rc;
+        }
+    return GPUHIST_OK;
+}
+
 
 extern "C" gpuhist_status gpuhist_cuda_nd_map(gpuhist_ctx *ctx, const struct gpuhist_nd_map *map,
                                               uint64_t first, uint64_t n, const void **slots)
 {
     GPUHIST_CUDA_TRY(ctx, cudaSetDevice(ctx->device), "cudaSetDevice");
-    nd_device_state *s = nd_state_of(ctx);
+    gh_nd_state *s = gh_nd_state_of(ctx);
     if (!s)
         return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY, "N-D: out of host memory");
     gpuhist_nd_map m = *map;
-    for (uint32_t a = 0; a < m.dims; ++a)
-        if (m.axis[a].edges) {
-            gpuhist_status rc = nd_edges(ctx, s, a, m.axis[a].edges,
-                                         (size_t)m.axis[a].map.bins + 1u, &m.axis[a].edges);
-            if (rc != GPUHIST_OK)
-                return rc;
-        }
+    gpuhist_status rc = gh_nd_device_edges(ctx, s, &m);
+    if (rc != GPUHIST_OK)
+        return rc;
     const size_t bytes = (size_t)n * sizeof(uint32_t);
     if (s->slots_size < bytes) {
-        cudaStreamSynchronize(nd_stream(ctx)); /* the last count may still read the old buffer */
+        cudaStreamSynchronize(gh_nd_stream(ctx)); /* the last count may still read the old buffer */
         cudaFree(s->slots);
         s->slots = NULL;
         s->slots_size = 0;
@@ -142,7 +118,7 @@ extern "C" gpuhist_status gpuhist_cuda_nd_map(gpuhist_ctx *ctx, const struct gpu
     if (n > 0) {
         const uint64_t blocks = (n + GH_BLOCK - 1) / GH_BLOCK;
         const int grid = (int)(blocks < 65536u ? blocks : 65536u);
-        cudaStream_t strm = nd_stream(ctx);
+        cudaStream_t strm = gh_nd_stream(ctx);
         switch (m.dtype) {
         case GPUHIST_U8: k_nd_map<uint8_t><<<grid, GH_BLOCK, 0, strm>>>(m, first, n, s->slots); break;
         case GPUHIST_I8: k_nd_map<int8_t><<<grid, GH_BLOCK, 0, strm>>>(m, first, n, s->slots); break;
@@ -167,12 +143,13 @@ extern "C" gpuhist_status gpuhist_cuda_nd_map(gpuhist_ctx *ctx, const struct gpu
 
 extern "C" void gpuhist_cuda_nd_release(gpuhist_ctx *ctx)
 {
-    nd_device_state *s = (nd_device_state *)ctx->nd_state;
+    gh_nd_state *s = (gh_nd_state *)ctx->nd_state;
     if (!s)
         return;
     cudaSetDevice(ctx->device);
-    cudaStreamSynchronize(nd_stream(ctx));
+    cudaStreamSynchronize(gh_nd_stream(ctx));
     cudaFree(s->slots);
+    cudaFree(s->counters);
     for (uint32_t a = 0; a < GPUHIST_MAX_DIMS; ++a) {
         cudaFree(s->edges[a]);
         free(s->host_copy[a]);

@@ -42,6 +42,7 @@ static int g_fail = 0, g_cases = 0;
     } while (0)
 
 extern "C" void gpuhist_nd_set_chunk_points(uint64_t points); /* internal: the map's pieces */
+extern "C" void gpuhist_nd_set_device_fused(int on); /* internal: one-pass count or map + 1-D */
 
 struct Points {
     gpuhist_dtype dtype;
@@ -195,9 +196,12 @@ int main()
     const gpuhist_dtype types[] = {GPUHIST_U8, GPUHIST_I8,  GPUHIST_U16, GPUHIST_I16, GPUHIST_U32,
                                    GPUHIST_I32, GPUHIST_U64, GPUHIST_I64, GPUHIST_F32, GPUHIST_F64};
     const uint32_t dims_list[] = {1, 2, 3, 5, 8};
-    for (int round = 0; round < 3; ++round) {
-        /* round 1: the map in pieces of 1000 points (the loop over pieces and a partial last) */
+    for (int round = 0; round < 4; ++round) {
+        /* round 1: the map in pieces of 1000 points (the loop over pieces and a partial last);
+         * rounds 0-2 count in one pass where the backend can (nd_packed16.cu), round 3 always
+         * maps to slots and counts them with the 1-D strategies */
         gpuhist_nd_set_chunk_points(round == 1 ? 250 : 0);
+        gpuhist_nd_set_device_fused(round != 3);
         for (gpuhist_dtype dt : types)
             for (uint32_t dims : dims_list) {
                 uint64_t n = round == 2 ? 1 + rng() % 7 : 3000 + rng() % 20000;
@@ -240,6 +244,66 @@ int main()
             }
     }
     gpuhist_nd_set_chunk_points(0);
+    gpuhist_nd_set_device_fused(1);
+
+    /* skewed points (the one-pass count's hot mode and 16-bit carries: millions of points in a
+     * few joint bins), and a u8 RGB stream fed at byte offsets that are not 4-aligned */
+    for (int hot = 0; hot < 3; ++hot) {
+        const bool rgb = hot != 0;
+        const gpuhist_dtype dt = rgb ? GPUHIST_U8 : GPUHIST_F32;
+        const uint32_t dims = rgb ? 3 : 2;
+        const uint64_t n = 3000001;
+        Points p{dt, dims, n, {}};
+        size_t sz = gpuhist_dtype_size(dt);
+        p.bytes.assign((size_t)n * dims * sz, 0);
+        for (uint64_t i = 0; i < n; ++i)
+            for (uint32_t a = 0; a < dims; ++a) {
+                bool one = hot == 2 || rng() % 10 != 0; /* constant, or 90% one point */
+                double v = one ? 0.25 : (double)(rng() % 1000) / 999.0;
+                int64_t iv = one ? 77 : (int64_t)(rng() % 256);
+                put(p.bytes, ((size_t)i * dims + a) * sz, dt, v, iv);
+            }
+        std::vector<gpuhist_bin_spec> axes;
+        for (uint32_t a = 0; a < dims; ++a)
+            axes.push_back(rgb ? gpuhist_bins_even(32, 0.0, 256.0) : gpuhist_bins_even(256, 0.0, 1.0));
+        Result want = run(cpu, gpuhist_points_interleaved(p.bytes.data(), dt, dims, n), axes);
+        void *d = nullptr;
+        CK(cudaMalloc(&d, p.bytes.size()));
+        CK(cudaMemcpy(d, p.bytes.data(), p.bytes.size(), cudaMemcpyHostToDevice));
+        gpuhist_points dev = gpuhist_points_interleaved(d, dt, dims, n);
+        dev.location = GPUHIST_MEMORY_DEVICE;
+        Result got = run(cuda, dev, axes);
+        CHECK(same(want, got), "skewed %s x %u (%s): device differs (%s)", gpuhist_dtype_name(dt),
+              dims, hot == 2 ? "constant" : "90%", got.err.c_str());
+        if (rgb) {
+            gpuhist_points layout = gpuhist_points_interleaved(nullptr, dt, dims, 0);
+            layout.location = GPUHIST_MEMORY_DEVICE;
+            gpuhist_nd_stream *st = nullptr;
+            CHECK(gpuhist_nd_stream_begin(cuda, &layout, axes.data(), &st) == GPUHIST_OK,
+                  "rgb stream begin: %s", gpuhist_last_error(cuda));
+            for (uint64_t at = 0; st && at < n;) {
+                uint64_t take = std::min<uint64_t>(n - at, 1 + rng() % 400000);
+                gpuhist_points c = gpuhist_points_interleaved((const uint8_t *)d + 3 * at, dt, 3, take);
+                c.location = GPUHIST_MEMORY_DEVICE;
+                CHECK(gpuhist_nd_stream_feed(st, &c) == GPUHIST_OK, "rgb feed: %s",
+                      gpuhist_nd_stream_error(st));
+                at += take;
+            }
+            std::vector<uint64_t> counts(32 * 32 * 32);
+            gpuhist_nd_result res;
+            std::memset(&res, 0, sizeof res);
+            res.counts = counts.data();
+            if (st)
+                CHECK(gpuhist_nd_stream_finish(st, &res) == GPUHIST_OK, "rgb finish: %s",
+                      gpuhist_last_error(cuda));
+            CHECK(counts == want.counts && res.nan == want.nan && res.out == want.out,
+                  "rgb stream at unaligned offsets differs from the one-shot call");
+            CHECK(std::strcmp(res.strategy ? res.strategy : "", "cuda-nd-fused") == 0,
+                  "rgb stream counted by %s, not the one-pass count", res.strategy);
+        }
+        ++g_cases;
+        CK(cudaFree(d));
+    }
 
     /* the N-D stream fed device chunks == the one-shot call on the host points */
     {

@@ -1,0 +1,61 @@
+/*
+ * nd_device.cuh - what the device's N-D counting shares (nd_map.cu: map to slots, then the 1-D
+ * count; nd_packed16.cu: map and count in one pass): one axis's slot of a coordinate
+ * (binmap.h's one-axis slot for its type, f32 EVEN axes through fast_even.h's certified
+ * estimate, the same slot by its proof, as the CPU map ndmap.c bins them), a point's encoded
+ * joint slot, and the per-context buffers (ctx->nd_state, made and freed by nd_map.cu).
+ */
+#ifndef GPUHIST_CUDA_ND_DEVICE_CUH
+#define GPUHIST_CUDA_ND_DEVICE_CUH
+
+#include "common.cuh"
+#include "ndmap.h"
+
+template <typename T>
+__device__ __forceinline__ uint32_t nd_axis_slot(const gpuhist_nd_axis &ax, T x)
+{
+    if constexpr (std::is_same<T, float>::value)
+        return ax.fast_f32 ? gpuhist_fe_slot_f32(&ax.map, &ax.cert, x)
+                           : gpuhist_slot_f32(&ax.map, ax.edges, x);
+    else if constexpr (std::is_same<T, double>::value)
+        return gpuhist_slot_f64(&ax.map, ax.edges, x);
+    else if constexpr (std::is_same<T, uint64_t>::value)
+        return gpuhist_slot_u64(&ax.map, ax.edges, (gh_u64)x);
+    else
+        return gpuhist_slot_i64(&ax.map, ax.edges, (gh_i64)x);
+}
+
+/* The encoded joint slot (ndmap.h) of the point whose coordinates start at p (any alignment). */
+template <typename T>
+__device__ __forceinline__ uint32_t nd_point_slot(const gpuhist_nd_map &m, const unsigned char *p,
+                                                  size_t axis_step)
+{
+    uint32_t cur = 0;
+    for (uint32_t a = 0; a < m.dims; ++a) {
+        T x;
+        memcpy(&x, p + a * axis_step, sizeof x);
+        cur = gpuhist_nd_combine(cur, nd_axis_slot<T>(m.axis[a], x), m.axis[a].map.bins);
+    }
+    return gpuhist_nd_encode(cur, m.total);
+}
+
+/* A context's device buffers for N-D points (ctx->nd_state). */
+struct gh_nd_state {
+    uint32_t *slots; /* nd_map: the slots of the last piece */
+    size_t slots_size;
+    double *edges[GPUHIST_MAX_DIMS];     /* device copies of EDGES axes' edges */
+    double *host_copy[GPUHIST_MAX_DIMS]; /* what was copied there */
+    size_t edge_count[GPUHIST_MAX_DIMS];
+    unsigned long long *counters; /* nd_count: the 64-bit counters of the joint slots */
+    size_t counters_size;
+    uint32_t nkeys; /* slots counted: total + 2 */
+};
+
+/* The context's state (made on first use; NULL when out of host memory). */
+gh_nd_state *gh_nd_state_of(gpuhist_ctx *ctx);
+/* m's EDGES axes pointed at device copies of their edges (copied when they changed). */
+gpuhist_status gh_nd_device_edges(gpuhist_ctx *ctx, gh_nd_state *s, gpuhist_nd_map *m);
+
+inline cudaStream_t gh_nd_stream(const gpuhist_ctx *ctx) { return (cudaStream_t)ctx->stream; }
+
+#endif

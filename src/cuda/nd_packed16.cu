@@ -1,0 +1,273 @@
+/*
+ * nd_packed16.cu - N-D histograms of device points mapped and counted in one pass (the
+ * backend's nd_count operation; histogramdd.c uses it when the joint slots fit).
+ *
+ * Mechanism: packed16.cuh's engine (16-bit counters, two per shared word, carries moved to the
+ * 64-bit global counters exactly, hot-key mode for skewed data) counts the encoded joint slots
+ * (ndmap.h: 0 nan, 1..total the bins, total + 1 out) of the points, which nd_device.cuh computes
+ * from each coordinate with binmap.h's one-axis slots (f32 EVEN axes by the certified estimate):
+ * no slot ever leaves the SM, so a point costs its coordinates' bytes only. Interleaved u8, u16,
+ * f32 and f64 points of 2 to 4 coordinates (f64: 2) are read as vectors of P points in whole
+ * 32-bit words (the most points in at most 16 bytes: f32 pairs 2, u8 RGB 4); any other chunk
+ * (columns, an unaligned start, other types or dimensions) is mapped point by point and added
+ * with one global atomic each (correct, not fast). One block per SM of 1024 threads, each
+ * block's halves added to the global counters at its end.
+ * Limits: total + 2 <= the keys whose packed words and the engine's per-thread dummies fit the
+ * device's shared memory (p16_smem: about 112k slots on H100 / H200), and < 2^17; above that the
+ * core maps to slots and counts them with the 1-D strategies (nd_map.cu).
+ */
+#include "nd_device.cuh"
+#include "packed16.cuh"
+
+#include <string.h>
+
+namespace {
+
+/* 16-byte vectors per thread per iteration (the engine's U), not prefetched: the slot code of
+ * several axes is long, and prefetching doubles the vectors held in registers. */
+#define ND16_U 2u
+
+/* Points per vector for points of DIMS coordinates of type T: the most points whose bytes are
+ * whole 32-bit words and at most 16; 0 if none. Fused kernels exist for u8, u16, f32 and f64
+ * (the types of images and coordinates; the others take the per-point path). */
+template <typename T, uint32_t DIMS> __host__ __device__ constexpr uint32_t nd16_points()
+{
+    if constexpr (!(std::is_same<T, uint8_t>::value || std::is_same<T, uint16_t>::value ||
+                    std::is_same<T, float>::value || std::is_same<T, double>::value))
+        return 0u;
+    constexpr uint32_t ps = (uint32_t)sizeof(T) * DIMS;
+    uint32_t best = 0u;
+    for (uint32_t p = 1u; p * ps <= 16u; ++p)
+        if ((p * ps) % 4u == 0u)
+            best = p;
+    return best;
+}
+
+template <typename T, uint32_t DIMS>
+__global__ void __launch_bounds__(P16_THREADS, 1)
+    k_nd_packed16(const __grid_constant__ gpuhist_nd_map m, const unsigned char *__restrict__ base,
+                  const uint64_t nvec, unsigned long long *__restrict__ out, const uint32_t nkeys)
+{
+    constexpr uint32_t P = nd16_points<T, DIMS>();
+    constexpr uint32_t PB = (uint32_t)sizeof(T) * DIMS;  /* bytes of a point */
+    constexpr uint32_t WORDS = P * PB / 4u;              /* 32-bit words of a vector */
+    static_assert(P > 0u && WORDS <= 4u, "unsupported point layout");
+    extern __shared__ __align__(16) uint32_t nd16_w[];
+    const uint32_t tid = threadIdx.x;
+    p16_engine eng;
+    eng.init(nd16_w, out, nkeys, tid);
+    eng.zero(tid);
+    __syncthreads();
+
+    const uint32_t *words = (const uint32_t *)base;
+    auto load = [&](uint64_t i) -> uint4 {
+        uint4 v = make_uint4(0u, 0u, 0u, 0u);
+        const uint32_t *w = words + i * WORDS;
+        if constexpr (WORDS == 4u) {
+            if ((((uintptr_t)w) & 15u) == 0u)
+                return __ldcs((const uint4 *)w);
+        }
+        v.x = __ldcs(w);
+        if constexpr (WORDS > 1u)
+            v.y = __ldcs(w + 1);
+        if constexpr (WORDS > 2u)
+            v.z = __ldcs(w + 2);
+        if constexpr (WORDS > 3u)
+            v.w = __ldcs(w + 3);
+        return v;
+    };
+    auto keys = [&](const uint4 vv, uint32_t(&key)[P]) {
+        unsigned char b[16];
+        memcpy(b, &vv, 16);
+#pragma unroll
+        for (uint32_t j = 0; j < P; ++j) {
+            uint32_t cur = 0;
+#pragma unroll
+            for (uint32_t a = 0; a < DIMS; ++a) {
+                T x;
+                memcpy(&x, b + j * PB + a * sizeof(T), sizeof(T));
+                cur = gpuhist_nd_combine(cur, nd_axis_slot<T>(m.axis[a], x), m.axis[a].map.bins);
+            }
+            key[j] = gpuhist_nd_encode(cur, m.total);
+        }
+    };
+    const uint64_t per_block = (uint64_t)P16_THREADS * ND16_U;
+    eng.run<ND16_U, P, false, true, false>((uint64_t)blockIdx.x * per_block,
+                                           (uint64_t)gridDim.x * per_block, nvec, tid, load, keys);
+    __syncthreads();
+    eng.add_to_out(tid);
+}
+
+/* Points [first, first + n) of m, any layout: one global atomic per point. */
+template <typename T>
+__global__ void k_nd_atomic(const gpuhist_nd_map m, uint64_t first, uint64_t n,
+                            unsigned long long *__restrict__ out)
+{
+    for (uint64_t k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; k < n;
+         k += (uint64_t)gridDim.x * blockDim.x) {
+        uint32_t cur = 0;
+        for (uint32_t a = 0; a < m.dims; ++a) {
+            const gpuhist_nd_axis &ax = m.axis[a];
+            T x;
+            memcpy(&x, ax.base + (first + k) * ax.stride, sizeof x);
+            cur = gpuhist_nd_combine(cur, nd_axis_slot<T>(ax, x), ax.map.bins);
+        }
+        atomicAdd(out + gpuhist_nd_encode(cur, m.total), 1ull);
+    }
+}
+
+/* The shared memory of the fused kernel for nkeys slots; 0 when it does not fit. */
+size_t nd16_smem(gpuhist_ctx *ctx, uint32_t nkeys)
+{
+    if (nkeys >= (1u << 17))
+        return 0;
+    const size_t bytes = p16_smem(nkeys);
+    return bytes <= gpuhist_cuda_smem_optin(ctx) ? bytes : 0;
+}
+
+/* Launch the fused kernel for DIMS coordinates of T over the aligned vectors of points
+ * [first, first + n); the points left over (fewer than a vector) go to k_nd_atomic. */
+template <typename T, uint32_t DIMS>
+gpuhist_status nd16_launch(gpuhist_ctx *ctx, const gpuhist_nd_map &m, uint64_t first, uint64_t n,
+                           gh_nd_state *s)
+{
+    constexpr uint32_t P = nd16_points<T, DIMS>();
+    auto kernel = k_nd_packed16<T, DIMS>;
+    const size_t smem = nd16_smem(ctx, s->nkeys);
+    GPUHIST_CUDA_TRY(ctx,
+                     cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)smem),
+                     "N-D: shared memory of the fused count");
+    int dev = ctx->device, sms = 0;
+    GPUHIST_CUDA_TRY(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
+                     "N-D: multiprocessors");
+    const uint64_t nvec = n / P;
+    const uint64_t need = (nvec + (uint64_t)P16_THREADS * ND16_U - 1u) /
+                          ((uint64_t)P16_THREADS * ND16_U);
+    const int grid = (int)(need < (uint64_t)sms ? (need ? need : 1u) : (uint64_t)sms);
+    const unsigned char *base = m.axis[0].base + first * m.axis[0].stride;
+    kernel<<<grid, P16_THREADS, smem, gh_nd_stream(ctx)>>>(m, base, nvec, s->counters, s->nkeys);
+    GPUHIST_CUDA_LAUNCH_CHECK(ctx, "N-D: fused map and count");
+    const uint64_t rest = n - nvec * P;
+    if (rest) {
+        k_nd_atomic<T><<<1, 256, 0, gh_nd_stream(ctx)>>>(m, first + nvec * P, rest, s->counters);
+        GPUHIST_CUDA_LAUNCH_CHECK(ctx, "N-D: the points after the last vector");
+    }
+    return GPUHIST_OK;
+}
+
+/* The fused kernel for this chunk's type and dimensions, if there is one: @return 1 and the
+ * status in *rc, or 0. */
+template <typename T>
+int nd16_try(gpuhist_ctx *ctx, const gpuhist_nd_map &m, uint64_t first, uint64_t n,
+             gh_nd_state *s, gpuhist_status *rc)
+{
+    switch (m.dims) {
+    case 2:
+        if constexpr (nd16_points<T, 2>() > 0u) {
+            *rc = nd16_launch<T, 2>(ctx, m, first, n, s);
+            return 1;
+        }
+        return 0;
+    case 3:
+        if constexpr (nd16_points<T, 3>() > 0u) {
+            *rc = nd16_launch<T, 3>(ctx, m, first, n, s);
+            return 1;
+        }
+        return 0;
+    case 4:
+        if constexpr (nd16_points<T, 4>() > 0u) {
+            *rc = nd16_launch<T, 4>(ctx, m, first, n, s);
+            return 1;
+        }
+        return 0;
+    default: return 0;
+    }
+}
+
+template <typename T>
+gpuhist_status nd16_count(gpuhist_ctx *ctx, const gpuhist_nd_map &m, uint64_t first, uint64_t n,
+                          gh_nd_state *s)
+{
+    /* interleaved (every axis one element after the previous, points dims apart), 4-byte
+     * aligned: vectors of whole words */
+    const size_t size = sizeof(T);
+    bool interleaved = true;
+    for (uint32_t a = 0; a < m.dims; ++a)
+        interleaved = interleaved && m.axis[a].stride == size * m.dims &&
+                      m.axis[a].base == m.axis[0].base + a * size;
+    const uintptr_t start = (uintptr_t)(m.axis[0].base + first * m.axis[0].stride);
+    gpuhist_status rc = GPUHIST_OK;
+    if (interleaved && start % 4u == 0u && nd16_try<T>(ctx, m, first, n, s, &rc))
+        return rc;
+    const uint64_t blocks = (n + GH_BLOCK - 1) / GH_BLOCK;
+    const int grid = (int)(blocks < 65536u ? blocks : 65536u);
+    k_nd_atomic<T><<<grid, GH_BLOCK, 0, gh_nd_stream(ctx)>>>(m, first, n, s->counters);
+    GPUHIST_CUDA_LAUNCH_CHECK(ctx, "N-D: map and count point by point");
+    return GPUHIST_OK;
+}
+
+} /* namespace */
+
+/* See internal.h (nd_count): begin (n = 0, collect NULL: can the fused count take this map?
+ * zero the counters), count a chunk, or collect (map NULL: the total + 2 counters to the host,
+ * waiting for the device). */
+extern "C" gpuhist_status gpuhist_cuda_nd_count(gpuhist_ctx *ctx, const struct gpuhist_nd_map *map,
+                                                uint64_t first, uint64_t n, uint64_t *collect)
+{
+    GPUHIST_CUDA_TRY(ctx, cudaSetDevice(ctx->device), "cudaSetDevice");
+    gh_nd_state *s = gh_nd_state_of(ctx);
+    if (!s)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY, "N-D: out of host memory");
+    cudaStream_t strm = gh_nd_stream(ctx);
+    if (!map) {
+        GPUHIST_CUDA_TRY(ctx,
+                         cudaMemcpyAsync(collect, s->counters,
+                                         (size_t)s->nkeys * sizeof(unsigned long long),
+                                         cudaMemcpyDeviceToHost, strm),
+                         "N-D: copy the counts to the host");
+        GPUHIST_CUDA_TRY(ctx, cudaStreamSynchronize(strm), "N-D: histogram");
+        return GPUHIST_OK;
+    }
+    if (n == 0 && !collect) {
+        const uint32_t nkeys = map->total + 2u;
+        if (map->total > (1u << 17) || !nd16_smem(ctx, nkeys))
+            return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                                "N-D: %u joint bins do not fit the fused count", map->total);
+        const size_t bytes = (size_t)nkeys * sizeof(unsigned long long);
+        if (s->counters_size < bytes) {
+            cudaStreamSynchronize(strm);
+            cudaFree(s->counters);
+            s->counters = NULL;
+            s->counters_size = 0;
+            GPUHIST_CUDA_TRY(ctx, cudaMalloc(&s->counters, bytes), "N-D: device counters");
+            s->counters_size = bytes;
+        }
+        s->nkeys = nkeys;
+        GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(s->counters, 0, bytes, strm),
+                         "N-D: zero the counters");
+        return GPUHIST_OK;
+    }
+    if (n == 0)
+        return GPUHIST_OK;
+    gpuhist_nd_map m = *map;
+    gpuhist_status rc = gh_nd_device_edges(ctx, s, &m);
+    if (rc != GPUHIST_OK)
+        return rc;
+    switch (m.dtype) {
+    case GPUHIST_U8: return nd16_count<uint8_t>(ctx, m, first, n, s);
+    case GPUHIST_I8: return nd16_count<int8_t>(ctx, m, first, n, s);
+    case GPUHIST_U16: return nd16_count<uint16_t>(ctx, m, first, n, s);
+    case GPUHIST_I16: return nd16_count<int16_t>(ctx, m, first, n, s);
+    case GPUHIST_U32: return nd16_count<uint32_t>(ctx, m, first, n, s);
+    case GPUHIST_I32: return nd16_count<int32_t>(ctx, m, first, n, s);
+    case GPUHIST_U64: return nd16_count<uint64_t>(ctx, m, first, n, s);
+    case GPUHIST_I64: return nd16_count<int64_t>(ctx, m, first, n, s);
+    case GPUHIST_F32: return nd16_count<float>(ctx, m, first, n, s);
+    case GPUHIST_F64: return nd16_count<double>(ctx, m, first, n, s);
+    default:
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                            "N-D: device points of type %s are not supported",
+                            gpuhist_dtype_name(m.dtype));
+    }
+}
