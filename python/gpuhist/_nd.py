@@ -123,6 +123,54 @@ def _numpy_rounds_int64(dtype: np.dtype, edges: List[np.ndarray]) -> bool:
     return False
 
 
+def weight_name(weights: np.ndarray) -> str:
+    """The library's type of these weights ('f32' or 'f64', as _count passes them)."""
+    if weights.dtype.kind not in "biuf":
+        raise TypeError(f"gpuhist: weights of dtype {weights.dtype} are not supported "
+                        f"(real numbers only)")
+    return "f32" if weights.dtype == np.float32 else "f64"
+
+
+def _count(sample: np.ndarray, edges: List[np.ndarray], axis_bins: List[Any], joint: int,
+           weights: Optional[np.ndarray], backend: str, strategy: Optional[str],
+           want_state: bool = False
+           ) -> Tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray], tuple]:
+    """The library's count of host points `sample` (N, D) over NumPy's `edges` (a bin count in
+    axis_bins[i]: linspace edges, maybe the library's even bins): (int64 counts of the `joint`
+    bins in row-major order, float64 sums with weights, the exact weight state (with
+    want_state: weight_state_words(joint, weight_name(weights), False) int64), the call's
+    (out, nan, total, strategy, backend, seconds))."""
+    D = sample.shape[1]
+    lib, _ = samples_for_library(sample, warn=False)
+    if not (lib.flags.c_contiguous or lib.flags.f_contiguous) or not lib.dtype.isnative:
+        lib = np.ascontiguousarray(lib, dtype=lib.dtype.newbyteorder("="))
+    if _numpy_rounds_int64(lib.dtype, edges):
+        # NumPy places 64-bit integers among float64 edges in float64 (searchsorted in the
+        # common type), where the library would compare them exactly: count the float64
+        # values NumPy compares (a copy, as NumPy's own conversion)
+        lib = lib.astype(np.float64)
+    specs = []
+    for i in _range(D):
+        even = None
+        if np.ndim(axis_bins[i]) == 0:  # linspace edges: maybe the library's even bins
+            even = (edges[i][0], edges[i][-1])
+        specs.append(_axis_spec(edges[i], i, lib.dtype, even))
+    w = None
+    state = None
+    if weights is not None:
+        wname = weight_name(weights)
+        wt = np.float32 if wname == "f32" else np.float64
+        # C order, native, aligned (a chunk unpickled on a worker may be unaligned)
+        w = np.require(weights, np.dtype(wt).newbyteorder("="), ["C", "A"])
+        if want_state:
+            state = np.empty(_core.weight_state_words(joint, wname, False), np.int64)
+    ctx = _context.get(_context.resolve_backend(backend, strategy, w is not None), -1, strategy)
+    counts = np.empty(joint, np.int64)
+    sums = np.empty(joint, np.float64) if w is not None else None
+    tallies = ctx.core.histogramdd(lib, specs, counts, w, sums, state)
+    return counts, sums, state, tallies
+
+
 def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Optional[bool] = None,
                 weights: Any = None, *, backend: str = "auto", strategy: Optional[str] = None
                 ) -> Tuple[np.ndarray, List[np.ndarray]]:
@@ -163,33 +211,7 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Optiona
     if joint == 0:  # an axis of fewer than two edges: nothing to count
         hist = np.zeros(shape, np.float64)
     else:
-        lib, _ = samples_for_library(sample, warn=False)
-        if not (lib.flags.c_contiguous or lib.flags.f_contiguous) or \
-                not lib.dtype.isnative:
-            lib = np.ascontiguousarray(lib, dtype=lib.dtype.newbyteorder("="))
-        if _numpy_rounds_int64(lib.dtype, edges):
-            # NumPy places 64-bit integers among float64 edges in float64 (searchsorted in the
-            # common type), where the library would compare them exactly: count the float64
-            # values NumPy compares (a copy, as NumPy's own conversion)
-            lib = lib.astype(np.float64)
-        specs = []
-        for i in _range(D):
-            even = None
-            if np.ndim(axis_bins[i]) == 0:  # linspace edges: maybe the library's even bins
-                even = (edges[i][0], edges[i][-1])
-            specs.append(_axis_spec(edges[i], i, lib.dtype, even))
-        w = None
-        if weights is not None:
-            if weights.dtype.kind not in "biuf":
-                raise TypeError(f"gpuhist: weights of dtype {weights.dtype} are not supported "
-                                f"(real numbers only)")
-            wt = np.float32 if weights.dtype == np.float32 else np.float64
-            w = np.ascontiguousarray(weights, dtype=np.dtype(wt).newbyteorder("="))
-        ctx = _context.get(_context.resolve_backend(backend, strategy, w is not None), -1,
-                           strategy)
-        counts = np.empty(joint, np.int64)
-        sums = np.empty(joint, np.float64) if w is not None else None
-        ctx.core.histogramdd(lib, specs, counts, w, sums)
+        counts, sums, _, _ = _count(sample, edges, axis_bins, joint, weights, backend, strategy)
         hist = (counts if sums is None else sums).astype(np.float64, copy=False)
         hist = hist.reshape(shape)
 

@@ -22,7 +22,9 @@ Mechanism:
   gpuhist.histogram / gpuhist.bincount on the whole array, bit for bit.
 - histogramdd: the edges are fixed on the client (an axis given a bin count needs its range);
   each chunk of whole points gives gpuhist.histogramdd's float64 counts (integers, exact below
-  2^53), added in a tree; density is applied to the total. Weights are refused there.
+  2^53), added in a tree; with weights, each chunk's row holds its joint counts and its exact
+  N-D weight state (gpuhist_nd_result.weight_state), reduced as the 1-D rows are and rounded
+  once; density is applied to the total.
 
 Limits: bin rule names (bins='auto', 'fd', ...) need the whole data and are refused
 (NotImplementedError): compute the edges first. bincount always makes a first pass (its length
@@ -275,9 +277,11 @@ def _reduce_rows(da: Any, rows: Any, spec: _Spec, split_every: Any) -> Any:
                         name="gpuhist-merge")
 
 
-def _chunk_rows(da: Any, a: Any, weights: Any, spec: _Spec, fn: str) -> Any:
-    """A dask array (chunks, row_length) int64: one row per chunk of a, each counted by
-    _chunk_row where the chunk is."""
+def _chunk_rows(da: Any, a: Any, weights: Any, spec: Any, fn: str, row: Any = None) -> Any:
+    """A dask array (chunks, row_length) int64: one row per chunk of a (of its rows when a is
+    2-D and chunked along its first axis only), each counted by row(chunk, weights chunk,
+    spec) (default _chunk_row) where the chunk is."""
+    row = _chunk_row if row is None else row
     from dask.base import tokenize  # noqa: PLC0415
     from dask.core import flatten  # noqa: PLC0415
     from dask.highlevelgraph import HighLevelGraph  # noqa: PLC0415
@@ -290,7 +294,7 @@ def _chunk_rows(da: Any, a: Any, weights: Any, spec: _Spec, fn: str) -> Any:
                          else [None] * len(a_keys))
     dsk: dict = {spec_key: spec}
     for i, (k, wk) in enumerate(zip(a_keys, w_keys)):
-        dsk[(name, i, 0)] = (_chunk_row, k, wk, spec_key)
+        dsk[(name, i, 0)] = (row, k, wk, spec_key)
     deps = [a] if weights is None else [a, weights]
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=deps)
     return da.Array(graph, name, chunks=((1,) * len(a_keys), (spec.row_length,)),
@@ -488,6 +492,117 @@ def _nd_block(block: Any, edges: List[np.ndarray], backend: str, strategy: Optio
     return h[None, ...]
 
 
+class _NdSpec:
+    """What every weighted N-D chunk's call needs (pickled into the graph once): the fixed
+    edges, the axes' bins arguments, the backend, the strategy and the weight type. Its rows
+    are laid out as _Spec's (joint counts, 4 tallies, the weight state), so _reduce_rows adds
+    them."""
+
+    __slots__ = ("backend", "strategy", "edges", "axis_bins", "wname", "bins", "args",
+                 "state_words")
+
+    def __init__(self, backend: str, strategy: Optional[str], edges: List[np.ndarray],
+                 axis_bins: List[Any], wname: str) -> None:
+        self.backend = backend
+        self.strategy = strategy
+        self.edges = edges
+        self.axis_bins = axis_bins
+        self.wname = wname
+        self.bins = int(np.prod([e.size - 1 for e in edges], dtype=np.int64))
+        self.args = tuple(tuple(e.tolist()) for e in edges)  # (for dask's tokenize)
+        self.state_words = _core.weight_state_words(self.bins, wname, False)
+
+    def __getstate__(self) -> tuple:
+        return (self.backend, self.strategy, self.edges, self.axis_bins, self.wname)
+
+    def __setstate__(self, state: tuple) -> None:
+        self.__init__(*state)  # type: ignore[misc]
+
+    @property
+    def row_length(self) -> int:
+        return self.bins + TALLIES + self.state_words
+
+
+def _nd_weighted_row(block: Any, wblock: Any, spec: _NdSpec) -> np.ndarray:
+    """One chunk of points and its weights: the (1, row_length) row of its joint counts, its
+    tallies (out, nan, 0, total) and its exact weight state."""
+    from ._nd import _count  # noqa: PLC0415
+
+    a, w = np.asarray(block), np.asarray(wblock)
+    if _device.lookup(block) is not None or _device.lookup(wblock) is not None:
+        raise NotImplementedError("gpuhist.dask.histogramdd: weights with device chunks: the "
+                                  "library sums weights on the CPU backend only")
+    if w.shape != (a.shape[0],):
+        raise ValueError("The weights and list don't have the same length.")
+    row = np.zeros((1, spec.row_length), np.int64)
+    if a.shape[0] == 0:
+        # no point: zero counts and the empty state (a call on no point gives it)
+        a = np.zeros((0, a.shape[1]), a.dtype)
+    counts, _, state, tallies = _count(a, spec.edges, spec.axis_bins, spec.bins, w,
+                                       spec.backend, spec.strategy, want_state=True)
+    row[0, :spec.bins] = counts
+    row[0, spec.bins:spec.bins + TALLIES] = (tallies[0], tallies[1], 0, tallies[2])
+    row[0, spec.bins + TALLIES:] = state
+    return row
+
+
+def _nd_weighted_finish(row: np.ndarray, spec: _NdSpec, shape: Tuple[int, ...],
+                        density: bool) -> np.ndarray:
+    """The merged row as NumPy's H: each joint bin's sum rounded once, reshaped; density."""
+    from ._nd import _density  # noqa: PLC0415
+
+    sums = np.empty(spec.bins, np.float64)
+    _core.weight_state_sums(np.ascontiguousarray(row[spec.bins + TALLIES:]), spec.bins,
+                            spec.wname, False, False, sums)
+    hist = sums.reshape(shape)
+    if density:
+        hist = _density(hist, spec.edges)
+    return hist
+
+
+def _weighted_histogramdd(da: Any, x: Any, weights: Any, edges: List[np.ndarray],
+                          axis_bins: List[Any], shape: Tuple[int, ...], density: bool,
+                          backend: str, strategy: Optional[str], split_every: Any) -> Any:
+    """Weighted histogramdd of the points x (chunks of whole points): rows of exact states,
+    reduced in a tree, rounded once."""
+    from dask.base import tokenize  # noqa: PLC0415
+
+    from ._nd import weight_name  # noqa: PLC0415
+
+    if isinstance(weights, da.Array):
+        w = weights
+    else:
+        if _device.lookup(weights) is not None:
+            raise TypeError("gpuhist.dask.histogramdd: weights must be a dask array or a host "
+                            "array")
+        w = np.asarray(weights)
+    if w.ndim != 1 or (not _unknown(x) and not _unknown(w) and w.shape[0] != x.shape[0]):
+        raise ValueError("The weights and list don't have the same length.")
+    wname = weight_name(np.empty(0, w.dtype))
+    if not isinstance(w, da.Array):
+        w = da.from_array(w, chunks=(x.chunks[0],))
+    elif w.chunks != (x.chunks[0],):
+        if _unknown(x) or _unknown(w):
+            raise ValueError("gpuhist.dask.histogramdd: the weights' chunks differ from the "
+                             "points' and some chunk sizes are unknown; rechunk them alike")
+        w = w.rechunk((x.chunks[0],))
+    if shape and min(shape) == 0:  # an axis of fewer than two edges: nothing to count
+        return da.from_array(np.zeros(shape, np.float64), chunks=-1)
+    if len(edges) > 8 or int(np.prod(shape, dtype=np.int64)) > 2**31:
+        from ._nd import histogramdd as _histogramdd  # noqa: PLC0415
+
+        _histogramdd(np.empty((0, len(edges))), bins=edges)  # its error
+    resolved = _context.resolve_backend(backend, strategy, True)
+    spec = _NdSpec(resolved, None if strategy == "auto" else strategy, edges, axis_bins, wname)
+    rows = _chunk_rows(da, x, w, spec, "histogramdd", _nd_weighted_row)
+    merged = _reduce_rows(da, rows, spec, split_every)
+    name = "gpuhist-histogramdd-" + tokenize(merged, spec.__getstate__(), shape, density)
+    return merged.map_blocks(_nd_weighted_finish, spec, shape, density,
+                             chunks=tuple((n,) for n in shape),
+                             new_axis=list(_range_(1, len(shape))), dtype=np.float64,
+                             meta=np.empty((0,) * len(shape), np.float64), name=name)
+
+
 def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Optional[bool] = None,
                 weights: Any = None, *, backend: str = "auto", strategy: Optional[str] = None,
                 split_every: Any = None) -> Tuple[Any, List[np.ndarray]]:
@@ -501,14 +616,12 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Optiona
     array (NumPy's H), edges NumPy's arrays. Each chunk's counts are integers held exactly in
     float64 (below 2^53 per bin), so their sum is exact and hist.compute() equals
     gpuhist.histogramdd on the whole sample bit for bit, whatever the chunks; density is then
-    NumPy's expression on the total. Weights are not built yet (their exact N-D states are
-    not reduced here).
+    NumPy's expression on the total. `weights`: N values (a dask array, rechunked like the
+    points, or a host array); each chunk returns its exact weight state
+    (gpuhist_nd_result.weight_state), the states are added exactly in the tree and rounded
+    once, so the sums are gpuhist.histogramdd's on the whole sample bit for bit.
     """
     dask, da = _dask()
-    if weights is not None:
-        raise NotImplementedError("gpuhist.dask.histogramdd: weights are not built yet: the "
-                                  "chunks' exact N-D weight states are not reduced "
-                                  "(gpuhist.histogramdd takes weights on a computed array)")
     if isinstance(sample, da.Array):
         if sample.ndim != 2:
             raise ValueError(f"gpuhist.dask.histogramdd: sample must be (N, D), not "
@@ -537,10 +650,13 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Optiona
         raise ValueError(f"gpuhist.dask.histogramdd: axis {missing[0]} has a bin count but no "
                          f"range: give range=[(lower, upper), ...] (the edges are fixed before "
                          f"the chunks are counted)")
-    edges, _ = _edges(np.empty((0, D), x.dtype), bins, range)
+    edges, axis_bins = _edges(np.empty((0, D), x.dtype), bins, range)
     edges = [np.asarray(e) for e in edges]
     shape = tuple(e.size - 1 for e in edges)
     x = x.rechunk({1: D})
+    if weights is not None:
+        return _weighted_histogramdd(da, x, weights, edges, axis_bins, shape, bool(density),
+                                     backend, strategy, split_every), edges
     parts = x.map_blocks(_nd_block, edges, backend, strategy, dtype=np.float64, drop_axis=[1],
                          new_axis=list(_range_(1, D + 1)),
                          chunks=(tuple(1 for _ in x.chunks[0]),) + tuple((n,) for n in shape))

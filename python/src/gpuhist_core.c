@@ -890,21 +890,26 @@ done:
 }
 
 /*
- * histogramdd(sample, specs, counts, weights=None, sums=None)
+ * histogramdd(sample, specs, counts, weights=None, sums=None, weight_state=None)
  *   -> (out, nan, total, strategy, backend, seconds)
  * sample: a 2-D NumPy array (points, dims), native byte order, of a library dtype, C-contiguous
  * (interleaved points) or Fortran-contiguous (one column per axis); specs: one tuple per axis
  * (kind, bins, lower, upper, edges or None, integer_lower, last_inclusive); counts: int64 of the
  * product of the bins; weights: None or a contiguous native float32/float64 array of `points`;
- * sums: float64 of the product (with weights). The Python layer resolves NumPy's rules first.
+ * sums: float64 of the product (with weights); weight_state (with weights): int64 of
+ * weight_state_words(product, weights' library dtype, False), receiving the exact unrounded
+ * sums (gpuhist_nd_result.weight_state), which gpuhist.dask merges across chunks. The Python
+ * layer resolves NumPy's rules first.
  */
 static PyObject *Context_histogramdd(ContextObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"sample", "specs", "counts", "weights", "sums", NULL};
+    static char *kwlist[] = {"sample", "specs", "counts", "weights", "sums", "weight_state",
+                             NULL};
     PyObject *obj, *specs_obj, *counts_obj, *weights_obj = Py_None, *sums_obj = Py_None;
+    PyObject *state_obj = Py_None;
     if (!check_ctx(self) ||
-        !PyArg_ParseTupleAndKeywords(args, kwds, "OOO|OO", kwlist, &obj, &specs_obj, &counts_obj,
-                                     &weights_obj, &sums_obj))
+        !PyArg_ParseTupleAndKeywords(args, kwds, "OOO|OOO", kwlist, &obj, &specs_obj, &counts_obj,
+                                     &weights_obj, &sums_obj, &state_obj))
         return NULL;
     if (!PyArray_Check(obj) || PyArray_NDIM((PyArrayObject *)obj) != 2) {
         PyErr_SetString(PyExc_TypeError, "gpuhist: histogramdd needs a 2-D NumPy array");
@@ -981,6 +986,14 @@ static PyObject *Context_histogramdd(ContextObject *self, PyObject *args, PyObje
         p.weight_dtype = PyArray_TYPE(w) == NPY_FLOAT32 ? GPUHIST_F32 : GPUHIST_F64;
         if (!(r.sums = output_buffer(sums_obj, "sums", total, 'f')))
             goto done;
+        if (state_obj != Py_None) {
+            size_t words = gpuhist_weight_state_words((uint32_t)total, 1, p.weight_dtype, 0);
+            if (!(r.weight_state = output_buffer(state_obj, "weight_state", (npy_intp)words, 'i')))
+                goto done;
+        }
+    } else if (state_obj != Py_None) {
+        PyErr_SetString(PyExc_ValueError, "gpuhist: weight_state needs weights");
+        goto done;
     }
     gpuhist_status st;
     Py_BEGIN_ALLOW_THREADS

@@ -399,6 +399,12 @@ if __name__ == "__main__":
                                    weights=da.from_array(w, chunks=999))
         got, want = hist.compute(), gpuhist.histogram(x, 32, weights=w)[0]
         assert got.tobytes() == want.tobytes(), (got, want)
+        p = rng.uniform(0, 1, (10000, 2))
+        hist, _ = gd.histogramdd(da.from_array(p, chunks=(999, 2)), [5, 4], [(0, 1), (0, 1)],
+                                 weights=da.from_array(w, chunks=999))
+        got = hist.compute()
+        want = gpuhist.histogramdd(p, [5, 4], [(0, 1), (0, 1)], weights=w)[0]
+        assert got.tobytes() == want.tobytes(), (got, want)
         print("process cluster: same bits")
 """
 
@@ -547,10 +553,78 @@ def test_histogram2d_and_refusals() -> None:
     pts = da.stack([dxv, dyv], axis=1)
     with pytest.raises(ValueError, match="axis 0 has a bin count but no range"):
         gd.histogramdd(pts, bins=5)
-    with pytest.raises(NotImplementedError, match="weights are not built yet"):
-        gd.histogramdd(pts, bins=5, range=[(0, 1), (0, 1)], weights=dxv)
+    with pytest.raises(ValueError, match="same length"):
+        gd.histogramdd(pts, bins=5, range=[(0, 1), (0, 1)], weights=dxv[:-1])
     with pytest.raises(TypeError, match="must be a dask.array.Array"):
         gd.histogramdd(np.zeros((3, 2)), bins=5, range=[(0, 1), (0, 1)])
     with pytest.raises(ValueError, match="must be \\(N, D\\)"):
         gd.histogramdd(da.zeros((2, 2, 2), chunks=1), bins=5)
 
+
+
+def exact_nd_sums(x: np.ndarray, w: np.ndarray, edges: list) -> np.ndarray:
+    """Each joint bin's weights added as Fractions and rounded once to float64 (every axis's
+    last edge inclusive; points with a NaN or outside coordinate left out)."""
+    n, D = x.shape
+    shape = tuple(e.size - 1 for e in edges)
+    flat = np.zeros(n, np.int64)
+    keep = np.ones(n, bool)
+    for i, e in enumerate(edges):
+        c = x[:, i]
+        idx = np.searchsorted(e, c, side="right") - 1
+        idx[c == e[-1]] = e.size - 2
+        keep &= ~np.isnan(c) & (c >= e[0]) & (c <= e[-1])
+        flat = flat * shape[i] + np.clip(idx, 0, shape[i] - 1)
+    out = [Fraction(0)] * int(np.prod(shape))
+    for b, v in zip(flat[keep].tolist(), w[keep].tolist()):
+        out[b] += Fraction(v)
+    return np.array([float(f) for f in out], np.float64).reshape(shape)
+
+
+@pytest.mark.parametrize("wdtype", [np.float64, np.float32, np.int64],
+                         ids=["f64", "f32", "int64"])
+def test_histogramdd_weighted_chunkings(wdtype) -> None:
+    """Weighted N-D over random row chunkings (empty chunks too; weights chunked otherwise or
+    on the host): each chunk's exact weight state, merged in a tree and rounded once, equals
+    gpuhist.histogramdd on the whole sample and the exact Fraction sums bit for bit, where
+    adding the chunks' rounded sums would not (weights +-1e16 beside small ones)."""
+    rng = np.random.default_rng([SEED, 41, np.dtype(wdtype).itemsize])
+    print(f"seed [{SEED}, 41, {np.dtype(wdtype).itemsize}]")
+    m, D = 3001, 3
+    pts = rng.uniform(-0.1, 1.1, (m, D))
+    pts[:20] = np.round(pts[:20] * 4) / 4  # on the edges
+    pts[rng.integers(0, m, 15), rng.integers(0, D, 15)] = np.nan
+    x = np.concatenate([pts, pts])[perm := rng.permutation(2 * m)]
+    if wdtype == np.int64:
+        w = rng.integers(-2**40, 2**40, 2 * m)
+    else:
+        _, w = paired(rng, np.zeros(m), wdtype)
+    w = w[perm] if wdtype != np.int64 else w
+    bins = [4, np.array([0.0, 0.25, 0.3, 1.0]), 3]
+    rngs = [(0, 1), None, (-0.05, 1.05)]
+    ref, ref_e = gpuhist.histogramdd(x, bins=bins, range=rngs, weights=w)
+    same_bits(ref, exact_nd_sums(x, w.astype(np.float64), ref_e))
+    for trial in range(4):
+        chunks = random_chunks(rng, x.shape[0])
+        print(f"chunks {chunks}")
+        dx = da.from_array(x, chunks=chunks + ((2, 1),))
+        dw = (da.from_array(w, chunks=random_chunks(rng, w.size, empty=False)) if trial % 2
+              else w)
+        hist, edges = gd.histogramdd(dx, bins=bins, range=rngs, weights=dw,
+                                     split_every=int(rng.integers(2, 4)))
+        h = hist.compute()
+        assert h.dtype == np.float64 and h.shape == ref.shape
+        same_bits(h, ref)
+        for a, b in zip(edges, ref_e):
+            same_bits(a, b)
+    dens, _ = gd.histogramdd(dx, bins=bins, range=rngs, weights=dw, density=True)
+    same_bits(dens.compute(), gpuhist.histogramdd(x, bins=bins, range=rngs, weights=w,
+                                                  density=True)[0])
+    # histogram2d of two 1-D dask arrays with weights
+    cx, cy = da.from_array(x[:, 0], chunks=777), da.from_array(x[:, 1], chunks=1234)
+    H, xe, ye = gd.histogram2d(cx, cy, bins=[5, 2], range=[(0, 1), (0, 1)],
+                               weights=da.from_array(w, chunks=500))
+    want = gpuhist.histogram2d(x[:, 0], x[:, 1], bins=[5, 2], range=[(0, 1), (0, 1)], weights=w)
+    same_bits(H.compute(), want[0])
+    same_bits(xe, want[1])
+    same_bits(ye, want[2])
