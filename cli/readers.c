@@ -317,6 +317,47 @@ static int parse_npy_dict(const char *text, size_t len, npy_header *h)
     return have_descr && have_fortran && have_shape;
 }
 
+/* The float16 nearest d, ties to even (NumPy's astype(float16) of a double); +-inf beyond its
+ * range, with *overflow set when d was finite. */
+static uint16_t text_f16(double d, int *overflow)
+{
+    const uint16_t sign = signbit(d) ? 0x8000u : 0u;
+    const double a = fabs(d);
+    if (a != a)
+        return 0x7e00u;
+    if (a >= 65520.0) {
+        *overflow = isfinite(a);
+        return sign | 0x7c00u;
+    }
+    if (a < 0x1p-14) /* subnormal: a multiple of 2^-24 (0x400 is the smallest normal) */
+        return sign | (uint16_t)nearbyint(a * 0x1p24);
+    int k;
+    double m = nearbyint(ldexp(frexp(a, &k), 11)); /* a = m * 2^(k - 11), m in [1024, 2048] */
+    if (m == 2048.0) {
+        m = 1024.0;
+        ++k;
+    }
+    return sign | (uint16_t)((k + 14) << 10) | (uint16_t)((int)m - 1024);
+}
+
+/* The bfloat16 of d rounded to float first, then to bfloat16 ties to even (what ml_dtypes and
+ * torch give for a double); *overflow set when a finite d becomes infinite. */
+static uint16_t text_bf16(double d, int *overflow)
+{
+    const float f = (float)d;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if (f != f)
+        return 0x7fc0u;
+    const uint32_t low = u & 0xffffu;
+    uint32_t high = u >> 16;
+    if (low > 0x8000u || (low == 0x8000u && (high & 1u)))
+        ++high;
+    if ((high & 0x7fffu) == 0x7f80u && isfinite(d))
+        *overflow = 1;
+    return (uint16_t)high;
+}
+
 /* Map a NumPy dtype string ('<f4', '|u1', '>i8', '|b1') to a gpuhist dtype; *swap is set when
  * the bytes must be reversed for this host. @return 1, or 0 with `why` filled in. */
 static int npy_dtype(const char *descr, gpuhist_dtype *out, int *swap, char *why, size_t why_size)
@@ -346,10 +387,15 @@ static int npy_dtype(const char *descr, gpuhist_dtype *out, int *swap, char *why
         *out = GPUHIST_F32;
     else if (kind == 'f' && size == 8)
         *out = GPUHIST_F64;
+    else if (kind == 'f' && size == 2)
+        *out = GPUHIST_F16;
     else if (kind == 'b' && size == 1)
         *out = GPUHIST_U8; /* bool: histogrammed as the values 0 and 1 */
     else {
-        const char *what = kind == 'f' && size == 2   ? "float16 is not supported yet"
+        const char *what = kind == 'V' && size == 2
+                               ? "void; a bfloat16 array saved by ml_dtypes has this dtype, "
+                                 "which does not say so: write its raw bytes (a.tofile) and "
+                                 "read them with -t bf16"
                            : kind == 'f'              ? "this float size is not supported"
                            : kind == 'c'              ? "complex numbers are not supported"
                            : kind == 'O'              ? "object arrays are not supported"
@@ -358,7 +404,8 @@ static int npy_dtype(const char *descr, gpuhist_dtype *out, int *swap, char *why
                            : kind == 'V'              ? "void (raw record) dtypes are not supported"
                                                         : "unsupported dtype";
         snprintf(why, why_size,
-                 "dtype '%s': %s (supported: bool, int8..int64, uint8..uint64, float32, float64)",
+                 "dtype '%s': %s (supported: bool, int8..int64, uint8..uint64, float16, float32, "
+                 "float64)",
                  descr, what);
         return 0;
     }
@@ -572,7 +619,8 @@ static void *parse_piece(void *arg)
     uint64_t n = 0;
     unsigned long line = pc->line;
     const char *p = pc->begin, *end = pc->end;
-    int is_float = dtype == GPUHIST_F32 || dtype == GPUHIST_F64;
+    int is_float = dtype == GPUHIST_F32 || dtype == GPUHIST_F64 || dtype == GPUHIST_F16 ||
+                   dtype == GPUHIST_BF16;
     int is_signed = dtype == GPUHIST_I8 || dtype == GPUHIST_I16 || dtype == GPUHIST_I32 ||
                     dtype == GPUHIST_I64;
     char *tok = pc->tok;
@@ -634,6 +682,16 @@ static void *parse_piece(void *arg)
                 else if (errno == ERANGE && isinf(v))
                     problem = "is out of range for f32";
                 memcpy(dst, &v, 4);
+            } else if (dtype == GPUHIST_F16 || dtype == GPUHIST_BF16) {
+                /* parsed as a double, then rounded once to the half type */
+                double v = strtod(tok, &e);
+                int over = 0;
+                uint16_t h = dtype == GPUHIST_F16 ? text_f16(v, &over) : text_bf16(v, &over);
+                if (*e || e == tok)
+                    problem = "is not a number";
+                else if (over || (errno == ERANGE && isinf(v)))
+                    problem = "is out of range";
+                memcpy(dst, &h, 2);
             } else {
                 double v = strtod(tok, &e);
                 if (*e || e == tok)

@@ -291,8 +291,19 @@ cli_npy() {
     err 1 "c8.npy: dtype '<c8': complex" "$G" c8.npy
     mknpy o.npy '|O' '(1,)' False c8.dat
     err 1 "o.npy: dtype '\|O'.*object" "$G" o.npy
+    # float16 in either byte order (four zeros; 1.0, 2.0, NaN, -inf big-endian); bfloat16 has no
+    # .npy code of its own ('<V2' from ml_dtypes): refused, naming the way round
     mknpy f2.npy '<f2' '(4,)' False c8.dat
-    err 1 "float16" "$G" f2.npy
+    ok "$G" -B cpu -b 2 -r 0:1 -f json f2.npy
+    has '"counts": [4, 0]' out.txt
+    printf '\x3c\x00\x40\x00\x7e\x00\xfc\x00' >f2be.dat
+    mknpy f2be.npy '>f2' '(4,)' False f2be.dat
+    ok "$G" -B cpu -b 2 -r 0:4 -f json f2be.npy
+    has '"counts": [1, 1]' out.txt
+    has '"underflow": 1' out.txt
+    has '"nan": 1' out.txt
+    mknpy v2.npy '<V2' '(4,)' False c8.dat
+    err 1 "v2.npy: dtype '<V2': void; a bfloat16 array saved by ml_dtypes" "$G" v2.npy
     mknpy_dict s.npy "{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (1,), }" c8.dat 1
     err 1 "s.npy: structured" "$G" s.npy
     mknpy fo.npy '|u1' '(2, 3)' True rgb.dat
@@ -361,7 +372,8 @@ cli_errors() {
     ok "$G" -B cpu -e ' 0, 1 ,2' -f json one.bin
     has '"edges": [0, 1, 2]' out.txt
     err 2 "nofile.txt: cannot open" "$G" -e @nofile.txt one.bin
-    err 2 "-t: unknown type 'f16'" "$G" -t f16 one.bin
+    err 2 "-t: unknown type 'f128'" "$G" -t f128 one.bin
+    err 1 "one.bin: size 1 bytes is not a multiple of the sample size 2 \\(f16" "$G" -t f16 one.bin
     err 2 "-B: unknown backend 'gpu'" "$G" -B gpu one.bin
     err 2 "--strategy nope: no such strategy" "$G" -B cpu -s nope one.bin
     err 2 "--channels 5: need 1 <= A <= C <= 4" "$G" --channels 5 one.bin
