@@ -11,10 +11,9 @@
  * before out, and sums dyadic weights exactly in double; full-precision weights are checked
  * against gpuhist_histogram() of the reference's joint slots (the library's 1-D exact sums).
  * Also: interleaved == columns, threads 1 == many, a context of two devices and the N-D stream
- * in random chunks bit for bit, a 1-D histogramdd equals
- * gpuhist_histogram() with the same spec, auto range per axis, a 4096 x 4096 histogram, and the
- * refusals (each message naming its field); weighted parts merged through result.weight_state
- * (gpuhist_weight_state_add / _sums) equal one call on all the points.
+ * in random chunks bit for bit, a 1-D histogramdd equals gpuhist_histogram() with the same spec,
+ * auto range per axis. The refusals and known answers are test_histogramdd_api.c's, weighted
+ * parts merged through their weight states test_histogramdd_parts.c's.
  *
  * usage: test_histogramdd cpu|opencl|cuda. Seed: GPUHIST_TEST_SEED (fixed by default, printed;
  * "random" for a new one); GPUHIST_ND_CASES: how many random cases. Exit 77 without a device.
@@ -23,6 +22,7 @@
 #include "check.h"
 #include "ndmap.h"
 #include "half_test.h"
+#include "nd_test.h"
 
 #include <float.h>
 #include <math.h>
@@ -31,20 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-typedef struct {
-    uint64_t s;
-} rng_t;
-
-static uint64_t next(rng_t *r)
-{
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static uint64_t below(rng_t *r, uint64_t n) { return n ? next(r) % n : 0; }
-static double unit(rng_t *r) { return (double)(next(r) >> 11) * 0x1p-53; }
 
 static int is_float(gpuhist_dtype t)
 {
@@ -723,438 +709,17 @@ static void describe(const nd_case *c, int i)
     check_context("%s", buf);
 }
 
-/* ---- fixed cases --------------------------------------------------------------------------- */
-
-static void expect_error(gpuhist_ctx *ctx, const gpuhist_points *p, const gpuhist_bin_spec *axes,
-                         gpuhist_nd_result *r, gpuhist_status want, const char *needle)
-{
-    gpuhist_status st = gpuhist_histogramdd(ctx, p, axes, r);
-    CHECK_EQ_INT(st, want);
-    CHECK_CONTAINS(gpuhist_last_error(ctx), needle);
-}
-
-static void refusals(gpuhist_ctx *ctx)
-{
-    check_context("refusals");
-    float pts[12] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f, 0.9f, 0.0f, 0.5f, 0.5f};
-    uint64_t counts[64];
-    double sums[64];
-    gpuhist_nd_result r;
-    memset(&r, 0, sizeof r);
-    r.counts = counts;
-    gpuhist_bin_spec ax[GPUHIST_MAX_DIMS + 1];
-    for (int a = 0; a <= GPUHIST_MAX_DIMS; ++a)
-        ax[a] = gpuhist_bins_even(2, 0.0, 1.0);
-    gpuhist_points p = gpuhist_points_interleaved(pts, GPUHIST_F32, 2, 6);
-
-    CHECK_EQ_INT(gpuhist_histogramdd(NULL, &p, ax, &r), GPUHIST_ERROR_INVALID_ARGUMENT);
-    expect_error(ctx, NULL, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "points");
-    expect_error(ctx, &p, NULL, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "axes");
-    expect_error(ctx, &p, ax, NULL, GPUHIST_ERROR_INVALID_ARGUMENT, "result");
-    r.counts = NULL;
-    expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "result.counts");
-    r.counts = counts;
-    p.dims = 0;
-    expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "points.dims");
-    p.dims = 9;
-    expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "points.dims");
-    p.dims = 2;
-    p.dtype = (gpuhist_dtype)99;
-    expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "points.dtype");
-    p.dtype = GPUHIST_F32;
-    p.data = NULL;
-    p.columns[0] = pts;
-    expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "points.columns[1]");
-    p.data = pts;
-    p.location = GPUHIST_MEMORY_DEVICE;
-    if (gpuhist_context_backend(ctx) == GPUHIST_BACKEND_CUDA) /* maps device points: host
-                                                                 memory declared DEVICE */
-        expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "points.data");
-    else
-        expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_UNSUPPORTED, "points.location");
-    p.location = GPUHIST_MEMORY_HOST;
-
-    ax[1].bins = 0;
-    expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "axes[1].bins");
-    ax[1] = gpuhist_bins_even(2, 1.0, 1.0);
-    expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "axes[1].range");
-    ax[1] = gpuhist_bins_even(2, 0.0, 1e300);
-    expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "float32");
-    ax[1] = gpuhist_bins_integer(2, 0);
-    expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "axes[1].kind");
-    double bad_edges[3] = {0.0, 0.5, 0.5};
-    ax[1] = gpuhist_bins_edges(2, bad_edges);
-    expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "axes[1].edges");
-    ax[1] = gpuhist_bins_edges(2, NULL);
-    expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "axes[1].edges");
-    ax[1] = gpuhist_bins_even(2, 0.0, 1.0);
-    ax[1].outliers = GPUHIST_OUTLIERS_CLAMP;
-    expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "axes[1].outliers");
-    ax[1] = gpuhist_bins_even(3, 0.0, 1e-45); /* float32 edges that do not increase */
-    expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "too many bins");
-    ax[0] = gpuhist_bins_even(65536, 0.0, 1.0);
-    ax[1] = gpuhist_bins_even(65536, 0.0, 1.0);
-    expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "65536 x 65536 = 4294967296");
-    p.dims = 8;
-    for (int a = 0; a < 8; ++a)
-        ax[a] = gpuhist_bins_even(1u << 31, 0.0, 1.0);
-    p.count = 1;
-    expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "more than 2^64");
-    p.dims = 2;
-    p.count = 6;
-    for (int a = 0; a <= GPUHIST_MAX_DIMS; ++a)
-        ax[a] = gpuhist_bins_even(2, 0.0, 1.0);
-
-    float w[6] = {1, 1, 1, 1, 1, 1};
-    p.weights = w;
-    p.weight_dtype = GPUHIST_I32;
-    r.sums = sums;
-    expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "points.weight_dtype");
-    p.weight_dtype = GPUHIST_F32;
-    r.sums = NULL;
-    expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "result.sums");
-    p.weights = NULL;
-    r.sums = sums;
-    expect_error(ctx, &p, ax, &r, GPUHIST_ERROR_INVALID_ARGUMENT, "result.sums");
-    r.sums = NULL;
-
-    /* a context held by an open stream answers BUSY and keeps its last message */
-    gpuhist_samples lay = gpuhist_samples_1d(NULL, GPUHIST_F32, 0);
-    gpuhist_bin_spec one_bin = gpuhist_bins_even(1, 0.0, 1.0);
-    gpuhist_stream *st = NULL;
-    if (CHECK_EQ_INT(gpuhist_stream_begin(ctx, &lay, &one_bin, GPUHIST_MEMORY_HOST, &st),
-                     GPUHIST_OK)) {
-        char before[512];
-        snprintf(before, sizeof before, "%s", gpuhist_last_error(ctx));
-        CHECK_EQ_INT(gpuhist_histogramdd(ctx, &p, ax, &r), GPUHIST_ERROR_BUSY);
-        CHECK_EQ_STR(gpuhist_last_error(ctx), before);
-        gpuhist_stream_abort(st);
-    }
-
-    /* streams: auto range refused at begin; a chunk of another shape or weighting fails the
-     * stream, which finish then reports; the context is held while open */
-    {
-        gpuhist_points lay = gpuhist_points_interleaved(NULL, GPUHIST_F32, 2, 0);
-        gpuhist_bin_spec au[2] = {gpuhist_bins_auto(2), gpuhist_bins_even(2, 0.0, 1.0)};
-        gpuhist_nd_stream *ns = NULL;
-        CHECK_EQ_INT(gpuhist_nd_stream_begin(ctx, &lay, au, &ns), GPUHIST_ERROR_INVALID_ARGUMENT);
-        CHECK_CONTAINS(gpuhist_last_error(ctx), "axes[0].range: a streamed histogram");
-        CHECK(ns == NULL);
-        if (CHECK_EQ_INT(gpuhist_nd_stream_begin(ctx, &lay, ax, &ns), GPUHIST_OK)) {
-            CHECK_EQ_INT(gpuhist_histogramdd(ctx, &p, ax, &r), GPUHIST_ERROR_BUSY);
-            gpuhist_points bad3 = gpuhist_points_interleaved(pts, GPUHIST_F32, 3, 2);
-            CHECK_EQ_INT(gpuhist_nd_stream_feed(ns, &bad3), GPUHIST_ERROR_INVALID_ARGUMENT);
-            CHECK_CONTAINS(gpuhist_nd_stream_error(ns), "3 f32 coordinates per point");
-            CHECK_EQ_INT(gpuhist_nd_stream_feed(ns, &p), GPUHIST_ERROR_INVALID_ARGUMENT);
-            CHECK_EQ_INT(gpuhist_nd_stream_finish(ns, &r), GPUHIST_ERROR_INVALID_ARGUMENT);
-            CHECK_CONTAINS(gpuhist_last_error(ctx), "3 f32 coordinates per point");
-        }
-        if (CHECK_EQ_INT(gpuhist_nd_stream_begin(ctx, &lay, ax, &ns), GPUHIST_OK)) {
-            gpuhist_points wp = p;
-            wp.weights = pts;
-            wp.weight_dtype = GPUHIST_F32;
-            CHECK_EQ_INT(gpuhist_nd_stream_feed(ns, &wp), GPUHIST_ERROR_INVALID_ARGUMENT);
-            CHECK_CONTAINS(gpuhist_nd_stream_error(ns), "points.weights");
-            gpuhist_nd_stream_abort(ns);
-        }
-        /* an empty stream: zero counts */
-        if (CHECK_EQ_INT(gpuhist_nd_stream_begin(ctx, &lay, ax, &ns), GPUHIST_OK) &&
-            CHECK_EQ_INT(gpuhist_nd_stream_finish(ns, &r), GPUHIST_OK)) {
-            for (int j = 0; j < 4; ++j)
-                CHECK_EQ_U64(counts[j], 0);
-            CHECK_EQ_U64(r.total, 0);
-        }
-    }
-
-    /* the context still works, and a small known answer */
-    CHECK_EQ_INT(gpuhist_histogramdd(ctx, &p, ax, &r), GPUHIST_OK);
-    /* points (0.1,0.2) (0.3,0.4) (0.5,0.6) (0.7,0.8) (0.9,0) (0.5,0.5) on [0,1) x [0,1) */
-    uint64_t want[4] = {2, 0, 1, 3};
-    for (int j = 0; j < 4; ++j)
-        CHECK_EQ_U64(counts[j], want[j]);
-    CHECK_EQ_U64(r.out, 0);
-    CHECK_EQ_U64(r.total, 6);
-}
-
-/* NaN wins over out; every axis must be inside; last edge inclusive per axis. */
-static void tallies(gpuhist_ctx *ctx)
-{
-    check_context("tallies and NaN precedence");
-    double pts[][3] = {{0.0, 0.0, 0.0}, {1.0, 0.0, 0.0},  {NAN, 5.0, 0.0},  {5.0, NAN, 0.0},
-                       {0.5, 0.5, 1.0}, {0.5, 0.5, 1.5},  {-1.0, 0.5, 0.5}, {0.5, 2.0, NAN},
-                       {0.99, 0.99, 0.99}, {INFINITY, 0.5, 0.5}};
-    gpuhist_points p = gpuhist_points_interleaved(pts, GPUHIST_F64, 3, 10);
-    gpuhist_bin_spec ax[3] = {gpuhist_bins_even(2, 0.0, 1.0), gpuhist_bins_even(2, 0.0, 1.0),
-                              gpuhist_bins_even(2, 0.0, 1.0)};
-    ax[2].last_edge_inclusive = 1;
-    uint64_t counts[8];
-    gpuhist_nd_result r;
-    memset(&r, 0, sizeof r);
-    r.counts = counts;
-    if (!CHECK_EQ_INT(gpuhist_histogramdd(ctx, &p, ax, &r), GPUHIST_OK))
-        return;
-    /* (0,0,0) -> bin 0; (1,0,0): axis 0 not inclusive -> out; NaN rows -> nan (3);
-     * (0.5,0.5,1.0) -> axis 2 inclusive -> [1][1][1] = 7; (0.5,0.5,1.5) out; (-1,...) out;
-     * (0.99...) -> 7; inf -> out */
-    uint64_t want[8] = {1, 0, 0, 0, 0, 0, 0, 2};
-    for (int j = 0; j < 8; ++j)
-        CHECK_EQ_U64(counts[j], want[j]);
-    CHECK_EQ_U64(r.nan, 3);
-    CHECK_EQ_U64(r.out, 4);
-    CHECK_EQ_U64(r.total, 10);
-    CHECK_EQ_INT(r.last_edge_inclusive[0], 0);
-    CHECK_EQ_INT(r.last_edge_inclusive[2], 1);
-
-    /* auto range per axis: each axis its own finite min and max, last edge inclusive */
-    gpuhist_bin_spec au[3] = {gpuhist_bins_auto(2), gpuhist_bins_auto(2), gpuhist_bins_auto(2)};
-    if (!CHECK_EQ_INT(gpuhist_histogramdd(ctx, &p, au, &r), GPUHIST_OK))
-        return;
-    CHECK_EQ_F64_BITS(r.lower[0], -1.0);
-    CHECK_EQ_F64_BITS(r.upper[0], 5.0);
-    CHECK_EQ_F64_BITS(r.lower[1], 0.0);
-    CHECK_EQ_F64_BITS(r.upper[1], 5.0);
-    CHECK_EQ_F64_BITS(r.lower[2], 0.0);
-    CHECK_EQ_F64_BITS(r.upper[2], 1.5);
-    CHECK_EQ_U64(r.nan, 3);
-    CHECK_EQ_U64(r.out, 1); /* only the infinity */
-}
-
-/* A 4096 x 4096 f32 histogram (16M joint bins). */
-static void large(gpuhist_ctx *ctx, rng_t *rng)
-{
-    check_context("4096 x 4096");
-    const uint64_t n = 300000, total = 4096u * 4096u;
-    float *pts = malloc(n * 2 * sizeof *pts);
-    uint64_t *counts = malloc(total * sizeof *counts);
-    uint64_t *ref = calloc(total, sizeof *ref);
-    for (uint64_t i = 0; i < n; ++i) {
-        pts[2 * i] = (float)unit(rng);
-        pts[2 * i + 1] = (float)(unit(rng) * unit(rng));
-        uint32_t a = (uint32_t)(pts[2 * i] * 4096.0f), b = (uint32_t)(pts[2 * i + 1] * 4096.0f);
-        /* 4096 bins over [0, 1): the float edges k/4096 are exact, so the bin is floor(x*4096) */
-        ++ref[(uint64_t)a * 4096u + b];
-    }
-    gpuhist_points p = gpuhist_points_interleaved(pts, GPUHIST_F32, 2, n);
-    gpuhist_bin_spec ax[2] = {gpuhist_bins_even(4096, 0.0, 1.0), gpuhist_bins_even(4096, 0.0, 1.0)};
-    gpuhist_nd_result r;
-    memset(&r, 0, sizeof r);
-    r.counts = counts;
-    double t = (double)clock();
-    if (CHECK_MSG(gpuhist_histogramdd(ctx, &p, ax, &r) == GPUHIST_OK, "%s",
-                  gpuhist_last_error(ctx))) {
-        CHECK_MSG(memcmp(counts, ref, total * 8) == 0, "4096 x 4096 counts differ");
-        CHECK_EQ_U64(r.bins_total, total);
-        printf("4096 x 4096: %.2f s of CPU time, strategy %s\n",
-               ((double)clock() - t) / CLOCKS_PER_SEC, r.strategy);
-    }
-    free(pts);
-    free(counts);
-    free(ref);
-}
-
-/* ---- parts merged through weight states ----------------------------------------------------- */
-
-/* One histogramdd of points [first, first + n) of an interleaved f64 array, with weights. */
-static gpuhist_status part_call(gpuhist_ctx *ctx, const double *pts, const void *w,
-                                gpuhist_dtype wd, uint32_t dims, uint64_t first, uint64_t n,
-                                const gpuhist_bin_spec *axes, uint64_t *counts, double *sums,
-                                double *squares, int64_t *state, gpuhist_nd_result *r)
-{
-    gpuhist_points p = gpuhist_points_interleaved(pts + first * dims, GPUHIST_F64, dims, n);
-    p.weights = (const unsigned char *)w + first * gpuhist_dtype_size(wd);
-    p.weight_dtype = wd;
-    memset(r, 0, sizeof *r);
-    r->counts = counts;
-    r->sums = sums;
-    r->sums_squared = squares;
-    r->weight_state = state;
-    return gpuhist_histogramdd(ctx, &p, axes, r);
-}
-
-/* An N-D histogram counted in random parts (some empty) and merged by adding the parts' counts
- * and their result.weight_state in a random order, then rounding once with
- * gpuhist_weight_state_sums: the sums (and squares) equal one call over all the points bit for
- * bit, and so do the tallies; adversarial weights (+-1e16 beside 1, tiny, f32), whose
- * per-part rounded sums would not add up to the whole's. The N-D stream's state too. */
-static void parts(gpuhist_ctx *ctx, rng_t *rng)
-{
-    check_context("parts");
-    if (gpuhist_context_backend(ctx) != GPUHIST_BACKEND_CPU)
-        return; /* weights: the CPU backend (others refuse weighted requests, checked above) */
-    for (int round = 0; round < 24; ++round) {
-        const uint32_t dims = 1 + (uint32_t)below(rng, 3);
-        gpuhist_bin_spec axes[3];
-        uint64_t B = 1;
-        for (uint32_t a = 0; a < dims; ++a) {
-            axes[a] = gpuhist_bins_even(1 + (uint32_t)below(rng, 6), 0.0, 1.0);
-            axes[a].last_edge_inclusive = 1;
-            B *= axes[a].bins;
-        }
-        const uint64_t n = 1 + below(rng, 3000);
-        const gpuhist_dtype wd = below(rng, 2) ? GPUHIST_F64 : GPUHIST_F32;
-        const int squares = (int)below(rng, 2);
-        double *pts = malloc(n * dims * sizeof *pts);
-        void *w = malloc(n * 8);
-        for (uint64_t i = 0; i < n * dims; ++i) {
-            uint64_t k = below(rng, 40);
-            pts[i] = k == 0 ? NAN : k == 1 ? -0.5 : k == 2 ? 1.0 : unit(rng); /* nan, out, edge */
-        }
-        static const double big[] = {1e16, -1e16, 1.0, -1.0, 3e-300, 0.1, 1e300, -1e300};
-        for (uint64_t i = 0; i < n; ++i) {
-            double v = below(rng, 2) ? big[below(rng, 8)] : (unit(rng) - 0.5) * 1e3;
-            if (wd == GPUHIST_F32) {
-                float f = (float)(below(rng, 2) ? v : v * 1e-20);
-                memcpy((unsigned char *)w + i * 4, &f, 4);
-            } else {
-                memcpy((unsigned char *)w + i * 8, &v, 8);
-            }
-        }
-        const size_t words = gpuhist_weight_state_words((uint32_t)B, 1, wd, squares);
-        uint64_t *c_all = malloc(B * 8), *c_part = malloc(B * 8), *c_sum = calloc(B, 8);
-        double *s_all = malloc(B * 8), *q_all = malloc(B * 8), *s_part = malloc(B * 8);
-        double *q_part = malloc(B * 8), *s_merged = malloc(B * 8), *q_merged = malloc(B * 8);
-        int64_t *merged = malloc(words * 8), *state = malloc(words * 8);
-        gpuhist_nd_result r, rp;
-        CHECK_EQ_INT(part_call(ctx, pts, w, wd, dims, 0, n, axes, c_all, s_all,
-                               squares ? q_all : NULL, NULL, &r),
-                     GPUHIST_OK);
-        /* random cut points; parts merged in a random order (each part's state added to the
-         * merged one, the first copied) */
-        uint64_t cuts[8];
-        const int k = 1 + (int)below(rng, 7);
-        cuts[0] = 0;
-        cuts[k] = n;
-        for (int i = 1; i < k; ++i)
-            cuts[i] = below(rng, n + 1);
-        for (int i = 1; i < k; ++i) /* sort (tiny) */
-            for (int j = i + 1; j < k; ++j)
-                if (cuts[j] < cuts[i]) {
-                    uint64_t t = cuts[i];
-                    cuts[i] = cuts[j];
-                    cuts[j] = t;
-                }
-        int order[8];
-        for (int i = 0; i < k; ++i)
-            order[i] = i;
-        for (int i = k - 1; i > 0; --i) {
-            int j = (int)below(rng, (uint64_t)i + 1), t = order[i];
-            order[i] = order[j];
-            order[j] = t;
-        }
-        uint64_t out = 0, nan = 0, total = 0;
-        for (int i = 0; i < k; ++i) {
-            const int at = order[i];
-            gpuhist_status st =
-                part_call(ctx, pts, w, wd, dims, cuts[at], cuts[at + 1] - cuts[at], axes, c_part,
-                          s_part, squares ? q_part : NULL, i ? state : merged, &rp);
-            if (!CHECK_MSG(st == GPUHIST_OK, "part %d: %s", at, gpuhist_last_error(ctx)))
-                break;
-            for (uint64_t b = 0; b < B; ++b)
-                c_sum[b] += c_part[b];
-            out += rp.out;
-            nan += rp.nan;
-            total += rp.total;
-            if (i)
-                CHECK_EQ_INT(gpuhist_weight_state_add(merged, state, (uint32_t)B, 1, wd, squares),
-                             GPUHIST_OK);
-        }
-        CHECK_EQ_INT(gpuhist_weight_state_sums(merged, (uint32_t)B, 1, wd, squares,
-                                               GPUHIST_OUTLIERS_DROP, s_merged,
-                                               squares ? q_merged : NULL),
-                     GPUHIST_OK);
-        CHECK_MSG(memcmp(c_sum, c_all, B * 8) == 0, "round %d: merged counts differ", round);
-        CHECK_MSG(memcmp(s_merged, s_all, B * 8) == 0,
-                  "round %d (%u dims, %llu bins, %d parts, %s weights): merged sums differ",
-                  round, dims, (unsigned long long)B, k, gpuhist_dtype_name(wd));
-        if (squares)
-            CHECK_MSG(memcmp(q_merged, q_all, B * 8) == 0, "round %d: merged squares differ",
-                      round);
-        CHECK_EQ_U64(out, r.out);
-        CHECK_EQ_U64(nan, r.nan);
-        CHECK_EQ_U64(total, r.total);
-
-        /* the N-D stream's state, rounded, is the one-shot call's sums too */
-        gpuhist_points lay = gpuhist_points_interleaved(NULL, GPUHIST_F64, dims, 0);
-        lay.weights = w;
-        lay.weight_dtype = wd;
-        gpuhist_nd_stream *ns = NULL;
-        if (CHECK_EQ_INT(gpuhist_nd_stream_begin(ctx, &lay, axes, &ns), GPUHIST_OK)) {
-            for (int i = 0; i < k; ++i) {
-                gpuhist_points p = lay;
-                p.data = pts + cuts[i] * dims;
-                p.count = cuts[i + 1] - cuts[i];
-                p.weights = (const unsigned char *)w + cuts[i] * gpuhist_dtype_size(wd);
-                CHECK_EQ_INT(gpuhist_nd_stream_feed(ns, &p), GPUHIST_OK);
-            }
-            memset(&rp, 0, sizeof rp);
-            rp.counts = c_part;
-            rp.sums = s_part;
-            rp.sums_squared = squares ? q_part : NULL;
-            rp.weight_state = state;
-            CHECK_EQ_INT(gpuhist_nd_stream_finish(ns, &rp), GPUHIST_OK);
-            CHECK_EQ_INT(gpuhist_weight_state_sums(state, (uint32_t)B, 1, wd, squares,
-                                                   GPUHIST_OUTLIERS_DROP, s_merged,
-                                                   squares ? q_merged : NULL),
-                         GPUHIST_OK);
-            CHECK_MSG(memcmp(s_merged, s_all, B * 8) == 0 && memcmp(s_part, s_all, B * 8) == 0,
-                      "round %d: the stream's state or sums differ", round);
-        }
-        free(pts);
-        free(w);
-        free(c_all);
-        free(c_part);
-        free(c_sum);
-        free(s_all);
-        free(q_all);
-        free(s_part);
-        free(q_part);
-        free(s_merged);
-        free(q_merged);
-        free(merged);
-        free(state);
-    }
-    /* a state without weights is refused by name, in both calls */
-    double pts[4] = {0.1, 0.2, 0.3, 0.4};
-    uint64_t counts[4];
-    int64_t st4[64];
-    gpuhist_bin_spec ax[2] = {gpuhist_bins_even(2, 0.0, 1.0), gpuhist_bins_even(2, 0.0, 1.0)};
-    gpuhist_points p = gpuhist_points_interleaved(pts, GPUHIST_F64, 2, 2);
-    gpuhist_nd_result r;
-    memset(&r, 0, sizeof r);
-    r.counts = counts;
-    r.weight_state = st4;
-    CHECK_EQ_INT(gpuhist_histogramdd(ctx, &p, ax, &r), GPUHIST_ERROR_INVALID_ARGUMENT);
-    CHECK_CONTAINS(gpuhist_last_error(ctx), "result.weight_state");
-    gpuhist_nd_stream *ns = NULL;
-    p.data = NULL;
-    p.count = 0;
-    if (CHECK_EQ_INT(gpuhist_nd_stream_begin(ctx, &p, ax, &ns), GPUHIST_OK)) {
-        CHECK_EQ_INT(gpuhist_nd_stream_finish(ns, &r), GPUHIST_ERROR_INVALID_ARGUMENT);
-        CHECK_CONTAINS(gpuhist_last_error(ctx), "result.weight_state");
-    }
-}
-
 int main(int argc, char **argv)
 {
-    gpuhist_backend backend = GPUHIST_BACKEND_CPU;
-    if (argc > 1 && !gpuhist_backend_parse(argv[1], &backend)) {
-        fprintf(stderr, "usage: test_histogramdd cpu|opencl|cuda\n");
-        return 2;
-    }
-    const char *env = getenv("GPUHIST_TEST_SEED");
-    uint64_t seed = env && strcmp(env, "random") == 0 ? (uint64_t)time(NULL)
-                    : env && *env                    ? strtoull(env, NULL, 0)
-                                                     : 20261126u;
+    gpuhist_backend backend;
+    uint64_t seed;
+    gpuhist_ctx *ctx = NULL, *one = NULL, *multi = NULL;
+    int rc = nd_test_start(argc, argv, "test_histogramdd", &backend, &seed, &ctx);
+    if (rc >= 0)
+        return rc;
     const char *cases_env = getenv("GPUHIST_ND_CASES");
     int cases = cases_env && *cases_env ? atoi(cases_env) : 300;
-    gpuhist_ctx *ctx = NULL, *one = NULL, *multi = NULL;
-    gpuhist_status cs = gpuhist_create(&ctx, backend);
-    if (cs == GPUHIST_ERROR_NO_DEVICE) {
-        printf("no %s device: skipped (%s)\n", gpuhist_backend_name(backend),
-               gpuhist_last_error(NULL));
-        return 77;
-    }
-    if (cs != GPUHIST_OK || gpuhist_create(&one, GPUHIST_BACKEND_CPU) != GPUHIST_OK) {
+    if (gpuhist_create(&one, GPUHIST_BACKEND_CPU) != GPUHIST_OK) {
         fprintf(stderr, "cannot create contexts: %s\n", gpuhist_last_error(NULL));
         return 1;
     }
@@ -1166,8 +731,6 @@ int main(int argc, char **argv)
     printf("test_histogramdd %s: seed %llu (GPUHIST_TEST_SEED), %d cases\n",
            gpuhist_backend_name(backend), (unsigned long long)seed, cases);
     rng_t rng = {seed};
-    refusals(ctx);
-    tallies(ctx);
     for (int i = 0; i < cases; ++i) {
         nd_case c;
         make_case(&rng, &c);
@@ -1183,8 +746,6 @@ int main(int argc, char **argv)
         gpuhist_nd_set_chunk_points(0);
         free_case(&c);
     }
-    large(ctx, &rng);
-    parts(ctx, &rng);
     gpuhist_destroy(ctx);
     gpuhist_destroy(one);
     gpuhist_destroy(multi);
