@@ -69,8 +69,8 @@ static const char usage_text[] =
     "       gpuhist demo [OPTIONS]          histogram built-in data and show what it did\n"
     "\n"
     "Input\n"
-    "  -t, --type T            u8 i8 u16 i16 u32 i32 u64 i64 f32 f64: raw little-endian samples\n"
-    "                          (default: from the .npy header; else u8; f64 for --text)\n"
+    "  -t, --type T            u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 f16 bf16: raw little-endian\n"
+    "                          samples (default: from the .npy header; else u8; f64 for --text)\n"
     "      --text              input is text numbers separated by white space or commas\n"
     "                          ('#' starts a comment)\n"
     "      --raw, --npy        force the input format (default: .npy when the file starts with\n"
@@ -246,7 +246,8 @@ int cli_parse_options(int argc, char **argv, cli_options *o)
         case O_TYPE:
             if (!gpuhist_dtype_parse(a, &o->type))
                 return cli_error(CLI_EXIT_USAGE,
-                                 "%s: unknown type '%s' (u8 i8 u16 i16 u32 i32 u64 i64 f32 f64)",
+                                 "%s: unknown type '%s' (u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 f16 "
+                                 "bf16)",
                                  g.shown, a);
             o->have_type = 1;
             break;
