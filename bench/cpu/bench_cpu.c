@@ -530,7 +530,7 @@ int main(int argc, char **argv)
         }
         printf("\n");
     }
-    /* ---- the targets, in one place ---- */
+    /* ---- the targets of docs/PERFORMANCE.md, in one place ---- */
     for (int i = 0; i < nres; ++i) {
         case_result *r = &res[i];
         if (r->c->dtype != GPUHIST_U8)

@@ -1,8 +1,8 @@
 /*
  * bench_nd.cu - gpuhist-nd-bench: N-D histograms of device-resident points (gpuhist_histogramdd
  * with points in device memory: the device map of nd_map.cu, then the 1-D count of the joint
- * slots) against the device's read ceiling in the same run, for the cells of the weights/N-D
- * issue: f32 pairs into 256 x 256 and 4096 x 4096 even bins, u8 RGB pixels into 32 x 32 x 32.
+ * slots) against the device's read ceiling in the same run: f32 pairs into 256 x 256 and
+ * 4096 x 4096 even bins, u8 RGB pixels into 32 x 32 x 32.
  * Each case: median of --reps calls after two warm-up calls, counts into page-locked host
  * memory; checked: the counts and tallies add up to the points, and a 1M-point prefix equals
  * the CPU backend's counts on a host copy bit for bit.
