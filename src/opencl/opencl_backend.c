@@ -25,12 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const char gpuhist_ocl_src_binmap_h[];
-extern const char gpuhist_ocl_src_common_clh[];
-extern const char gpuhist_ocl_src_local_atomic_cl[];
-extern const char gpuhist_ocl_src_block_shared_cl[];
-extern const char gpuhist_ocl_src_tree_reduce_cl[];
-
 #ifndef CL_PLATFORM_NOT_FOUND_KHR
 #define CL_PLATFORM_NOT_FOUND_KHR -1001
 #endif
@@ -41,25 +35,13 @@ extern const char gpuhist_ocl_src_tree_reduce_cl[];
 #define GH_OCL_MAX_PLATFORMS 16
 #define GH_OCL_MAX_DEVICES 64
 
-static const struct {
-    const char *source_name; /* for messages */
-    const char *kernels[GH_OCL_MAX_KERNELS];
-} gh_ocl_sources[GH_OCL_SRC_COUNT] = {
-    [GH_OCL_SRC_LOCAL_ATOMIC] = {"local_atomic.cl", {"gh_local_atomic", "gh_global_atomic"}},
-    [GH_OCL_SRC_BLOCK_SHARED] = {"block_shared.cl", {"gh_block_shared", NULL}},
-    [GH_OCL_SRC_TREE_REDUCE] = {"tree_reduce.cl", {"gh_tree_count", "gh_tree_sum"}},
-};
-
-static const char *gh_ocl_source_text(int src)
+/* The embedded source named `name`, NULL when there is none. */
+static const char *gh_ocl_source_text(const char *name)
 {
-    switch (src) {
-    case GH_OCL_SRC_LOCAL_ATOMIC:
-        return gpuhist_ocl_src_local_atomic_cl;
-    case GH_OCL_SRC_BLOCK_SHARED:
-        return gpuhist_ocl_src_block_shared_cl;
-    default:
-        return gpuhist_ocl_src_tree_reduce_cl;
-    }
+    for (const gpuhist_opencl_source *s = gpuhist_opencl_sources; s->name; ++s)
+        if (strcmp(s->name, name) == 0)
+            return s->text;
+    return NULL;
 }
 
 static void gh_ocl_collect_events(gpuhist_opencl_state *st, int completed);
@@ -286,7 +268,7 @@ static void gh_ocl_close(gpuhist_ctx *ctx)
     if (st) {
         if (st->queue)
             clFinish(st->queue);
-        for (int s = 0; s < GH_OCL_SRC_COUNT; ++s)
+        for (int s = 0; s < GH_OCL_MAX_PROGRAMS; ++s)
             for (int d = 0; d < GPUHIST_DTYPE_COUNT; ++d) {
                 for (int k = 0; k < GH_OCL_MAX_KERNELS; ++k)
                     if (st->kernels[s][d][k])
@@ -414,8 +396,13 @@ fail:
 static gpuhist_status gh_ocl_build(gpuhist_ctx *ctx, int src, gpuhist_dtype dtype)
 {
     gpuhist_opencl_state *st = gpuhist_opencl_state_of(ctx);
-    const char *texts[3] = {gpuhist_ocl_src_binmap_h, gpuhist_ocl_src_common_clh,
-                            gh_ocl_source_text(src)};
+    const gpuhist_opencl_program *program = st->program_of[src];
+    const char *texts[3] = {gh_ocl_source_text("binmap.h"), gh_ocl_source_text("common.clh"),
+                            gh_ocl_source_text(program->source)};
+    if (!texts[0] || !texts[1] || !texts[2])
+        return gpuhist_fail(ctx, GPUHIST_ERROR_BACKEND,
+                            "opencl: kernel source %s is not embedded in this build",
+                            !texts[0] ? "binmap.h" : !texts[1] ? "common.clh" : program->source);
     cl_int err;
     cl_program prog = clCreateProgramWithSource(st->context, 3, texts, NULL, &err);
     if (err != CL_SUCCESS)
@@ -447,12 +434,12 @@ static gpuhist_status gh_ocl_build(gpuhist_ctx *ctx, int src, gpuhist_dtype dtyp
             return gpuhist_fail(ctx, GPUHIST_ERROR_BUILD,
                                 "opencl: clBuildProgram(%s, %s): %s (the compiler log is in "
                                 "gpuhist_build_log())",
-                                gh_ocl_sources[src].source_name, gpuhist_dtype_name(dtype),
+                                program->source, gpuhist_dtype_name(dtype),
                                 gpuhist_opencl_error_name(err));
         return gpuhist_opencl_fail(ctx, err, "clBuildProgram");
     }
     for (int k = 0; k < GH_OCL_MAX_KERNELS; ++k) {
-        const char *name = gh_ocl_sources[src].kernels[k];
+        const char *name = program->kernels[k];
         if (!name)
             continue;
         st->kernels[src][dtype][k] = clCreateKernel(prog, name, &err);
@@ -470,10 +457,19 @@ static gpuhist_status gh_ocl_build(gpuhist_ctx *ctx, int src, gpuhist_dtype dtyp
     return GPUHIST_OK;
 }
 
-gpuhist_status gpuhist_opencl_kernel(gpuhist_ctx *ctx, int src, gpuhist_dtype dtype, int index,
-                                     cl_kernel *out)
+gpuhist_status gpuhist_opencl_kernel(gpuhist_ctx *ctx, const gpuhist_opencl_program *program,
+                                     gpuhist_dtype dtype, int index, cl_kernel *out)
 {
     gpuhist_opencl_state *st = gpuhist_opencl_state_of(ctx);
+    /* the program's cache slot: the one it was given on first use, else the next free one */
+    int src = 0;
+    while (src < GH_OCL_MAX_PROGRAMS && st->program_of[src] && st->program_of[src] != program)
+        ++src;
+    if (src == GH_OCL_MAX_PROGRAMS)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_BACKEND,
+                            "opencl: more than %d kernel programs (GH_OCL_MAX_PROGRAMS)",
+                            GH_OCL_MAX_PROGRAMS);
+    st->program_of[src] = program;
     if (!st->programs[src][dtype]) {
         gpuhist_status s = gh_ocl_build(ctx, src, dtype);
         if (s != GPUHIST_OK)

@@ -39,6 +39,8 @@ static size_t gh_bs_lanes(size_t sample_size)
     return 16 / sample_size;
 }
 
+static const gpuhist_opencl_program gh_bs_program = {"block_shared.cl", {"gh_block_shared", NULL}};
+
 static gpuhist_status gh_bs_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *job_,
                                 void *out)
 {
@@ -62,7 +64,7 @@ static gpuhist_status gh_bs_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, cons
     }
 
     cl_kernel k;
-    gpuhist_status s = gpuhist_opencl_kernel(ctx, GH_OCL_SRC_BLOCK_SHARED, plan->dtype, 0, &k);
+    gpuhist_status s = gpuhist_opencl_kernel(ctx, &gh_bs_program, plan->dtype, 0, &k);
     if (s != GPUHIST_OK)
         return s;
     cl_uint n = job->elements, i = 0;

@@ -18,6 +18,10 @@
 #define GH_LA_GROUPS_PER_CU_GPU 4
 #define GH_LA_GROUPS_PER_CU_CPU 2
 
+/* kernels/local_atomic.cl: counters in local memory (0), or in global memory (1) */
+static const gpuhist_opencl_program gh_la_program = {"local_atomic.cl",
+                                                     {"gh_local_atomic", "gh_global_atomic"}};
+
 static gpuhist_status gh_la_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *job_,
                                 void *out)
 {
@@ -28,8 +32,7 @@ static gpuhist_status gh_la_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, cons
     size_t lbytes = (size_t)total * sizeof(cl_uint);
     int local = lbytes <= gpuhist_opencl_local_budget(ctx);
     cl_kernel k;
-    gpuhist_status s = gpuhist_opencl_kernel(ctx, GH_OCL_SRC_LOCAL_ATOMIC, plan->dtype,
-                                             local ? 0 : 1, &k);
+    gpuhist_status s = gpuhist_opencl_kernel(ctx, &gh_la_program, plan->dtype, local ? 0 : 1, &k);
     if (s != GPUHIST_OK)
         return s;
 

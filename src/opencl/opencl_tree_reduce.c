@@ -29,6 +29,10 @@
 #define GH_TREE_WG_GPU 64
 #define GH_TREE_WG_CPU 16
 
+/* kernels/tree_reduce.cl: per-group counts (0), then their sums (1) */
+static const gpuhist_opencl_program gh_tr_program = {"tree_reduce.cl",
+                                                     {"gh_tree_count", "gh_tree_sum"}};
+
 static gpuhist_status gh_tr_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *job_,
                                 void *out)
 {
@@ -38,10 +42,8 @@ static gpuhist_status gh_tr_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, cons
     cl_uint total = plan->active * plan->slots;
     cl_kernel kc, ks;
     gpuhist_status s;
-    if ((s = gpuhist_opencl_kernel(ctx, GH_OCL_SRC_TREE_REDUCE, plan->dtype, 0, &kc)) !=
-            GPUHIST_OK ||
-        (s = gpuhist_opencl_kernel(ctx, GH_OCL_SRC_TREE_REDUCE, plan->dtype, 1, &ks)) !=
-            GPUHIST_OK)
+    if ((s = gpuhist_opencl_kernel(ctx, &gh_tr_program, plan->dtype, 0, &kc)) != GPUHIST_OK ||
+        (s = gpuhist_opencl_kernel(ctx, &gh_tr_program, plan->dtype, 1, &ks)) != GPUHIST_OK)
         return s;
 
     size_t budget = gpuhist_opencl_local_budget(ctx);
