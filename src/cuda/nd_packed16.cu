@@ -5,7 +5,8 @@
  * Mechanism: packed16.cuh's engine (16-bit counters, two per shared word, carries moved to the
  * 64-bit global counters exactly, hot-key mode for skewed data) counts the encoded joint slots
  * (ndmap.h: 0 nan, 1..total the bins, total + 1 out) of the points, which nd_device.cuh computes
- * from each coordinate with binmap.h's one-axis slots (f32 EVEN axes by the certified estimate):
+ * from each coordinate with binmap.h's one-axis slots (f32 EVEN axes by the certified estimate;
+ * u8 coordinates through a table of each axis's 256 slots, built with that same function):
  * no slot ever leaves the SM, so a point costs its coordinates' bytes only. Interleaved u8, u16,
  * f32 and f64 points of 2 to 4 coordinates (f64: 2) are read as vectors of P points in whole
  * 32-bit words (the most points in at most 16 bytes: f32 pairs 2, u8 RGB 4); any other chunk
@@ -57,6 +58,12 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
     p16_engine eng;
     eng.init(nd16_w, out, nkeys, tid);
     eng.zero(tid);
+    /* u8: each axis's 256 slots in a table after the engine's words (built with the same slot
+     * function, so a lookup is the slot) */
+    uint32_t *lut = nd16_w + p16_dummy(nkeys) + P16_THREADS;
+    if constexpr (std::is_same<T, uint8_t>::value)
+        for (uint32_t i = tid; i < DIMS * 256u; i += P16_THREADS)
+            lut[i] = nd_axis_slot<uint8_t>(m.axis[i >> 8], (uint8_t)(i & 255u));
     __syncthreads();
 
     const uint32_t *words = (const uint32_t *)base;
@@ -86,7 +93,12 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
             for (uint32_t a = 0; a < DIMS; ++a) {
                 T x;
                 memcpy(&x, b + j * PB + a * sizeof(T), sizeof(T));
-                cur = gpuhist_nd_combine(cur, nd_axis_slot<T>(m.axis[a], x), m.axis[a].map.bins);
+                uint32_t slot;
+                if constexpr (std::is_same<T, uint8_t>::value)
+                    slot = lut[a * 256u + x];
+                else
+                    slot = nd_axis_slot<T>(m.axis[a], x);
+                cur = gpuhist_nd_combine(cur, slot, m.axis[a].map.bins);
             }
             key[j] = gpuhist_nd_encode(cur, m.total);
         }
@@ -116,13 +128,17 @@ __global__ void k_nd_atomic(const gpuhist_nd_map m, uint64_t first, uint64_t n,
     }
 }
 
-/* The shared memory of the fused kernel for nkeys slots; 0 when it does not fit. */
+/* Room after the engine's words for u8 points' slot tables (4 axes x 256 slots), reserved for
+ * every type so that one size decides whether a map fits. */
+#define ND16_LUT_BYTES ((size_t)4u * 256u * 4u)
+
+/* The engine's shared memory for nkeys slots; 0 when it and the tables do not fit. */
 size_t nd16_smem(gpuhist_ctx *ctx, uint32_t nkeys)
 {
     if (nkeys >= (1u << 17))
         return 0;
     const size_t bytes = p16_smem(nkeys);
-    return bytes <= gpuhist_cuda_smem_optin(ctx) ? bytes : 0;
+    return bytes + ND16_LUT_BYTES <= gpuhist_cuda_smem_optin(ctx) ? bytes : 0;
 }
 
 /* Launch the fused kernel for DIMS coordinates of T over the aligned vectors of points
@@ -133,7 +149,7 @@ gpuhist_status nd16_launch(gpuhist_ctx *ctx, const gpuhist_nd_map &m, uint64_t f
 {
     constexpr uint32_t P = nd16_points<T, DIMS>();
     auto kernel = k_nd_packed16<T, DIMS>;
-    const size_t smem = nd16_smem(ctx, s->nkeys);
+    const size_t smem = nd16_smem(ctx, s->nkeys) + ND16_LUT_BYTES;
     GPUHIST_CUDA_TRY(ctx,
                      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           (int)smem),
