@@ -23,6 +23,7 @@
  * per launch (common.cuh), so > 2^32 samples and > 2^32 counts in one bin are exact.
  */
 #include "common.cuh"
+#include "weighted.cuh"
 
 #include <mutex>
 #include <stdio.h>
@@ -43,6 +44,7 @@ struct cuda_run {
     size_t slot_bytes, value_bytes; /* of the counters in use (d_slots / d_values) */
     void *out;        /* the counters the strategy adds into */
     size_t slots_zero_after, values_zero_after;
+    uint64_t weight_deposits; /* weighted: bound on any limb's deposits since normalised */
 };
 
 struct cuda_state {
@@ -93,6 +95,15 @@ struct cuda_state {
     size_t absorb_size;
     cudaEvent_t absorb_event;
     uint64_t peer_checked, peer_ok; /* devices asked for direct access / that granted it */
+    /* weighted histograms (weighted.cuh): the exact accumulator on the device and its host
+     * copy, and the weights of staged chunks (device buffers, page-locked host buffers and the
+     * events of their copies, as for the samples) */
+    long long *d_wacc, *h_wacc;
+    size_t wacc_size, h_wacc_size;
+    unsigned char *wpinned[2], *wstage[2];
+    size_t wpinned_size[2], wstage_size[2];
+    cudaEvent_t wcopied[2];
+    int wcopy_pending[2];
 };
 
 inline cuda_state *state_of(const gpuhist_ctx *ctx)
@@ -256,6 +267,14 @@ void free_state(cuda_state *st)
     cudaFree(st->d_absorb);
     if (st->absorb_event)
         cudaEventDestroy(st->absorb_event);
+    cudaFree(st->d_wacc);
+    cudaFreeHost(st->h_wacc);
+    for (int b = 0; b < 2; ++b) {
+        cudaFreeHost(st->wpinned[b]);
+        cudaFree(st->wstage[b]);
+        if (st->wcopied[b])
+            cudaEventDestroy(st->wcopied[b]);
+    }
     (void)cudaGetLastError();
     free(st);
 }
@@ -385,6 +404,57 @@ int host_page_locked(const void *p)
     return a.type == cudaMemoryTypeHost;
 }
 
+/* Weighted plans: the weights of pixels [p0, p0 + n) beside the job's samples. Device weights
+ * aligned to their size are read where they are; others are copied into device buffer b
+ * (pageable host weights through page-locked buffer b, multi-threaded as the samples are;
+ * page-locked ones straight, and *locked is set: the caller waits for that copy). */
+gpuhist_status stage_weights(gpuhist_ctx *ctx, const gpuhist_plan *plan, uint64_t p0, uint64_t n,
+                             int b, gpuhist_cuda_job *job, int *locked)
+{
+    cuda_state *st = state_of(ctx);
+    const size_t ws = gpuhist_dtype_size(plan->weight_dtype);
+    const unsigned char *src = plan->weights + p0 * ws;
+    const size_t bytes = (size_t)(n * ws);
+    if (plan->data_on_device && (uintptr_t)src % ws == 0) {
+        job->weights = src;
+        return GPUHIST_OK;
+    }
+    gpuhist_status rc;
+    if ((rc = grow_t(ctx, &st->wstage[b], &st->wstage_size[b], bytes, 0, "device weights")) !=
+        GPUHIST_OK)
+        return rc;
+    job->weights = st->wstage[b];
+    if (plan->data_on_device || host_page_locked(src)) {
+        *locked |= !plan->data_on_device;
+        GPUHIST_CUDA_TRY(ctx,
+                         cudaMemcpyAsync(st->wstage[b], src, bytes, cudaMemcpyDefault, job->stream),
+                         "copy weights to the device");
+        return GPUHIST_OK;
+    }
+    if (!st->wcopied[b]) {
+        cudaError_t e = cudaEventCreateWithFlags(&st->wcopied[b], cudaEventDisableTiming);
+        if (e != cudaSuccess) {
+            st->wcopied[b] = NULL;
+            return gpuhist_cuda_check(ctx, e, "cudaEventCreate");
+        }
+    }
+    if (st->wcopy_pending[b]) {
+        GPUHIST_CUDA_TRY(ctx, cudaEventSynchronize(st->wcopied[b]), "wait for weight staging");
+        st->wcopy_pending[b] = 0;
+    }
+    if ((rc = grow_t(ctx, &st->wpinned[b], &st->wpinned_size[b], bytes, 1, "host weights")) !=
+        GPUHIST_OK)
+        return rc;
+    copy_to_staging(st->wpinned[b], src, bytes);
+    GPUHIST_CUDA_TRY(ctx,
+                     cudaMemcpyAsync(st->wstage[b], st->wpinned[b], bytes, cudaMemcpyHostToDevice,
+                                     job->stream),
+                     "copy weights to the device");
+    GPUHIST_CUDA_TRY(ctx, cudaEventRecord(st->wcopied[b], job->stream), "record weight copy");
+    st->wcopy_pending[b] = 1;
+    return GPUHIST_OK;
+}
+
 /* Call f(job) for each job of the input (see the file comment). *copied_from_locked (when
  * given) says whether page-locked host data was copied straight from where it is: those copies
  * may still be running when this returns. */
@@ -405,8 +475,10 @@ gpuhist_status for_each_job(gpuhist_ctx *ctx, const gpuhist_plan *plan, F &&f,
     job.smem_per_block_optin = st->smem_optin;
     job.smem_per_sm = st->smem_per_sm;
     job.blocks_per_sm_cap = st->blocks_per_sm_cap;
+    job.weight_deposits = &st->run.weight_deposits;
     if (plan->pixels == 0)
         return GPUHIST_OK;
+    int wlocked = 0; /* page-locked host weights copied from where they are */
 
     const size_t pb = (size_t)plan->channels * plan->sample_size;
     if (plan->data_on_device && plan->contiguous &&
@@ -417,7 +489,10 @@ gpuhist_status for_each_job(gpuhist_ctx *ctx, const gpuhist_plan *plan, F &&f,
         job.first_pixel = 0;
         job.scratch = st->scratch;
         job.scratch_size = st->scratch_size;
-        return f(job);
+        gpuhist_status wrc = GPUHIST_OK;
+        if (plan->weights)
+            wrc = stage_weights(ctx, plan, 0, plan->pixels, 0, &job, &wlocked);
+        return wrc == GPUHIST_OK ? f(job) : wrc;
     }
 
     uint64_t chunk_px = st->chunk_bytes / pb;
@@ -474,6 +549,10 @@ gpuhist_status for_each_job(gpuhist_ctx *ctx, const gpuhist_plan *plan, F &&f,
         job.first_pixel = p0;
         job.scratch = st->scratch;
         job.scratch_size = st->scratch_size;
+        if (plan->weights && (rc = stage_weights(ctx, plan, p0, n, b, &job, &wlocked)) != GPUHIST_OK)
+            return rc;
+        if (copied_from_locked)
+            *copied_from_locked |= wlocked;
         if ((rc = f(job)) != GPUHIST_OK)
             return rc;
     }
@@ -802,7 +881,9 @@ gpuhist_status cuda_minmax(gpuhist_ctx *ctx, const gpuhist_plan *plan, double *l
                      cudaMemcpyAsync(st->d_minmax, st->h_minmax, 2 * sizeof(unsigned long long),
                                      cudaMemcpyHostToDevice, s),
                      "initialise min/max");
-    gpuhist_status rc = for_each_job(ctx, plan, [&](const gpuhist_cuda_job &job) {
+    gpuhist_plan unweighted = *plan; /* the range needs no weights staged */
+    unweighted.weights = NULL;
+    gpuhist_status rc = for_each_job(ctx, &unweighted, [&](const gpuhist_cuda_job &job) {
         gh_kparams p = gh_make_params(plan, &job);
         return gh_dispatch(plan, [&](auto tag, auto multi) -> gpuhist_status {
             typedef typename decltype(tag)::type T;
@@ -901,6 +982,15 @@ gpuhist_status cuda_stream_begin(gpuhist_ctx *ctx, const gpuhist_plan *plan,
         st->slots_zero = 0;
     if (run.values)
         st->values_zero = 0;
+    /* weighted: the exact accumulator (weighted.cuh), zeroed */
+    const size_t wbytes = gpuhist_weight_acc_words(plan) * sizeof(long long);
+    run.weight_deposits = 0;
+    if (wbytes) {
+        if ((rc = grow_t(ctx, &st->d_wacc, &st->wacc_size, wbytes, 0, "weight sums")) !=
+            GPUHIST_OK)
+            return rc;
+        GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(st->d_wacc, 0, wbytes, strm), "zero weight sums");
+    }
     run.open = 1;
     return GPUHIST_OK;
 }
@@ -927,7 +1017,7 @@ bool gap_span_of(const gpuhist_plan *plan, gap_span *g)
 {
     const size_t pb = (size_t)plan->channels * plan->sample_size;
     const size_t row_bytes = (size_t)plan->row_length * pb;
-    if (!plan->data_on_device || plan->contiguous || plan->rows < 2 ||
+    if (!plan->data_on_device || plan->contiguous || plan->rows < 2 || plan->weights ||
         plan->row_stride <= row_bytes || (uintptr_t)plan->data % plan->sample_size != 0)
         return false;
     const size_t gap = plan->row_stride - row_bytes;
@@ -1007,7 +1097,9 @@ gpuhist_status cuda_stream_count(gpuhist_ctx *ctx, const gpuhist_plan *chunk,
     int from_locked = 0;
     gap_span g;
     const bool in_place = gap_span_of(chunk, &g);
-    const gpuhist_plan *use = in_place ? &g.span : chunk;
+    gpuhist_plan acc = in_place ? g.span : *chunk;
+    acc.weight_acc = chunk->weights ? st->d_wacc : NULL; /* weighted: the device accumulator */
+    const gpuhist_plan *use = &acc;
     gpuhist_status rc = for_each_job(
         ctx, use, [&](const gpuhist_cuda_job &job) { return s->run(ctx, use, &job, out); },
         &from_locked);
@@ -1148,13 +1240,27 @@ gpuhist_status cuda_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *plan,
     if (values)
         st->values_zero = run.values_zero_after; /* every value counter was read and zeroed */
     run.open = 0;
+    /* weighted: the accumulator, normalised, to the host; rounded there once synchronised */
+    const size_t wbytes = gpuhist_weight_acc_words(plan) * sizeof(long long);
+    if (wbytes) {
+        gpuhist_plan acc = *plan;
+        acc.weight_acc = st->d_wacc;
+        if ((rc = gpuhist_cuda_weight_normalize(ctx, &acc, strm)) != GPUHIST_OK ||
+            (rc = grow_t(ctx, &st->h_wacc, &st->h_wacc_size, wbytes, 1, "weight sums")) !=
+                GPUHIST_OK)
+            return rc;
+        GPUHIST_CUDA_TRY(ctx,
+                         cudaMemcpyAsync(st->h_wacc, st->d_wacc, wbytes, cudaMemcpyDeviceToHost,
+                                         strm),
+                         "copy weight sums to host");
+    }
 
     result->bins = plan->bins;
     result->channels = plan->active;
     for (uint32_t k = 0; k < GPUHIST_MAX_CHANNELS; ++k)
         result->channel_index[k] = k < plan->active ? plan->channel_index[k] : 0;
 
-    const int async = ctx->async && plan->data_on_device && device_counts;
+    const int async = ctx->async && plan->data_on_device && device_counts && !wbytes;
     if (async)
         return GPUHIST_OK;
     if (!device_counts)
@@ -1174,6 +1280,8 @@ gpuhist_status cuda_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *plan,
         result->nan[k] = st->h_stats[4 * k + 2];
         result->total[k] = st->h_stats[4 * k + 3];
     }
+    if (wbytes)
+        gpuhist_finish_sums(plan, (const int64_t *)st->h_wacc, result);
     return GPUHIST_OK;
 }
 

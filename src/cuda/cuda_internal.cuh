@@ -37,6 +37,11 @@ typedef struct gpuhist_cuda_job {
     size_t scratch_size;
     int blocks_per_sm_cap;     /* most resident blocks per SM a grid-stride kernel should use
                                   (GPUHIST_CUDA_BLOCKS_PER_SM for tuning runs; 0 = default) */
+    /* Weighted plans (weighted.cuh): the job's weights, one per pixel (device memory, aligned
+     * to the weight size), and the backend's bound on the deposits each limb of the device
+     * accumulator (plan->weight_acc) has taken since it was last normalised. */
+    const unsigned char *weights;
+    uint64_t *weight_deposits;
 } gpuhist_cuda_job;
 
 #ifdef __cplusplus

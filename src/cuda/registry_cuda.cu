@@ -27,6 +27,8 @@ extern const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16_f32;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_global;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_cluster;
 extern const gpuhist_strategy gpuhist_strategy_cuda_two_pass;
+extern const gpuhist_strategy gpuhist_strategy_cuda_weighted_smem;
+extern const gpuhist_strategy gpuhist_strategy_cuda_weighted_global;
 
 const gpuhist_strategy *const gpuhist_cuda_strategies[] = {
     &gpuhist_strategy_cuda_global_atomic,
@@ -49,6 +51,8 @@ const gpuhist_strategy *const gpuhist_cuda_strategies[] = {
     &gpuhist_strategy_cuda_fast_global,
     &gpuhist_strategy_cuda_fast_cluster,
     &gpuhist_strategy_cuda_two_pass,
+    &gpuhist_strategy_cuda_weighted_smem,
+    &gpuhist_strategy_cuda_weighted_global,
 };
 const size_t gpuhist_cuda_strategy_count =
     sizeof(gpuhist_cuda_strategies) / sizeof(gpuhist_cuda_strategies[0]);
@@ -79,6 +83,10 @@ static const gpuhist_rule cuda_rules[] = {
     {&gpuhist_strategy_cuda_multipass, 0, 0, 0, 1u << 17, 0},
     {&gpuhist_strategy_cuda_sort_rle, 0, 0, 0, 0, 0},
     {&gpuhist_strategy_cuda_global_atomic, 0, 0, 0, 0, 0},
+    /* Weighted requests (only these sum weights; every rule above declines them): per-block
+     * records in shared memory while they fit, else global records. */
+    {&gpuhist_strategy_cuda_weighted_smem, 0, 0, 0, 0, 0},
+    {&gpuhist_strategy_cuda_weighted_global, 0, 0, 0, 0, 0},
 };
 const gpuhist_policy gpuhist_cuda_policy = {cuda_rules, sizeof cuda_rules / sizeof cuda_rules[0]};
 }

@@ -1,0 +1,497 @@
+/*
+ * weighted_smem.cu - cuda-weighted-smem: weighted histograms with per-block counters and exact
+ * weight sums in shared memory, flushed into the global accumulator (weighted.cuh).
+ *
+ * Mechanism. Each block keeps, per counter (histogram x slot), a 32-bit count, a flags word
+ * (bits 0-7: the sum record's GH_XSUM_* flags, 8-15: the square record's) and the exact sum of
+ * its weights as signed 32-bit *pieces*: piece j counts units of 2^(BASE + W j) of the record
+ * (exact_sum.h's units). A weight m * 2^pos (gh_wsplit) is written as m << (pos mod W), cut into
+ * P pieces of W bits added at pieces pos / W .. pos / W + P - 1: P native 32-bit shared atomics
+ * (red.shared.add; a 64-bit shared atomicAdd is a compare-and-swap loop on sm_90). The windows:
+ *   f32 sums:       W 12, P 3 (24 + 11 bits), 24 pieces (2^-149 .. 2^139)
+ *   f32 squares:    W 12, P 5 (48 + 11 bits), 47 pieces from 2^(768 - 1074) (m^2 of gh_wsplit)
+ *   f64 sums and squares (hi and lo): W 13, P 5 (53 + 12 bits), 162 pieces (2^-1074 ..)
+ * A piece takes < 2^W per deposit, so 2^(31 - W) deposits cannot wrap it; a block counts at
+ * most WS_TILE = 2^17 pixels per round (a f64 square adds 2 deposits, hi and lo), then flushes:
+ * counts into the 64-bit global counters, flags OR'ed, each non-zero piece v as v * 2^bit into
+ * the two global limbs it straddles (gh_w_add_global_piece), and zeroes what it flushed. All
+ * additions are integers, so the result is the CPU backend's, bit for bit.
+ *   Warps whose lanes mostly hit one bin (constant data, few bins, sorted data) would serialise
+ * on one shared address: a warp takes lane 0's key (counter, piece indices of its deposits);
+ * when at least WS_GROUP lanes share it, they sum their pieces with __reduce_add_sync (|sum| <
+ * 32 * 2^13) and one lane adds the P sums and the group's count; the others deposit one by one.
+ *
+ * Slot: binmap.h (common.cuh's gh_slot); f32 EVEN through fast_even.h's certified estimate
+ * (the same answer). Weights of NaN samples are not summed (their slot is NaN), outliers' are.
+ *
+ * Limits (4-byte words of shared memory per counter; H100/H200 opt-in: 227 KiB a block):
+ *   f32 weights: 26 (2235 counters: up to 2232 bins, one channel); f64: 164 (354: 351 bins).
+ * Squares live in shared memory too when they fit (f32 + 47 words: 793 bins; f64 + 162, the
+ * hi and lo parts sharing the window: 175 bins); beyond that the block's sums stay in shared memory and each square goes straight to
+ * the global square record (64-bit global atomics). Larger bin counts: cuda-weighted-global.
+ * Unweighted plans count only (32-bit shared counts). Any dtype and bin kind, 1-4 channels.
+ *
+ * Speed: per f32 sample + f32 weight, 8 bytes read, the slot (fast_even.h: ~8 instructions),
+ * the split (~10) and 1 + up to 3 shared atomics (zero pieces are skipped: weights with short
+ * significands, 1.0 or 0.5, make one). What bounds it: shared-atomic throughput at ~4 per
+ * sample (~8 lane-updates/clk/SM on Hopper: ~2 samples/clk/SM against ~1.6 for the read
+ * ceiling), and the flush per 2^17 pixels per block (26 words per counter: ~7K words for 256
+ * bins, under 5% of a round). Target: 0.6 of the read ceiling (bytes = samples + weights).
+ *
+ * Seed: 001 section V.B, 002 (privatised shared histograms), with exact_sum.h's integer digits.
+ */
+#include "weighted.cuh"
+#include "fast_even.h"
+
+namespace {
+
+#define WS_BLOCK 256
+/* Pixels a block counts between flushes (each piece takes at most 2 deposits per pixel). */
+#define WS_TILE (1u << 17)
+/* Lanes of one key that a warp sums before depositing (__reduce_add_sync: sm_80 and later;
+ * older devices deposit lane by lane). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define WS_GROUP 33
+#else
+#define WS_GROUP 4
+#endif
+
+/* A window of pieces: width W bits, P pieces per deposit, NW pieces per record, piece 0 at bit
+ * BASE of the record (its units: exact_sum.h), global records of LIMBS limbs. */
+template <int W_, int P_, int NW_, int BASE_> struct ws_win {
+    static constexpr int W = W_, P = P_, NW = NW_, BASE = BASE_;
+};
+typedef ws_win<12, 3, 24, 0> win_sum_f32;
+typedef ws_win<12, 5, 47, 768> win_sq_f32;
+typedef ws_win<13, 5, 162, 0> win_f64;
+
+template <int WK> struct ws_windows {
+    typedef win_f64 sum;
+    typedef win_f64 sq;
+};
+template <> struct ws_windows<GH_WK_F32> {
+    typedef win_sum_f32 sum;
+    typedef win_sq_f32 sq;
+};
+
+/* Squares: none, in shared memory, or straight to the global records. */
+enum { WS_SQ_NONE = 0, WS_SQ_SHARED = 1, WS_SQ_GLOBAL = 2 };
+
+/* 4-byte words of shared memory per counter. */
+static inline uint32_t ws_words(int wk, int sq)
+{
+    if (wk == GH_WK_NONE)
+        return 1u;
+    const uint32_t s = wk == GH_WK_F32 ? win_sum_f32::NW : win_f64::NW;
+    const uint32_t q = wk == GH_WK_F32 ? win_sq_f32::NW : win_f64::NW; /* hi and lo share it */
+    return 2u + s + (sq == WS_SQ_SHARED ? q : 0u);
+}
+
+struct ws_params {
+    gh_kparams k;
+    gpuhist_fe_cert cert; /* FE: fast_even.h's certificate of the spec */
+    const unsigned char *weights;
+    unsigned long long *sums, *squares; /* the accumulator's records */
+    uint64_t pixel_begin, pixel_end;    /* pixels of the job this launch counts */
+    uint32_t sum_words, nan_slot;
+};
+
+/* The pieces of m * 2^pos (pos relative to the window's BASE) and the first piece's index. */
+template <class WIN>
+__device__ __forceinline__ void ws_pieces(const gh_wsplit &s, int32_t (&v)[WIN::P], uint32_t *q)
+{
+    const uint32_t pos = s.pos - (uint32_t)WIN::BASE;
+    const uint32_t qq = pos / (uint32_t)WIN::W, sh = pos - qq * (uint32_t)WIN::W;
+    const uint32_t mask = (1u << WIN::W) - 1u;
+#pragma unroll
+    for (int k = 0; k < WIN::P; ++k) {
+        const uint32_t d = k == 0 ? (uint32_t)(s.m << sh) & mask
+                                  : (uint32_t)(s.m >> (WIN::W * k - sh)) & mask;
+        v[k] = s.neg ? -(int32_t)d : (int32_t)d;
+    }
+    *q = qq;
+}
+
+__device__ __forceinline__ void ws_red(uint32_t *a, uint32_t v)
+{
+    gh_red_shared_add((uint32_t)__cvta_generic_to_shared(a), v);
+}
+
+template <class WIN>
+__device__ __forceinline__ void ws_red_pieces(uint32_t *rec, uint32_t q, const int32_t (&v)[WIN::P])
+{
+#pragma unroll
+    for (int k = 0; k < WIN::P; ++k)
+        if (v[k])
+            ws_red(rec + q + k, (uint32_t)v[k]);
+}
+
+/* A square straight into its global record (squares that do not fit shared memory). */
+__device__ __forceinline__ void ws_square_global(const ws_params &p, uint32_t counter,
+                                                 const gh_wsplit &q, const gh_wsplit &ql)
+{
+    unsigned long long *rec = p.squares + (uint64_t)counter * GPUHIST_SQUARE_RECORD;
+    if (q.r == 1u)
+        gh_w_add_global(rec, q.m, q.pos, false);
+    else if (q.r)
+        atomicOr(rec + GH_XSUM_LIMBS_F64, (unsigned long long)q.r);
+    if (ql.r == 1u)
+        gh_w_add_global(rec, ql.m, ql.pos, ql.neg);
+}
+
+/* One histogrammed sample of every lane of the warp (all 32 lanes call it): counter (GH_NONE:
+ * the lane has none), whether its slot is NaN, its weight's split and its square's. */
+template <int WK, int SQ>
+__device__ __forceinline__ void ws_deposit(const ws_params &p, uint32_t *sh, uint32_t N,
+                                           uint32_t counter, bool nan, const gh_wsplit &w,
+                                           const gh_wsplit &q, const gh_wsplit &ql, uint32_t lane)
+{
+    uint32_t *cnt = sh;
+    if constexpr (WK == GH_WK_NONE) {
+        if (counter != GH_NONE)
+            ws_red(cnt + counter, 1u);
+        return;
+    } else {
+        typedef typename ws_windows<WK>::sum SW;
+        typedef typename ws_windows<WK>::sq QW;
+        uint32_t *flg = sh + N;
+        uint32_t *sp = sh + 2u * N;
+        uint32_t *qp = sp + (size_t)N * SW::NW;
+        int32_t vs[SW::P], vq[QW::P], vl[QW::P];
+        uint32_t qs = 0u, qq = 0u, qlo = 0xFFFFFFFFu;
+        if (w.r == 1u)
+            ws_pieces<SW>(w, vs, &qs);
+        if constexpr (SQ == WS_SQ_SHARED) {
+            if (q.r == 1u)
+                ws_pieces<QW>(q, vq, &qq);
+            if (ql.r == 1u)
+                ws_pieces<QW>(ql, vl, &qlo);
+            else
+#pragma unroll
+                for (int k = 0; k < QW::P; ++k)
+                    vl[k] = 0;
+        }
+        /* lanes that share lane 0's key sum their pieces first */
+        const bool can = counter != GH_NONE && !nan && w.r == 1u &&
+                         (SQ != WS_SQ_SHARED || q.r == 1u);
+        const uint32_t c0 = __shfl_sync(0xFFFFFFFFu, counter, 0);
+        const uint32_t s0 = __shfl_sync(0xFFFFFFFFu, qs, 0);
+        bool in = can && counter == c0 && qs == s0;
+        if (SQ == WS_SQ_SHARED) {
+            const uint32_t q0 = __shfl_sync(0xFFFFFFFFu, qq, 0);
+            const uint32_t l0 = __shfl_sync(0xFFFFFFFFu, qlo, 0);
+            in = in && qq == q0 && qlo == l0;
+        }
+        const unsigned group = __ballot_sync(0xFFFFFFFFu, in);
+        bool done = false;
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+        if (__popc(group) >= WS_GROUP && in) {
+            const uint32_t leader = (uint32_t)__ffs(group) - 1u;
+            int32_t ts[SW::P];
+#pragma unroll
+            for (int k = 0; k < SW::P; ++k)
+                ts[k] = (int32_t)__reduce_add_sync(group, (unsigned)vs[k]);
+            if (lane == leader) {
+                ws_red(cnt + counter, (uint32_t)__popc(group));
+                ws_red_pieces<SW>(sp + (size_t)counter * SW::NW, qs, ts);
+            }
+            if constexpr (SQ == WS_SQ_SHARED) {
+                int32_t tq[QW::P], tl[QW::P];
+#pragma unroll
+                for (int k = 0; k < QW::P; ++k) {
+                    tq[k] = (int32_t)__reduce_add_sync(group, (unsigned)vq[k]);
+                    tl[k] = (int32_t)__reduce_add_sync(group, (unsigned)vl[k]);
+                }
+                if (lane == leader) {
+                    ws_red_pieces<QW>(qp + (size_t)counter * QW::NW, qq, tq);
+                    if (qlo != 0xFFFFFFFFu)
+                        ws_red_pieces<QW>(qp + (size_t)counter * QW::NW, qlo, tl);
+                }
+            }
+            done = true;
+        }
+#endif
+        if (SQ == WS_SQ_GLOBAL && done) /* squares stay per lane */
+            ws_square_global(p, counter, q, ql);
+        if (done || counter == GH_NONE)
+            return;
+        ws_red(cnt + counter, 1u);
+        if (nan)
+            return;
+        if (w.r == 1u)
+            ws_red_pieces<SW>(sp + (size_t)counter * SW::NW, qs, vs);
+        else if (w.r)
+            atomicOr(flg + counter, w.r);
+        if constexpr (SQ == WS_SQ_SHARED) {
+            if (q.r == 1u)
+                ws_red_pieces<QW>(qp + (size_t)counter * QW::NW, qq, vq);
+            else if (q.r)
+                atomicOr(flg + counter, q.r << 8);
+            if (ql.r == 1u)
+                ws_red_pieces<QW>(qp + (size_t)counter * QW::NW, qlo, vl);
+        } else if (SQ == WS_SQ_GLOBAL) {
+            ws_square_global(p, counter, q, ql);
+        }
+    }
+}
+
+/* Flush the block's records into the global ones and zero them (whole block, synchronised). */
+template <int WK, int SQ>
+__device__ __forceinline__ void ws_flush(const ws_params &p, uint32_t *sh, uint32_t N,
+                                         unsigned long long *__restrict__ out)
+{
+    __syncthreads();
+    for (uint32_t i = threadIdx.x; i < N; i += blockDim.x) {
+        const uint32_t c = sh[i];
+        if (c) {
+            atomicAdd(out + i, (unsigned long long)c);
+            sh[i] = 0u;
+        }
+        if constexpr (WK != GH_WK_NONE) {
+            const uint32_t f = sh[N + i];
+            if (f) {
+                if (f & 0xFFu)
+                    atomicOr(p.sums + (uint64_t)i * p.sum_words + p.sum_words - 1u,
+                             (unsigned long long)(f & 0xFFu));
+                if (f >> 8)
+                    atomicOr(p.squares + (uint64_t)i * GPUHIST_SQUARE_RECORD + GH_XSUM_LIMBS_F64,
+                             (unsigned long long)(f >> 8));
+                sh[N + i] = 0u;
+            }
+        }
+    }
+    if constexpr (WK != GH_WK_NONE) {
+        typedef typename ws_windows<WK>::sum SW;
+        typedef typename ws_windows<WK>::sq QW;
+        uint32_t *sp = sh + 2u * N;
+        for (uint32_t i = threadIdx.x; i < N * (uint32_t)SW::NW; i += blockDim.x) {
+            const int32_t v = (int32_t)sp[i];
+            if (v) {
+                const uint32_t c = i / (uint32_t)SW::NW, j = i - c * (uint32_t)SW::NW;
+                gh_w_add_global_piece(p.sums + (uint64_t)c * p.sum_words, v,
+                                      (uint32_t)SW::BASE + (uint32_t)SW::W * j);
+                sp[i] = 0u;
+            }
+        }
+        if (SQ == WS_SQ_SHARED) {
+            uint32_t *qp = sp + (size_t)N * SW::NW;
+            for (uint32_t i = threadIdx.x; i < N * (uint32_t)QW::NW; i += blockDim.x) {
+                const int32_t v = (int32_t)qp[i];
+                if (v) {
+                    const uint32_t c = i / (uint32_t)QW::NW, j = i - c * (uint32_t)QW::NW;
+                    gh_w_add_global_piece(p.squares + (uint64_t)c * GPUHIST_SQUARE_RECORD, v,
+                                          (uint32_t)QW::BASE + (uint32_t)QW::W * j);
+                    qp[i] = 0u;
+                }
+            }
+        }
+    }
+    __syncthreads();
+}
+
+template <typename T, bool FE>
+__device__ __forceinline__ uint32_t ws_slot(const ws_params &p, const gpuhist_binmap &m, T x)
+{
+    if constexpr (FE && std::is_same<T, float>::value)
+        return gpuhist_fe_slot_f32(&m, &p.cert, x);
+    else
+        return gh_slot(&m, p.k.edges, x);
+}
+
+/* The split of pixel i's weight and of its square. */
+template <int WK, int SQ>
+__device__ __forceinline__ void ws_weight(const ws_params &p, uint64_t i, gh_wsplit *w,
+                                          gh_wsplit *q, gh_wsplit *ql)
+{
+    w->r = q->r = ql->r = 0u;
+    if constexpr (WK == GH_WK_F32) {
+        *w = gh_w_split_f32(((const uint32_t *)p.weights)[i]);
+        if (SQ != WS_SQ_NONE)
+            *q = gh_w_square_f32(*w);
+    } else if constexpr (WK == GH_WK_F64) {
+        const unsigned long long b = ((const unsigned long long *)p.weights)[i];
+        *w = gh_w_split_f64(b);
+        if (SQ != WS_SQ_NONE)
+            gh_w_square_f64(__longlong_as_double((long long)b), q, ql);
+    }
+}
+
+template <typename T, int WK, bool MULTI, int SQ, bool FE>
+__global__ void __launch_bounds__(WS_BLOCK) ws_kernel(const __grid_constant__ ws_params p,
+                                                      unsigned long long *__restrict__ out)
+{
+    extern __shared__ uint32_t sh[];
+    const uint32_t N = p.k.counters;
+    const uint32_t words = N * (WK == GH_WK_NONE ? 1u
+                                : 2u + (uint32_t)ws_windows<WK>::sum::NW +
+                                      (SQ == WS_SQ_SHARED ? (uint32_t)ws_windows<WK>::sq::NW : 0u));
+    for (uint32_t i = threadIdx.x; i < words; i += blockDim.x)
+        sh[i] = 0u;
+    __syncthreads();
+    const gpuhist_binmap m = p.k.map;
+    const T *data = (const T *)p.k.data;
+    const uint32_t C = MULTI ? p.k.channels : 1u;
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint64_t S = (uint64_t)gridDim.x * blockDim.x;
+    constexpr int U = MULTI ? 1 : 4; /* pixels per thread whose loads are in flight at once */
+    const uint64_t tile = (uint64_t)gridDim.x * WS_TILE;
+    for (uint64_t r0 = p.pixel_begin; r0 < p.pixel_end; r0 += tile) {
+        const uint64_t r1 = p.pixel_end - r0 > tile ? r0 + tile : p.pixel_end;
+        /* base is warp-uniform: every lane runs every step (ws_deposit is warp-synchronous) */
+        for (uint64_t base = r0 + (uint64_t)blockIdx.x * blockDim.x + (threadIdx.x - lane);
+             base < r1; base += (uint64_t)U * S) {
+            T xs[U];
+            gh_wsplit w[U], q[U], ql[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const uint64_t i = base + (uint64_t)u * S + lane;
+                xs[u] = T();
+                w[u].r = q[u].r = ql[u].r = 0u;
+                if (i < r1) {
+                    if (!MULTI)
+                        xs[u] = data[i];
+                    ws_weight<WK, SQ>(p, i, &w[u], &q[u], &ql[u]);
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const uint64_t i = base + (uint64_t)u * S + lane;
+                const bool valid = i < r1;
+                for (uint32_t c = 0; c < C; ++c) {
+                    uint32_t counter = GH_NONE;
+                    bool nan = false;
+                    const int32_t b = MULTI ? gh_base(p.k, c) : 0;
+                    if (valid && b >= 0) {
+                        const T x = MULTI ? data[i * C + c] : xs[u];
+                        const uint32_t slot = ws_slot<T, FE>(p, m, x);
+                        counter = (uint32_t)b + slot;
+                        nan = slot == p.nan_slot;
+                    }
+                    ws_deposit<WK, SQ>(p, sh, N, counter, nan, w[u], q[u], ql[u], lane);
+                }
+            }
+        }
+        ws_flush<WK, SQ>(p, sh, N, out);
+    }
+}
+
+/* Weight kind and squares mode of a plan, and the shared memory it needs; 0 when it does not
+ * fit `optin` bytes. */
+static size_t ws_plan_smem(const gpuhist_plan *plan, size_t optin, int *wk, int *sq)
+{
+    const uint32_t n = gh_counters_ok(plan);
+    *wk = !plan->weights ? GH_WK_NONE : plan->weight_dtype == GPUHIST_F32 ? GH_WK_F32 : GH_WK_F64;
+    *sq = plan->weights && plan->want_squares ? WS_SQ_SHARED : WS_SQ_NONE;
+    if (n == 0)
+        return 0;
+    size_t bytes = (size_t)n * ws_words(*wk, *sq) * 4u;
+    if (bytes > optin && *sq == WS_SQ_SHARED) {
+        *sq = WS_SQ_GLOBAL;
+        bytes = (size_t)n * ws_words(*wk, *sq) * 4u;
+    }
+    return bytes <= optin ? bytes : 0;
+}
+
+int ws_supports(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
+{
+    int wk, sq;
+    return ws_plan_smem(plan, gpuhist_cuda_smem_optin(ctx), &wk, &sq) != 0;
+}
+
+template <typename T, int WK, bool MULTI, int SQ>
+gpuhist_status ws_launch(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gpuhist_cuda_job *job,
+                         ws_params &p, bool fe, size_t smem, unsigned long long *out)
+{
+    auto kernel = fe ? ws_kernel<T, WK, MULTI, SQ, true> : ws_kernel<T, WK, MULTI, SQ, false>;
+    cudaError_t err;
+    const int grid = gh_grid(job, kernel, WS_BLOCK, smem, job->pixels, &err);
+    if (!grid)
+        return gpuhist_cuda_check(ctx, err, "configure cuda-weighted-smem");
+    /* Deposits per global limb: a flush adds at most 8 per record (the low and high parts of the
+     * pieces that overlap it), once per block and round; global squares 2 per pixel. Launches
+     * of at most 2^30 pixels keep both far below GH_W_DEPOSITS_MAX. */
+    const uint64_t most = 1ull << 30;
+    for (uint64_t b = 0; b < job->pixels; b += most) {
+        const uint64_t e = job->pixels - b > most ? b + most : job->pixels;
+        const uint64_t rounds = (e - b + (uint64_t)grid * WS_TILE - 1u) / ((uint64_t)grid * WS_TILE);
+        const uint64_t deposits = SQ == WS_SQ_GLOBAL ? 2u * (e - b) : 8u * (uint64_t)grid * rounds;
+        gpuhist_status st = gh_w_reserve(ctx, plan, job, deposits);
+        if (st != GPUHIST_OK)
+            return st;
+        p.pixel_begin = b;
+        p.pixel_end = e;
+        kernel<<<grid, WS_BLOCK, smem, job->stream>>>(p, out);
+        GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-weighted-smem kernel");
+    }
+    return GPUHIST_OK;
+}
+
+template <typename T, bool MULTI>
+gpuhist_status ws_pick(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gpuhist_cuda_job *job,
+                       ws_params &p, bool fe, size_t smem, int wk, int sq,
+                       unsigned long long *out)
+{
+#define WS_CASE(WK, SQ)                                                                       \
+    if (wk == WK && sq == SQ)                                                                 \
+        return ws_launch<T, WK, MULTI, SQ>(ctx, plan, job, p, fe, smem, out);
+    WS_CASE(GH_WK_NONE, WS_SQ_NONE)
+    WS_CASE(GH_WK_F32, WS_SQ_NONE)
+    WS_CASE(GH_WK_F32, WS_SQ_SHARED)
+    WS_CASE(GH_WK_F32, WS_SQ_GLOBAL)
+    WS_CASE(GH_WK_F64, WS_SQ_NONE)
+    WS_CASE(GH_WK_F64, WS_SQ_SHARED)
+    WS_CASE(GH_WK_F64, WS_SQ_GLOBAL)
+#undef WS_CASE
+    return gpuhist_fail(ctx, GPUHIST_ERROR_BACKEND, "cuda-weighted-smem: no kernel (internal)");
+}
+
+gpuhist_status ws_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobp, void *out)
+{
+    const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobp;
+    if (job->pixels == 0)
+        return GPUHIST_OK;
+    if (plan->weights && (!job->weights || !plan->weight_acc))
+        return gpuhist_fail(ctx, GPUHIST_ERROR_BACKEND,
+                            "cuda-weighted-smem: no device weights or accumulator (internal)");
+    int wk, sq;
+    const size_t smem = ws_plan_smem(plan, job->smem_per_block_optin, &wk, &sq);
+    if (!smem)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                            "cuda-weighted-smem: %u bins x %u channel(s) do not fit shared "
+                            "memory (%zu bytes)",
+                            plan->bins, plan->active, job->smem_per_block_optin);
+    ws_params p;
+    memset(&p, 0, sizeof p);
+    p.k = gh_make_params(plan, job);
+    const bool fe = plan->dtype == GPUHIST_F32 && plan->map.kind == GH_KIND_EVEN;
+    if (fe)
+        gpuhist_fe_cert_of(&plan->map, &p.cert); /* cached per spec */
+    p.weights = job->weights;
+    p.sum_words = (uint32_t)GPUHIST_SUM_RECORD(plan);
+    p.sums = (unsigned long long *)plan->weight_acc;
+    p.squares = p.sums ? p.sums + (uint64_t)plan->active * plan->slots * p.sum_words : NULL;
+    p.nan_slot = GPUHIST_SLOT_NAN(plan->bins);
+    return gh_dispatch(plan, [&](auto tag, auto multi) -> gpuhist_status {
+        typedef typename decltype(tag)::type T;
+        return ws_pick<T, decltype(multi)::value>(ctx, plan, job, p, fe, smem, wk, sq,
+                                                  (unsigned long long *)out);
+    });
+}
+
+} /* namespace */
+
+extern "C" const gpuhist_strategy gpuhist_strategy_cuda_weighted_smem = {
+    "cuda-weighted-smem",
+    GPUHIST_BACKEND_CUDA,
+    "001 §V.B, 002 (privatised shared histograms), exact sums",
+    "all dtypes, all bin kinds, bins whose records fit shared memory (f32 weights: ~2230, f64: "
+    "~350), channels; weights f32/f64",
+    "per-block counts and exact weight pieces (32-bit shared atomics) flushed to the global "
+    "accumulator",
+    GPUHIST_ALL_DTYPES,
+    GPUHIST_ALL_KINDS,
+    0,
+    GPUHIST_CAP_CHANNELS | GPUHIST_CAP_WEIGHTS,
+    ws_supports,
+    ws_run,
+};
