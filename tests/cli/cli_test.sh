@@ -1278,17 +1278,24 @@ PY
     err 2 "-f npy with --weights writes the sums to a file beside the counts" \
         "$G" -t f64 -r 0:1 --weights w64.bin -f npy -o /dev/null d.f64
     err 1 "--device 3: no such device \(--weights runs on the CPU backend" "$G" --device 3 -t f64 -r 0:1 --weights w64.bin d.f64
-    # Only the CPU backend sums weights: auto uses it (and says so), a device backend is refused
-    # before the input is read.
+    # Auto sums weights on the CPU backend (and says so); CUDA sums them too (cuda-weighted-*,
+    # the same bits), OpenCL is refused before the input is read.
     run "$G" -v -t f64 -r 0:1 --weights w64.bin d.f64
     has "note: --weights: auto uses the CPU backend" err.txt
     has "strategy: cpu-weighted" err.txt
-    for B in opencl cuda; do
-        "$G" -B $B --list-devices >/dev/null 2>&1 || continue
-        err 2 "^gpuhist: --weights: $B: no strategy of this backend sums weights \(the CPU backend does\)$" \
-            "$G" -B $B -t f64 -b 5 --weights w64.bin -o o.csv d.f64
-        err 2 "^gpuhist: --weights: $B: no strategy" "$G" -B $B -t f64 --text --weights w64.bin d.txt
-    done
+    if "$G" -B cuda --list-devices >/dev/null 2>&1; then
+        ok "$G" -B cpu -t f64 -b 5 --weights w64.bin --squares -f csv -o wcpu.csv d.f64
+        ok "$G" -B cuda -t f64 -b 5 --weights w64.bin --squares -f csv -o wcuda.csv d.f64
+        cmp -s wcpu.csv wcuda.csv || fail "--weights: -B cuda differs from -B cpu: $(diff wcpu.csv wcuda.csv | head -5)"
+        run "$G" -B cuda -v -t f64 -r 0:1 --weights w64.bin -o /dev/null d.f64
+        [ "$rc" = 0 ] || fail "-B cuda --weights: exit $rc -- $(head -c 300 err.txt)"
+        has "strategy: cuda-weighted-smem" err.txt
+    fi
+    if "$G" -B opencl --list-devices >/dev/null 2>&1; then
+        err 2 "^gpuhist: --weights: opencl: no strategy of this backend sums weights \(the CPU backend does\)$" \
+            "$G" -B opencl -t f64 -b 5 --weights w64.bin -o o.csv d.f64
+        err 2 "^gpuhist: --weights: opencl: no strategy" "$G" -B opencl -t f64 --text --weights w64.bin d.txt
+    fi
     [ -e o.csv ] && fail "a refused backend left o.csv"
 
     # -f npy: the sums (and squares) as '<f8' arrays beside the counts and edges, shaped as the

@@ -493,7 +493,7 @@ int main(int argc, char **argv)
     }
     exact_state_api();
     errors(one, multi);
-    const int weights_ok = backend == GPUHIST_BACKEND_CPU;
+    const int weights_ok = backend == GPUHIST_BACKEND_CPU || backend == GPUHIST_BACKEND_CUDA;
     for (int i = 0; i < cases; ++i)
         one_case(one, multi, i, weights_ok);
     gpuhist_destroy(one);
