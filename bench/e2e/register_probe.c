@@ -6,7 +6,8 @@
  *   - register + unregister alone, one thread and T threads (windows shared out);
  *   - the pipeline: T threads lock windows ahead while one stream copies the locked ones to
  *     the device (what the command's reader would do instead of pread into staging);
- *   - for scale: pinned host-to-device of a cudaHostAlloc buffer.
+ *   - for scale: pinned host-to-device of a cudaHostAlloc buffer, and what four 16 MiB
+ *     page-locked buffers (the command's staging ring) cost to allocate.
  * usage: register_probe FILE [WINDOW_MIB=64] [THREADS=4]
  */
 #define _GNU_SOURCE
@@ -116,6 +117,18 @@ int main(int argc, char **argv)
     cudaStream_t s;
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 
+    /* what page-locked staging costs to make: four 16 MiB buffers, as the command's ring */
+    {
+        void *ring[4];
+        double a0 = now();
+        for (int i = 0; i < 4; ++i)
+            CK(cudaHostAlloc(&ring[i], (size_t)16 << 20, cudaHostAllocDefault));
+        double a1 = now();
+        for (int i = 0; i < 4; ++i)
+            CK(cudaFreeHost(ring[i]));
+        printf("cudaHostAlloc of 4 x 16 MiB: %.1f ms (cudaFreeHost %.1f ms)\n", (a1 - a0) * 1e3,
+               (now() - a1) * 1e3);
+    }
     /* pinned host-to-device for scale */
     void *pin;
     CK(cudaHostAlloc(&pin, g_window, cudaHostAllocDefault));
