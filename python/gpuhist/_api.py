@@ -274,16 +274,12 @@ def _device_context(dev: _device.DeviceArray, backend: str, strategy: Optional[s
     return _context.get("cuda", dev.device_id, strategy, s, async_)
 
 
-def _no_device_weights(weights: Any) -> None:
-    if weights is not None:
-        raise NotImplementedError("gpuhist: weighted histograms of device arrays: the library "
-                                  "sums weights on the CPU backend only (pass NumPy arrays)")
-
-
 def _device_histogram(dev: _device.DeviceArray, bins: Any, rng: Any, density: Any,
                       weights: Any, backend: str, strategy: Optional[str], stream: Any
                       ) -> Tuple[Any, Any]:
-    _no_device_weights(weights)
+    w = None
+    if weights is not None:
+        w, w_dtype = _device.device_weights(dev, weights)
     res = _device.Results(dev)
     ctx = _device_context(dev, backend, strategy, stream, False)
 
@@ -301,9 +297,23 @@ def _device_histogram(dev: _device.DeviceArray, bins: Any, rng: Any, density: An
         return ctx.core.bins_rule_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True, rule,
                                       r)[0]
 
-    plan = plan_bins(bins, rng, dev.np_dtype, dev.size, False, finite_minmax, rule_bins)
+    plan = plan_bins(bins, rng, dev.np_dtype, dev.size, w is not None, finite_minmax,
+                     rule_bins)
     if plan.bins == 0:
-        n = res.zeros(max(plan.np_edges.size - 1, 0), np.int64)
+        n = res.zeros(max(plan.np_edges.size - 1, 0), np.int64 if w is None else w_dtype)
+    elif w is not None:
+        # weighted: the library returns the sums on the host (this call synchronises)
+        ctx.configure(ctx.strategy, ctx.stream, False)
+        counts = np.empty(plan.bins, np.int64)
+        sums = np.empty(plan.bins, np.float64)
+        src = dev if plan.as_double is None else _device.as_float64(dev, plan.as_double)
+        tallies = ctx.core.histogram_raw(src.ptr, src.dtype, src.shape, src.strides, True,
+                                         *plan.args(), counts.ctypes.data, False, None, None,
+                                         w.ptr, w.dtype, sums)
+        if plan.auto_range and (tallies[NAN] or tallies[UNDERFLOW] or tallies[OVERFLOW]):
+            raise nonfinite_error(dev.obj)
+        out = remap(plan, sums)
+        n = res.from_numpy(out if out.dtype == w_dtype else out.astype(w_dtype))
     else:
         # no host synchronisation unless the tallies are needed (automatic range)
         ctx.configure(ctx.strategy, ctx.stream, res.on_device and not plan.auto_range)
@@ -322,7 +332,6 @@ def _device_histogram(dev: _device.DeviceArray, bins: Any, rng: Any, density: An
 
 def _device_bincount(dev: _device.DeviceArray, weights: Any, minlength: int, backend: str,
                      strategy: Optional[str], stream: Any) -> Any:
-    _no_device_weights(weights)
     if len(dev.shape) != 1:
         raise ValueError("object too deep for desired array" if len(dev.shape) > 1
                          else "object of too small depth for desired array")
@@ -332,15 +341,32 @@ def _device_bincount(dev: _device.DeviceArray, weights: Any, minlength: int, bac
     if dev.size and not np.can_cast(dev.np_dtype, np.intp, "safe"):
         raise TypeError(f"Cannot cast array data from {dev.np_dtype!r} to "
                         f"{np.dtype(np.intp)!r} according to the rule 'safe'")
+    w = None
+    if weights is not None:
+        try:
+            w, _ = _device.device_weights(dev, weights)
+        except ValueError as e:
+            if "same shape" not in str(e):
+                raise
+            raise ValueError("The weights and list don't have the same length.") from None
     res = _device.Results(dev)
     if dev.size == 0:
-        return res.zeros(minlength, np.int64)
+        return res.zeros(minlength, np.int64 if w is None else np.float64)
     ctx = _device_context(dev, backend, strategy, stream, False)
     mn, mx, _ = ctx.core.minmax_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True)
     if mn < 0:
         raise ValueError("'list' argument must have no negative elements")
     bins = max(int(mx) + 1, minlength)
     check_memory(bins, 8)
+    if w is not None:
+        # weighted: float64 sums, returned by the library on the host (synchronises)
+        ctx.configure(ctx.strategy, ctx.stream, False)
+        counts = np.empty(bins, np.int64)
+        sums = np.empty(bins, np.float64)
+        ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True, KIND_INTEGER,
+                               bins, 0.0, 0.0, None, 0, False, False, counts.ctypes.data, False,
+                               None, None, w.ptr, w.dtype, sums)
+        return res.from_numpy(sums)
     ctx.configure(ctx.strategy, ctx.stream, res.on_device)
     counts = res.empty(bins, np.int64)
     ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True, KIND_INTEGER,

@@ -252,3 +252,57 @@ def as_float64(dev: DeviceArray, keep: Tuple[int, int]) -> DeviceArray:
     out = lookup(y)
     assert out is not None
     return out
+
+
+def device_weights(dev: DeviceArray, weights: Any) -> Tuple[DeviceArray, np.dtype]:
+    """The weights of device samples as the library reads them: a device array on dev's device,
+    of dev's shape, float32 or float64 (other real dtypes converted to float64 by the array's
+    own library), C-contiguous (the samples' order); and the weights' own dtype (NumPy returns
+    sums in it)."""
+    owner = _owner(weights)
+    if owner == "cupy":
+        import cupy  # noqa: PLC0415
+
+        given = np.dtype(weights.dtype)
+        if given.kind not in "biuf":
+            raise TypeError(f"gpuhist: weights of dtype {given} are not supported (real "
+                            f"numbers only)")
+        target = np.float32 if given == np.float32 else np.float64
+        if given != target or not weights.flags.c_contiguous:
+            with cupy.cuda.Device(int(weights.device.id)):
+                weights = cupy.ascontiguousarray(weights, dtype=target)
+    elif owner == "torch" and getattr(weights, "is_cuda", False):
+        import torch  # noqa: PLC0415
+
+        if weights.requires_grad:
+            weights = weights.detach()
+        if weights.is_complex():
+            raise TypeError(f"gpuhist: weights of dtype {weights.dtype} are not supported "
+                            f"(real numbers only)")
+        given = np.dtype(str(weights.dtype).replace("torch.", "")) \
+            if weights.dtype != torch.bool else np.dtype(np.bool_)
+        target_t = torch.float32 if weights.dtype == torch.float32 else torch.float64
+        if weights.dtype != target_t or not weights.is_contiguous():
+            weights = weights.to(target_t).contiguous()
+    w = lookup(weights)
+    if w is None:
+        raise TypeError("gpuhist: weights on the host with samples on a device; pass both on "
+                        "the device (or both on the host)")
+    if owner not in ("cupy", "torch"):
+        given = w.np_dtype
+        if given not in (np.dtype(np.float32), np.dtype(np.float64)):
+            raise TypeError(f"gpuhist: device weights of dtype {given}: pass float32 or "
+                            f"float64 weights")
+    if w.device_id != dev.device_id:
+        raise ValueError(f"gpuhist: weights on device {w.device_id}, samples on device "
+                         f"{dev.device_id}; put them on one device")
+    if tuple(w.shape) != tuple(dev.shape):
+        raise ValueError("weights should have the same shape as a.")
+    if w.strides is not None:
+        c_strides, step = [], w.np_dtype.itemsize
+        for n in reversed(w.shape):
+            c_strides.insert(0, step)
+            step *= n
+        if any(s != c for s, c, n in zip(w.strides, c_strides, w.shape) if n > 1):
+            raise ValueError("gpuhist: device weights must be C-contiguous")
+    return w, given

@@ -202,7 +202,8 @@ class Histogram:
     def fill(self, a: Any, weights: Any = None) -> "Histogram":
         """Add the samples of `a` (any shape; NumPy arrays of every supported dtype, strided or
         byte-swapped, anything np.asarray takes, CuPy arrays, torch CUDA tensors), with one
-        weight per sample when `weights` (an array of a's shape; host data only)."""
+        weight per sample when `weights` (an array of a's shape, where `a` is: a weighted
+        fill of a device array returns its sums to the host, so it synchronises)."""
         dev = _device.lookup(a, _context.stream_pointer(self._stream))
         if dev is not None:
             return self._fill_device(dev, weights)
@@ -269,9 +270,11 @@ class Histogram:
         self._seconds = t[SECONDS]
 
     def _fill_device(self, dev: _device.DeviceArray, weights: Any) -> "Histogram":
-        from ._api import _device_context, _no_device_weights  # noqa: PLC0415
+        from ._api import _device_context  # noqa: PLC0415
 
-        _no_device_weights(weights)
+        w = None
+        if weights is not None:
+            w, _ = _device.device_weights(dev, weights)
         res = _device.Results(dev)
         ctx = _device_context(dev, self._backend, self._strategy, self._stream, False)
         if self._edges is None:
@@ -297,6 +300,17 @@ class Histogram:
                 self._unset_range()
                 raise nonfinite_error(dev.obj)
         plan = self._plan(dev.dtype)
+        if w is not None:
+            # weighted: the library returns the sums (and squares) on the host, so this fill
+            # synchronises; they are added on the host as a host fill's are
+            ctx.configure(ctx.strategy, ctx.stream, False)
+            counts = np.empty(plan.bins, np.int64)
+            sums, sq = np.empty(plan.bins, np.float64), np.empty(plan.bins, np.float64)
+            t = ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True,
+                                       *plan.args(), counts.ctypes.data, False, None, None,
+                                       w.ptr, w.dtype, sums, sq)
+            self._add(plan, counts, sums, sq, t)
+            return self
         ctx.configure(ctx.strategy, ctx.stream, res.on_device)
         counts = res.empty(plan.bins, np.int64)
         stats = res.empty(4, np.int64) if res.on_device else None

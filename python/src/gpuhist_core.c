@@ -1173,34 +1173,47 @@ static PyObject *Context_bins_rule_raw(ContextObject *self, PyObject *args)
 /*
  * histogram_raw(ptr, dtype, shape, strides, device, kind, bins, lower, upper, edges,
  *               integer_lower, last_inclusive, clamp, counts_ptr, counts_device,
- *               stats_ptr=0, edges_out=None)
+ *               stats_ptr=0, edges_out=None, weights_ptr=None, weight_dtype=None,
+ *               sums=None, sums_squared=None)
  * Samples at a raw pointer (device memory when `device`), counts to a raw pointer (device
- * memory when counts_device), optional device_stats (4 uint64 on the device). Unweighted.
+ * memory when counts_device), optional device_stats (4 uint64 on the device). Weighted when
+ * weights_ptr is given: one weight of weight_dtype ('f32'/'f64') per sample in the samples'
+ * C order, in the samples' memory; sums (and sums_squared) float64 host arrays of `bins`
+ * (the library decides whether the backend sums weights: UNSUPPORTED otherwise).
  */
 static PyObject *Context_histogram_raw(ContextObject *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"ptr", "dtype", "shape", "strides", "device", "kind", "bins",
                              "lower", "upper", "edges", "integer_lower", "last_inclusive",
                              "clamp", "counts_ptr", "counts_device", "stats_ptr", "edges_out",
-                             NULL};
+                             "weights_ptr", "weight_dtype", "sums", "sums_squared", NULL};
     PyObject *ptr_obj, *dtype_obj, *shape_obj, *strides_obj, *edges_obj, *counts_ptr_obj;
-    PyObject *stats_ptr_obj = Py_None, *edges_out_obj = Py_None;
+    PyObject *stats_ptr_obj = Py_None, *edges_out_obj = Py_None, *wptr_obj = Py_None;
+    PyObject *wdt_obj = Py_None, *sums_obj = Py_None, *sq_obj = Py_None;
     int device, kind, last_inclusive, clamp, counts_device;
     unsigned long long bins;
     double lower, upper;
     long long integer_lower;
     if (!check_ctx(self) ||
-        !PyArg_ParseTupleAndKeywords(args, kwds, "OOOOpiKddOLppOp|OO", kwlist, &ptr_obj,
+        !PyArg_ParseTupleAndKeywords(args, kwds, "OOOOpiKddOLppOp|OOOOOO", kwlist, &ptr_obj,
                                      &dtype_obj, &shape_obj, &strides_obj, &device, &kind, &bins,
                                      &lower, &upper, &edges_obj, &integer_lower, &last_inclusive,
                                      &clamp, &counts_ptr_obj, &counts_device, &stats_ptr_obj,
-                                     &edges_out_obj))
+                                     &edges_out_obj, &wptr_obj, &wdt_obj, &sums_obj, &sq_obj))
         return NULL;
-    gpuhist_dtype dt;
+    gpuhist_dtype dt, wdt = GPUHIST_F64;
     if (!parse_dtype_name(dtype_obj, &dt))
         return NULL;
+    const int weighted = wptr_obj != Py_None;
+    if (weighted && (!parse_dtype_name(wdt_obj, &wdt) ||
+                     (wdt != GPUHIST_F32 && wdt != GPUHIST_F64))) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "gpuhist: weight_dtype must be 'f32' or 'f64'");
+        return NULL;
+    }
     layout l;
-    if (!raw_layout(ptr_obj, shape_obj, strides_obj, gpuhist_dtype_size(dt), 1, &l))
+    /* weights lie in the samples' C order: no reordering of the layout then */
+    if (!raw_layout(ptr_obj, shape_obj, strides_obj, gpuhist_dtype_size(dt), !weighted, &l))
         return NULL;
     gpuhist_bin_spec spec;
     PyArrayObject *edges_keep = NULL;
@@ -1224,6 +1237,17 @@ static PyObject *Context_histogram_raw(ContextObject *self, PyObject *args, PyOb
     if (edges_out_obj != Py_None &&
         !(r.edges = output_buffer(edges_out_obj, "edges_out", (npy_intp)bins + 1, 'f')))
         goto done;
+    if (weighted) {
+        s.weights = PyLong_AsVoidPtr(wptr_obj);
+        if (!s.weights && PyErr_Occurred())
+            goto done;
+        s.weight_dtype = wdt;
+        if (!(r.sums = output_buffer(sums_obj, "sums", (npy_intp)bins, 'f')))
+            goto done;
+        if (sq_obj != Py_None &&
+            !(r.sums_squared = output_buffer(sq_obj, "sums_squared", (npy_intp)bins, 'f')))
+            goto done;
+    }
     gpuhist_status st;
     Py_BEGIN_ALLOW_THREADS
     st = gpuhist_histogram(self->ctx, &s, &spec, &r);
@@ -1279,15 +1303,18 @@ static PyMethodDef Context_methods[] = {
      "minmax(a) -> (min, max, found): the finite min and max of a NumPy array."},
     {"histogram", (PyCFunction)(void (*)(void))Context_histogram, METH_VARARGS | METH_KEYWORDS,
      "histogram(a, kind, bins, lower, upper, edges, integer_lower, last_inclusive, clamp, "
-     "counts, weights=None, sums=None, sums_squared=None, edges_out=None) -> tallies tuple."},
+     "counts, weights=None, sums=None, sums_squared=None, edges_out=None, weight_state=None, "
+     "as_double=None) -> tallies tuple."},
     {"histogramdd", (PyCFunction)(void (*)(void))Context_histogramdd,
      METH_VARARGS | METH_KEYWORDS,
-     "histogramdd(sample, specs, counts, weights=None, sums=None) -> tallies (N-D)."},
+     "histogramdd(sample, specs, counts, weights=None, sums=None, weight_state=None) -> "
+     "tallies (N-D)."},
     {"histogram_raw", (PyCFunction)(void (*)(void))Context_histogram_raw,
      METH_VARARGS | METH_KEYWORDS,
      "histogram_raw(ptr, dtype, shape, strides, device, kind, bins, lower, upper, edges, "
      "integer_lower, last_inclusive, clamp, counts_ptr, counts_device, stats_ptr=None, "
-     "edges_out=None) -> tallies tuple (raw pointers: device arrays)."},
+     "edges_out=None, weights_ptr=None, weight_dtype=None, sums=None, sums_squared=None) -> "
+     "tallies tuple (raw pointers: device arrays)."},
     {"minmax_raw", (PyCFunction)Context_minmax_raw, METH_VARARGS,
      "minmax_raw(ptr, dtype, shape, strides, device) -> (min, max, found)."},
     {"bins_rule", (PyCFunction)Context_bins_rule, METH_VARARGS,

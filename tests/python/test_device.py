@@ -80,8 +80,6 @@ def test_torch_cuda_tensors(rng):
     same_bits(gpuhist.bincount(x).cpu().numpy(), np.bincount(x.cpu().numpy()))
     d = gpuhist.histogram(t, 10, density=True)[0]
     assert np.allclose(d.cpu().numpy(), np.histogram(a, 10, density=True)[0])
-    with pytest.raises(NotImplementedError, match="CPU backend"):
-        gpuhist.histogram(t, 10, weights=t)
     with pytest.raises(ValueError, match="cannot read a CUDA device array"):
         gpuhist.histogram(t, 10, backend="cpu")
 
@@ -125,3 +123,67 @@ def test_int64_beyond_2_53_on_the_device(rng):
             want = np.histogram(a, bins, r)
             same_bits(host(hist), want[0])
             same_bits(host(edges), want[1])
+
+
+def fsum_bins(x: np.ndarray, w: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Each bin's weights summed exactly and rounded once (math.fsum), NumPy's bins."""
+    import math
+    idx = np.searchsorted(edges, x, side="right") - 1
+    idx[x == edges[-1]] = edges.size - 2
+    keep = (x >= edges[0]) & (x <= edges[-1])
+    return np.array([math.fsum(w[keep & (idx == b)].tolist()) for b in range(edges.size - 1)])
+
+
+def test_device_weights(rng):
+    """Weights on the device beside device samples: the library's weighted count on the CUDA
+    backend, sums correctly rounded (== fsum), returned as the array library's arrays, and a
+    weighted Histogram fill on the device equal to the same fill on the host copies. Skips,
+    saying so, when this library's CUDA backend does not sum weights (UNSUPPORTED)."""
+    x = rng.standard_normal(300_000)
+    w = np.where(rng.random(x.size) < 0.5, 1e16, -1e16) + rng.standard_normal(x.size)
+    edges = np.linspace(-3, 3, 65)
+    want = fsum_bins(x, w, edges)
+    ran = False
+    for mod in ("cupy", "torch"):
+        try:
+            lib = __import__(mod)
+        except ImportError:
+            print(f"skipping {mod}: not installed")
+            continue
+        need_cuda()
+        if mod == "cupy":
+            dx, dw, host = lib.asarray(x), lib.asarray(w), lib.asnumpy
+        else:
+            dx, dw = lib.from_numpy(x).cuda(), lib.from_numpy(w).cuda()
+            host = lambda t: t.cpu().numpy()  # noqa: E731
+        try:
+            hist, e = gpuhist.histogram(dx, 64, (-3, 3), weights=dw)
+        except gpuhist.GpuhistError as err:
+            if err.status == "UNSUPPORTED":
+                print(f"skipping: the CUDA backend does not sum weights here: {err}")
+                pytest.skip(f"the CUDA backend does not sum weights here: {err}")
+            raise
+        ran = True
+        same_bits(host(hist), want)
+        same_bits(host(e), edges)
+        # float32 weights: sums returned as float32, as NumPy does
+        w32 = w.astype(np.float32)
+        dw32 = lib.asarray(w32) if mod == "cupy" else lib.from_numpy(w32).cuda()
+        h32 = gpuhist.histogram(dx, 64, (-3, 3), weights=dw32)[0]
+        same_bits(host(h32), fsum_bins(x, w32.astype(np.float64), edges).astype(np.float32))
+        # bincount with device weights
+        ids = rng.integers(0, 100, x.size)
+        di = lib.asarray(ids) if mod == "cupy" else lib.from_numpy(ids).cuda()
+        got = host(gpuhist.bincount(di, weights=dw, minlength=120))
+        same_bits(got, gpuhist.bincount(ids, weights=w, minlength=120))
+        # a weighted Histogram filled on the device equals the one filled on the host
+        hd = gpuhist.Histogram(64, (-3.0, 3.0)).fill(dx, weights=dw).fill(dx)
+        hh = gpuhist.Histogram(64, (-3.0, 3.0)).fill(x, weights=w).fill(x)
+        same_bits(hd.values(), hh.values())
+        same_bits(hd.variances(), hh.variances())
+        with pytest.raises(TypeError, match="host"):
+            gpuhist.histogram(dx, 64, (-3, 3), weights=w)  # host weights, device samples
+        with pytest.raises(ValueError, match="same shape"):
+            gpuhist.histogram(dx, 64, (-3, 3), weights=dw[:-1])
+    if not ran:
+        pytest.skip("neither CuPy nor torch is installed")
