@@ -428,32 +428,6 @@ gpuhist_status cli_mpi_stream_finish(gpuhist_ctx *ctx, gpuhist_stream *st,
 /* The message of a failed cli_mpi_stream_finish ("rank R: " in front when not rank 0's). */
 const char *cli_mpi_error(char *buf, size_t size);
 
-/* ---- run_nd.c -------------------------------------------------------------------------------- */
-
-/* The options of an N-D histogram (--dims), as options.c parsed them; the per-axis lists are the
- * option values as given ("256,256", "0:1,0:1", "0,1,2;0,5,10"). */
-typedef struct cli_nd_options {
-    uint32_t dims;            /* --dims N */
-    int dims_auto;            /* --dims auto: N from a 2-D .npy */
-    const char *input;
-    cli_input_format in_format;
-    int have_type;
-    gpuhist_dtype type;
-    const char *bins_arg, *range_arg, *edges_arg, *integer_arg; /* NULL when not given */
-    int last_inclusive;
-    const char *weights;
-    int have_weights_type;
-    gpuhist_dtype weights_type;
-    int squares, density;
-    cli_format format;
-    const char *output;
-    const char *strategy;
-    int verbose, progress;
-} cli_nd_options;
-/* Read the points, histogram them on `ctx` (gpuhist_histogramdd) and write the result.
- * @return CLI_EXIT_* (message printed). */
-int cli_nd_run(const cli_nd_options *o, gpuhist_ctx *ctx);
-
 /* ---- demo.c ---------------------------------------------------------------------------------- */
 
 int cli_demo(int argc, char **argv);

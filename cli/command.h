@@ -129,7 +129,7 @@ void cli_density_of(const gpuhist_result *r, const uint64_t *counts, const doubl
 /* The running totals of each channel's counts (np.cumsum) into `out` (bins x channels). */
 void cli_cumulative_of(const gpuhist_result *r, const uint64_t *counts, uint64_t *out);
 
-/* ---- run_samples.c, run_images.c ------------------------------------------------------------- */
+/* ---- run_samples.c, run_images.c, run_nd.c --------------------------------------------------- */
 
 /* One histogram of the input's samples (raw, .npy or text), written where the options say. */
 int cli_run_samples(const cli_options *o);
@@ -139,5 +139,7 @@ int cli_run_samples(const cli_options *o);
 int cli_image_inputs(const cli_options *o, int *images);
 /* The histogram(s) of the image inputs, written where the options say. */
 int cli_run_images(const cli_options *o);
+/* An N-D histogram of the input's points (--dims), written where the options say (run_nd.c). */
+int cli_run_nd(const cli_options *o);
 
 #endif

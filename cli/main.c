@@ -9,26 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An N-D histogram (--dims): the context as for 1-D, then run_nd.c. */
-static int run_nd(const cli_options *o)
-{
-    if (cli_mpi_on())
-        return cli_error(CLI_EXIT_USAGE, "N-D histograms (--dims) do not run under MPI");
-    cli_options eff;
-    gpuhist_ctx *ctx = NULL;
-    int rc = cli_context_options(o, &eff);
-    if (rc || (rc = cli_create_context(&eff, &ctx)))
-        return rc;
-    cli_nd_options nd = {o->dims, o->dims_auto, o->input, o->in_format, o->have_type, o->type,
-                         o->bins_arg, o->range_arg, o->edges_arg, o->integer_arg,
-                         o->last_inclusive, o->weights, o->have_weights_type, o->weights_type,
-                         o->squares, o->density, o->format, o->output, o->strategy, o->verbose,
-                         o->progress};
-    rc = cli_nd_run(&nd, ctx);
-    gpuhist_destroy(ctx);
-    return rc;
-}
-
 static int dispatch_options(cli_options *o);
 
 static int dispatch(int argc, char **argv)
@@ -82,7 +62,7 @@ static int dispatch_options(cli_options *op)
             return cli_error(CLI_EXIT_USAGE,
                              "--weights -: the data comes from standard input; the weights need "
                              "a file of their own");
-        return run_nd(&o);
+        return cli_run_nd(&o);
     }
     int images = 0;
     if ((rc = cli_image_inputs(&o, &images)))

@@ -1,17 +1,18 @@
 /*
  * nd.h - what the files of the command's N-D histograms share (not installed): run_nd.c reads
  * the points and counts them, nd_axes.c makes each axis's bins from the per-axis option values,
- * nd_formats.c writes the result. The options themselves (cli_nd_options) are in cli.h.
+ * nd_formats.c writes the result; the options are command.h's (the per-axis lists as given:
+ * "256,256", "0:1,0:1", "0,1,2;0,5,10").
  */
 #ifndef GPUHIST_CLI_ND_H
 #define GPUHIST_CLI_ND_H
 
-#include "cli.h"
+#include "command.h"
 
 /* The bin spec of every one of `dims` axes from -b, -r, -e, --integer, --last-inclusive into
  * axes[0..dims). Edges read from -e are malloc'd into own[a] (the caller frees them).
  * @return CLI_EXIT_* (message printed). */
-int cli_nd_parse_axes(const cli_nd_options *o, uint32_t dims, gpuhist_bin_spec *axes,
+int cli_nd_parse_axes(const cli_options *o, uint32_t dims, gpuhist_bin_spec *axes,
                       double **own);
 
 /* NumPy's histogramdd density of `r` (from `sums` when weighted, else the counts) into `out`

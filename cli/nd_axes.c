@@ -71,7 +71,7 @@ static int axis_edges(const char *item, uint32_t axis, double **out, uint32_t *b
     return cli_parse_edges(item, where, 1u << 31, out, bins);
 }
 
-int cli_nd_parse_axes(const cli_nd_options *o, uint32_t dims, gpuhist_bin_spec *axes,
+int cli_nd_parse_axes(const cli_options *o, uint32_t dims, gpuhist_bin_spec *axes,
                       double **own)
 {
     char *items[GPUHIST_MAX_DIMS];

@@ -43,7 +43,7 @@ typedef struct nd_file {
  * problem is reported. @return CLI_EXIT_* (only a malformed .npy header fails here, with the
  * message the whole read would give).
  */
-static int open_streamed(const cli_nd_options *o, uint32_t dims, nd_file *f)
+static int open_streamed(const cli_options *o, uint32_t dims, nd_file *f)
 {
     f->fd = -1;
     if (o->dims_auto || o->weights || !(o->range_arg || o->edges_arg || o->integer_arg) ||
@@ -121,7 +121,7 @@ static void reverse_values(unsigned char *p, uint64_t n, size_t size)
 /* Read the points in chunks of about cli_chunk_bytes() into an N-D stream on `ctx`. A failure of
  * the library leaves its message in gpuhist_last_error(ctx) and returns its status; a read error
  * is printed here (*printed = 1). */
-static gpuhist_status count_streamed(const cli_nd_options *o, gpuhist_ctx *ctx, nd_file *f,
+static gpuhist_status count_streamed(const cli_options *o, gpuhist_ctx *ctx, nd_file *f,
                                      uint32_t dims, const gpuhist_bin_spec *axes,
                                      gpuhist_nd_result *r, const char *name, int *printed)
 {
@@ -184,7 +184,7 @@ static void touch_pages(void *p, size_t n)
 
 /* The points' layout from the input read whole: dims (--dims auto from a 2-D .npy), interleaved
  * or (Fortran-order .npy) columns. */
-static int points_layout(const cli_nd_options *o, const cli_input *in, uint32_t *dims,
+static int points_layout(const cli_options *o, const cli_input *in, uint32_t *dims,
                          gpuhist_points *p)
 {
     int fortran = 0;
@@ -244,7 +244,8 @@ static int points_layout(const cli_nd_options *o, const cli_input *in, uint32_t 
     return CLI_EXIT_OK;
 }
 
-int cli_nd_run(const cli_nd_options *o, gpuhist_ctx *ctx)
+/* Read the points, count them on `ctx` and write the result. */
+static int count_nd(const cli_options *o, gpuhist_ctx *ctx)
 {
     uint32_t dims = o->dims;
     gpuhist_bin_spec axes[GPUHIST_MAX_DIMS];
@@ -471,5 +472,19 @@ done:
     free(sums);
     free(squares);
     free(density);
+    return rc;
+}
+
+int cli_run_nd(const cli_options *o)
+{
+    if (cli_mpi_on())
+        return cli_error(CLI_EXIT_USAGE, "N-D histograms (--dims) do not run under MPI");
+    cli_options eff;
+    gpuhist_ctx *ctx = NULL;
+    int rc = cli_context_options(o, &eff);
+    if (rc || (rc = cli_create_context(&eff, &ctx)))
+        return rc;
+    rc = count_nd(o, ctx);
+    gpuhist_destroy(ctx);
     return rc;
 }
