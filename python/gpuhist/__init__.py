@@ -59,3 +59,13 @@ def device_name(backend: str = "auto") -> str:
     ctx = _context.get(_context.check_backend(backend)).core
     note = ctx.note
     return f"{ctx.device_name} [{ctx.backend}]" + (f" ({note})" if note else "")
+
+
+def __getattr__(name: str) -> object:
+    """gpuhist.dask on first use (it imports dask only when called), so `gpuhist.dask.histogram`
+    works after a plain `import gpuhist`."""
+    if name == "dask":
+        import importlib  # noqa: PLC0415
+
+        return importlib.import_module(".dask", __name__)
+    raise AttributeError(f"module 'gpuhist' has no attribute {name!r}")

@@ -55,8 +55,10 @@ def _edges(sample: np.ndarray, bins: Any, rng: Any) -> Tuple[List[np.ndarray], L
     try:
         M = len(bins)
         if M != D:
+            # NumPy's message, as the installed NumPy words it (NumPy 1 has a double space)
+            np.histogramdd(np.empty((0, D)), bins=[1] * M)
             raise ValueError("The dimension of bins must be equal to the dimension of the "
-                             " sample x.")
+                             "sample x.")
     except TypeError:
         bins = D * [bins]
     if rng is None:
