@@ -161,6 +161,10 @@ void cli_input_free(cli_input *in);
 
 /* Read a whole file (or stdin for "-") into a NUL-terminated buffer. */
 int cli_slurp(const char *path, const char *what, int progress, char **buf, size_t *len);
+/* "NAME: size N bytes is not a multiple of the sample (pixel) size ..." @return CLI_EXIT_FAIL. */
+int cli_size_error(const char *name, uint64_t bytes, gpuhist_dtype dtype, uint32_t channels);
+
+/* ---- text.c ---------------------------------------------------------------------------------- */
 
 /* Parse text numbers (white space / commas / '#' comments) as `dtype`. `name` prefixes the
  * messages ("name:LINE: ..."). On failure returns `fail_status`. *out is malloc'd. */
@@ -170,6 +174,8 @@ int cli_parse_text(const char *name, const char *text, size_t len, gpuhist_dtype
 int cli_parse_text_at(const char *name, const char *text, size_t len, unsigned long first_line,
                       gpuhist_dtype dtype, int progress, int fail_status, void **out,
                       uint64_t *count);
+
+/* ---- npy.c ----------------------------------------------------------------------------------- */
 
 /* A .npy header (format versions 1, 2, 3), as cli_npy_parse_header() reads it. */
 typedef struct cli_npy_info {
@@ -208,8 +214,6 @@ int cli_npy_parse_weights_header(const char *name, const unsigned char *buf, siz
  * @return CLI_EXIT_*. */
 int cli_npy_check(const cli_read_options *opt, const char *name, const cli_npy_info *h,
                   uint64_t have);
-/* "NAME: size N bytes is not a multiple of the sample (pixel) size ..." @return CLI_EXIT_FAIL. */
-int cli_size_error(const char *name, uint64_t bytes, gpuhist_dtype dtype, uint32_t channels);
 
 /* The bytes of a chunk (util.c): 16 MiB, or GPUHIST_CHUNK_MIB (1..1024) for measurements and
  * tests. */
