@@ -212,7 +212,7 @@ def device_rows(args: argparse.Namespace, x_host: np.ndarray, w_host: np.ndarray
                 for _ in range(n):
                     fill()
                 cuda.sync()
-            except (NotImplementedError, gpuhist.GpuhistError, TypeError) as e:
+            except (NotImplementedError, gpuhist.GpuhistError, TypeError, ValueError) as e:
                 print(f"{label}: skipped ({type(e).__name__}: {e})")
                 continue
             got = h.values()
