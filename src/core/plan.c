@@ -30,12 +30,13 @@ static gpuhist_status plan_samples(gpuhist_ctx *ctx, const gpuhist_samples *s, g
     if ((unsigned)s->dtype >= GPUHIST_DTYPE_COUNT)
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                             "samples.dtype: unknown sample type %d", (int)s->dtype);
-    /* The CUDA kernels do not read half-precision samples yet; every other backend does. */
-    if ((s->dtype == GPUHIST_F16 || s->dtype == GPUHIST_BF16) && ctx &&
+    /* The CUDA strategies that sum weights do not read half-precision samples (the unweighted
+     * ones that count 16-bit values do). */
+    if ((s->dtype == GPUHIST_F16 || s->dtype == GPUHIST_BF16) && s->weights && ctx &&
         ctx->backend == GPUHIST_BACKEND_CUDA)
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
-                            "samples.dtype: %s samples are not supported by the cuda backend yet "
-                            "(the cpu and opencl backends take them)",
+                            "samples.dtype: weighted %s samples are not supported by the cuda "
+                            "backend yet (the cpu backend takes them)",
                             gpuhist_dtype_name(s->dtype));
     p->dtype = s->dtype;
     p->sample_size = gpuhist_dtype_size(s->dtype);

@@ -60,9 +60,10 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_block_shared = {
     "cuda-block-shared",
     GPUHIST_BACKEND_CUDA,
     "001 §V.B, 002 (privatised)",
-    "all dtypes, all bin kinds, 1-4 channels; 4*(bins+3)*channels bytes within shared memory",
+    "every dtype but f16/bf16, "
+    "all bin kinds, 1-4 channels; 4*(bins+3)*channels bytes within shared memory",
     "per-block shared-memory slot histogram (32-bit), merged with global atomics",
-    GPUHIST_ALL_DTYPES,
+    GPUHIST_CUDA_SLOT_DTYPES,
     GPUHIST_ALL_KINDS,
     0,
     GPUHIST_CAP_CHANNELS,

@@ -118,6 +118,29 @@ template <class F> static gpuhist_status gh_dispatch(const gpuhist_plan *plan, F
     return GPUHIST_ERROR_UNSUPPORTED;
 }
 
+/* Half-precision samples as their 16-bit patterns: the types gh_dispatch_half passes. A kernel
+ * loads them as it loads any T; gh_slot (below) widens them exactly to float (binmap.h). */
+struct gh_f16 {
+    uint16_t bits;
+};
+struct gh_bf16 {
+    uint16_t bits;
+};
+
+/* gh_dispatch for f16 / bf16 plans (gh_f16 / gh_bf16), for the kernels written for them too
+ * (cuda-global-atomic, the backend's minmax); UNSUPPORTED for every other dtype. */
+template <class F> static gpuhist_status gh_dispatch_half(const gpuhist_plan *plan, F &&f)
+{
+    const bool multi = plan->channels > 1;
+    if (plan->dtype == GPUHIST_F16)
+        return multi ? f(gh_tag<gh_f16>(), std::true_type())
+                     : f(gh_tag<gh_f16>(), std::false_type());
+    if (plan->dtype == GPUHIST_BF16)
+        return multi ? f(gh_tag<gh_bf16>(), std::true_type())
+                     : f(gh_tag<gh_bf16>(), std::false_type());
+    return GPUHIST_ERROR_UNSUPPORTED;
+}
+
 /* ---- slot of one sample, per type (device) --------------------------------------------------- */
 
 /* Integers of up to 32 bits and i64 go through the signed 64-bit path (exact beyond 2^53),
@@ -172,6 +195,16 @@ static __device__ __forceinline__ uint32_t gh_slot(const gpuhist_binmap *m, cons
                                                    double x)
 {
     return gpuhist_slot_f64(m, e, x);
+}
+static __device__ __forceinline__ uint32_t gh_slot(const gpuhist_binmap *m, const double *e,
+                                                   gh_f16 x)
+{
+    return gpuhist_slot_f32(m, e, gpuhist_f16_to_f32(x.bits));
+}
+static __device__ __forceinline__ uint32_t gh_slot(const gpuhist_binmap *m, const double *e,
+                                                   gh_bf16 x)
+{
+    return gpuhist_slot_f32(m, e, gpuhist_bf16_to_f32(x.bits));
 }
 
 /* First counter of input channel ch's histogram, or -1. Selected with compares, not an indexed

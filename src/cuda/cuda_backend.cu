@@ -666,7 +666,7 @@ __global__ void __launch_bounds__(GH_SMALL_THREADS)
 
 /* Order-preserving 64-bit keys: min/max of keys = min/max of values, exactly. Integers stay
  * integers (a 64-bit value is converted to double only at the very end, as the CPU does);
- * floats are widened to double (exact) and -0.0 is taken as +0.0. */
+ * floats are widened to double (exact; f16/bf16 through float) and -0.0 is taken as +0.0. */
 __device__ __forceinline__ bool gh_mm_key(int64_t x, unsigned long long *k)
 {
     *k = (unsigned long long)x ^ GH_SIGN64;
@@ -689,7 +689,11 @@ __device__ __forceinline__ bool gh_mm_key(double d, unsigned long long *k)
 }
 template <typename T> __device__ __forceinline__ bool gh_mm_key_of(T x, unsigned long long *k)
 {
-    if constexpr (std::is_floating_point<T>::value)
+    if constexpr (std::is_same<T, gh_f16>::value)
+        return gh_mm_key((double)gpuhist_f16_to_f32(x.bits), k);
+    else if constexpr (std::is_same<T, gh_bf16>::value)
+        return gh_mm_key((double)gpuhist_bf16_to_f32(x.bits), k);
+    else if constexpr (std::is_floating_point<T>::value)
         return gh_mm_key((double)x, k);
     else if constexpr (std::is_signed<T>::value)
         return gh_mm_key((int64_t)x, k);
@@ -736,7 +740,9 @@ static double decode_key(gpuhist_dtype dt, unsigned long long k, int round_up)
 {
     switch (dt) {
     case GPUHIST_F32:
-    case GPUHIST_F64: {
+    case GPUHIST_F64:
+    case GPUHIST_F16:
+    case GPUHIST_BF16: {
         unsigned long long b = (k & GH_SIGN64) ? (k & ~GH_SIGN64) : ~k;
         double d;
         memcpy(&d, &b, sizeof d);
@@ -885,7 +891,7 @@ gpuhist_status cuda_minmax(gpuhist_ctx *ctx, const gpuhist_plan *plan, double *l
     unweighted.weights = NULL;
     gpuhist_status rc = for_each_job(ctx, &unweighted, [&](const gpuhist_cuda_job &job) {
         gh_kparams p = gh_make_params(plan, &job);
-        return gh_dispatch(plan, [&](auto tag, auto multi) -> gpuhist_status {
+        auto launch = [&](auto tag, auto multi) -> gpuhist_status {
             typedef typename decltype(tag)::type T;
             auto kernel = k_minmax<T, decltype(multi)::value>;
             cudaError_t err;
@@ -895,7 +901,11 @@ gpuhist_status cuda_minmax(gpuhist_ctx *ctx, const gpuhist_plan *plan, double *l
             kernel<<<grid, GH_BLOCK, 0, job.stream>>>(p, st->d_minmax);
             GPUHIST_CUDA_LAUNCH_CHECK(ctx, "minmax kernel");
             return GPUHIST_OK;
-        });
+        };
+        /* f16/bf16: bit patterns widened exactly to float, then keyed as any float */
+        if (GPUHIST_DTYPE_BIT(plan->dtype) & GPUHIST_CUDA_HALF_DTYPES)
+            return gh_dispatch_half(plan, launch);
+        return gh_dispatch(plan, launch);
     });
     if (rc != GPUHIST_OK)
         return rc;

@@ -8,7 +8,8 @@
  * array of uint64 counters, zeroed by the backend:
  *   - slot strategies:  active * plan->slots counters (bins + 3 per channel, see binmap.h);
  *   - value strategies (GPUHIST_CAP_VALUES): active * 256 (8-bit) or active * 65536 (16-bit)
- *     raw-value counters; the backend folds them into slots on the device.
+ *     raw-value counters (f16/bf16: their bit patterns); the backend folds them into slots on
+ *     the device (binmap.h's gpuhist_slot_small_value decodes the plan's dtype).
  * Every launch goes on job->stream; strategies never synchronise the device (the backend does
  * when it must), so device-in/device-out calls can be asynchronous.
  */
@@ -19,6 +20,13 @@
 
 #include <cuda_runtime.h>
 #include <stdint.h>
+
+/* Sample types of the strategies that map each sample to its slot themselves (gh_dispatch's
+ * types). f16 and bf16 samples are counted by their 65536 bit patterns (the 16-bit value
+ * strategies, GPUHIST_CAP_VALUES, folded by the backend) and by cuda-global-atomic (channels). */
+#define GPUHIST_CUDA_SLOT_DTYPES                                                               \
+    (GPUHIST_ALL_DTYPES & ~(GPUHIST_DTYPE_BIT(GPUHIST_F16) | GPUHIST_DTYPE_BIT(GPUHIST_BF16)))
+#define GPUHIST_CUDA_HALF_DTYPES (GPUHIST_DTYPE_BIT(GPUHIST_F16) | GPUHIST_DTYPE_BIT(GPUHIST_BF16))
 
 typedef struct gpuhist_cuda_job {
     const unsigned char *data; /* device pointer, aligned to the sample size (not to 16 bytes) */

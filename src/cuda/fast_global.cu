@@ -501,11 +501,12 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_fast_global = {
     GPUHIST_BACKEND_CUDA,
     "001 section V.A, 002 (warp-aggregated atomics); new: two-entry register run cache, hinted "
     "match_any aggregation, certified f32 estimate",
-    "all dtypes, every bin kind, any bins (fewer than 2^32 - 1 counters), 1-4 channels",
+    "every dtype but f16/bf16, "
+    "every bin kind, any bins (fewer than 2^32 - 1 counters), 1-4 channels",
     "global 32-bit partial counters (scratch) fed by 16-byte loads through a per-thread "
     "two-entry run cache and warp-aggregated flushes; f32 even bins: float estimate certified "
     "against every edge on the host, one true edge near edges",
-    GPUHIST_ALL_DTYPES,
+    GPUHIST_CUDA_SLOT_DTYPES,
     GPUHIST_ALL_KINDS,
     0,
     GPUHIST_CAP_CHANNELS,
@@ -517,12 +518,13 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_fast_cluster = {
     "cuda-fast-cluster",
     GPUHIST_BACKEND_CUDA,
     "new: thread-block cluster (sm_90) holding the counters in distributed shared memory",
-    "all dtypes, every bin kind, any bins (fewer than 2^32 - 1 counters), 1-4 channels; "
+    "every dtype but f16/bf16, "
+    "every bin kind, any bins (fewer than 2^32 - 1 counters), 1-4 channels; "
     "counters beyond the cluster's shared memory go to global memory; without cluster support "
     "it runs as cuda-fast-global",
     "cuda-fast-global's run cache and warp aggregation, but counters live in the 32-bit shared "
     "memory of a cluster of up to 16 blocks (DSMEM atomics), added to global once per block",
-    GPUHIST_ALL_DTYPES,
+    GPUHIST_CUDA_SLOT_DTYPES,
     GPUHIST_ALL_KINDS,
     0,
     GPUHIST_CAP_CHANNELS,

@@ -1,5 +1,6 @@
 /*
- * fast_packed16.cu - cuda-fast-packed16 (u16/i16, the 65536 raw values) and
+ * fast_packed16.cu - cuda-fast-packed16 (u16/i16/f16/bf16, the 65536 raw values: a half sample's
+ * key is its bit pattern, decoded by the backend's fold) and
  * cuda-fast-packed16-f32 (f32, EVEN bins up to ~115k slots): 16-bit counters packed two per
  * 32-bit word so a 65536-counter histogram fits one block's shared memory (128 KiB of the
  * 227 KiB opt-in on H100/H200). Built for u16/65536 and f32 with 65536 even bins (target: 0.75
@@ -357,12 +358,12 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16 = {
     GPUHIST_BACKEND_CUDA,
     "002 (privatised shared histograms), packed 16-bit counter probe (docs/PERFORMANCE.md); "
     "new: carry accounting, hot-key registers",
-    "u16/i16, every bin spec (counts the 65536 values, the backend folds them into bins); one "
-    "channel",
+    "u16/i16/f16/bf16, every bin spec (counts the 65536 values or bit patterns, the backend "
+    "folds them into bins); one channel",
     "16-bit counters packed two per word in 128 KiB of shared memory, exact carry accounting "
     "into 64-bit global counters; on skewed data one hot value per warp counted in registers "
     "and the other samples' atomics issued in rounds, 16-byte loads",
-    GPUHIST_DTYPE_BIT(GPUHIST_U16) | GPUHIST_DTYPE_BIT(GPUHIST_I16),
+    GPUHIST_DTYPE_BIT(GPUHIST_U16) | GPUHIST_DTYPE_BIT(GPUHIST_I16) | GPUHIST_CUDA_HALF_DTYPES,
     GPUHIST_ALL_KINDS,
     0,
     GPUHIST_CAP_VALUES,

@@ -997,12 +997,13 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_fast_smem = {
     GPUHIST_BACKEND_CUDA,
     "001 section V.B, 002 (privatised shared histograms); new: certified f32 estimate, "
     "rounded-up float edges, monotone cell table",
-    "all dtypes, every bin kind, 1-4 channels, while the 32-bit counters (x4 replicas up to 1024) "
+    "every dtype but f16/bf16, "
+    "every bin kind, 1-4 channels, while the 32-bit counters (x4 replicas up to 1024) "
     "and edge tables fit shared memory",
     "per-block 32-bit shared counters, 16-byte loads; f32 even bins: estimate certified against "
     "every edge on the host, an exact one-edge fix-up near edges; f32 edges: monotone cell "
     "table + two compares on lane-replicated float edges (binary search in crowded cells)",
-    GPUHIST_ALL_DTYPES,
+    GPUHIST_CUDA_SLOT_DTYPES,
     GPUHIST_ALL_KINDS,
     0,
     GPUHIST_CAP_CHANNELS,

@@ -10,7 +10,9 @@
  * When slow: every sample is a round trip to L2, and samples of the same counter serialise in
  * the L2 atomic unit: hot or constant data collapses to a few GB/s (same page: 1 GB/s for u8
  * hot90, 5 GB/s at 2^20 bins on constant data).
- * Limits: none beyond the backend's (fewer than 2^32 counters); counts are exact uint64.
+ * Limits: none beyond the backend's (fewer than 2^32 counters); counts are exact uint64. Every
+ * dtype: f16/bf16 samples are loaded as their bit patterns and widened exactly (binmap.h), so
+ * half-precision data in several channels, which cuda-fast-packed16 does not take, is counted.
  * Seed: 001 §V.A, 002 (naive).
  */
 #include "common.cuh"
@@ -43,7 +45,7 @@ gpuhist_status run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobp,
     if (job->elements == 0)
         return GPUHIST_OK;
     gh_kparams p = gh_make_params(plan, job);
-    return gh_dispatch(plan, [&](auto tag, auto multi) -> gpuhist_status {
+    auto launch = [&](auto tag, auto multi) -> gpuhist_status {
         typedef typename decltype(tag)::type T;
         auto kernel = k_global_atomic<T, decltype(multi)::value>;
         cudaError_t err;
@@ -56,7 +58,12 @@ gpuhist_status run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobp,
         kernel<<<grid, GH_BLOCK, 0, job->stream>>>(p, (unsigned long long *)out);
         GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-global-atomic kernel");
         return GPUHIST_OK;
-    });
+    };
+    /* f16/bf16: each sample's bit pattern widened to float and mapped (the only strategy that
+     * takes half-precision samples in several channels). */
+    if (GPUHIST_DTYPE_BIT(plan->dtype) & GPUHIST_CUDA_HALF_DTYPES)
+        return gh_dispatch_half(plan, launch);
+    return gh_dispatch(plan, launch);
 }
 
 } // namespace
@@ -65,7 +72,7 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_global_atomic = {
     "cuda-global-atomic",
     GPUHIST_BACKEND_CUDA,
     "001 §V.A, 002 (naive)",
-    "all dtypes, all bin kinds, any bins, 1-4 channels",
+    "all dtypes (f16/bf16 included), all bin kinds, any bins, 1-4 channels",
     "one 64-bit global atomicAdd per sample",
     GPUHIST_ALL_DTYPES,
     GPUHIST_ALL_KINDS,

@@ -180,9 +180,10 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_optimized = {
     "cuda-optimized",
     GPUHIST_BACKEND_CUDA,
     "002 (optimized: privatisation + warp aggregation + vector loads + ILP)",
-    "all dtypes, all bin kinds, 1-4 channels; 4*(bins+3)*channels bytes within shared memory",
+    "every dtype but f16/bf16, "
+    "all bin kinds, 1-4 channels; 4*(bins+3)*channels bytes within shared memory",
     "16-byte loads, ILP, warp-aggregated shared atomics, global merge",
-    GPUHIST_ALL_DTYPES,
+    GPUHIST_CUDA_SLOT_DTYPES,
     GPUHIST_ALL_KINDS,
     0,
     GPUHIST_CAP_CHANNELS,

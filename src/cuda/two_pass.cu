@@ -615,10 +615,10 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_two_pass = {
     GPUHIST_BACKEND_CUDA,
     "none (new): a one-digit radix partition (shared-atomic ranks) feeding 002's privatised "
     "shared histograms",
-    "every dtype and bin spec with at most 28 x 65536 bins; one channel",
+    "every dtype but f16/bf16, every bin spec with at most 28 x 65536 bins; one channel",
     "pass 1 partitions the samples' slots by their high bits into pages of 16-bit keys, pass 2 "
     "counts each 65536-key bucket in packed 16-bit shared counters: no L2 atomic per sample",
-    GPUHIST_ALL_DTYPES,
+    GPUHIST_CUDA_SLOT_DTYPES,
     GPUHIST_ALL_KINDS,
     TP_MAX_BUCKETS * 65536u,
     0,

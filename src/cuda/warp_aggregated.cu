@@ -66,9 +66,10 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_warp_aggregated = {
     "cuda-warp-aggregated",
     GPUHIST_BACKEND_CUDA,
     "002 (warp aggregation)",
-    "all dtypes, all bin kinds, 1-4 channels; 4*(bins+3)*channels bytes within shared memory",
+    "every dtype but f16/bf16, "
+    "all bin kinds, 1-4 channels; 4*(bins+3)*channels bytes within shared memory",
     "__match_any_sync leader election: one shared atomic per distinct counter per warp",
-    GPUHIST_ALL_DTYPES,
+    GPUHIST_CUDA_SLOT_DTYPES,
     GPUHIST_ALL_KINDS,
     0,
     GPUHIST_CAP_CHANNELS,

@@ -484,11 +484,12 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_weighted_smem = {
     "cuda-weighted-smem",
     GPUHIST_BACKEND_CUDA,
     "001 §V.B, 002 (privatised shared histograms), exact sums",
-    "all dtypes, all bin kinds, bins whose records fit shared memory (f32 weights: ~2230, f64: "
+    "every dtype but f16/bf16, all bin kinds, "
+    "bins whose records fit shared memory (f32 weights: ~2230, f64: "
     "~350), channels; weights f32/f64",
     "per-block counts and exact weight pieces (32-bit shared atomics) flushed to the global "
     "accumulator",
-    GPUHIST_ALL_DTYPES,
+    GPUHIST_CUDA_SLOT_DTYPES,
     GPUHIST_ALL_KINDS,
     0,
     GPUHIST_CAP_CHANNELS | GPUHIST_CAP_WEIGHTS,
