@@ -16,7 +16,7 @@ explicit edges) the command's edges, counts and tallies (underflow, overflow, Na
 - bfloat16: NumPy's histogram of the values widened to float32 (NumPy has no bfloat16): float32
   edges. ml_dtypes, where installed, checks the widening itself.
 
-Usage: half_numpy.py --gpuhist PATH [--backend cpu|opencl|cuda] [--strategies]
+Usage: half_numpy.py --gpuhist PATH [--backend cpu|opencl|cuda] [--strategies] [--may-refuse]
 Exit 0 when every case matches; 1 on a mismatch; 77 (skip) when the backend is unavailable.
 """
 
@@ -232,25 +232,38 @@ def main():
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--strategies", action="store_true",
                     help="also force each of the backend's strategies")
+    ap.add_argument("--may-refuse", action="store_true",
+                    help="leave out (and list) the forced strategies that refuse a half type "
+                         "by name; without it a refusal is a failure")
     a = ap.parse_args()
     probe = subprocess.run([a.gpuhist, "-B", a.backend, "--list-strategies"],
                            capture_output=True, text=True)
     if probe.returncode != 0:
         print(f"SKIP: backend {a.backend}: {probe.stderr.strip()}")
         return 77
-    with tempfile.NamedTemporaryFile(suffix=".raw") as f:
-        f.write(b"\0\0")
-        f.flush()
-        got, err = run(a.gpuhist, f.name, "f16", ["-b", "1", "-r", "0:1"], a.backend, None)
-        if got is None and "not supported by the" in (err or ""):
-            print(f"SKIP: {err}")
-            return 77
     strategies = [None]
     if a.strategies:
         for line in probe.stdout.splitlines():
             w = line.split()
             if w and w[0].startswith(a.backend + "-") and "weighted" not in w[0]:
                 strategies.append(w[0])
+    if a.may_refuse:
+        # strategies that refuse a half type by name (their dtype masks) are left out, listed
+        refused = []
+        with tempfile.NamedTemporaryFile(suffix=".raw") as f:
+            f.write(b"\0\0")
+            f.flush()
+            for s in strategies[1:]:
+                for dt in ("f16", "bf16"):
+                    got, err = run(a.gpuhist, f.name, dt, ["-b", "1", "-r", "0:1"], a.backend, s)
+                    if got is None and f"cannot histogram {dt} samples" in (err or ""):
+                        refused.append(s)
+                        break
+        strategies = [s for s in strategies if s not in refused]
+        print(f"refusing half samples by name: {refused}")
+        if a.strategies and len(strategies) < 2:
+            print("FAIL: every forced strategy refuses half samples")
+            return 1
     print(f"NumPy {np.__version__}; backend {a.backend}; strategies "
           f"{[s or 'auto' for s in strategies]}")
     chk = Checker()
