@@ -115,25 +115,55 @@ static __global__ void bench_gen_u16(uint16_t *p, uint64_t n, int dist, uint64_t
 
 /* f32 in [0, 1): uniform = k * 2^-24 (exact, never 1.0); bell = (sum of four 22-bit uniforms)
  * * 2^-24, whose sum < 2^24 is exact in float, so bell never reaches 1.0 either. */
+__device__ __forceinline__ float bench_f32_sample(uint64_t i, int dist, uint64_t seed, float hot)
+{
+    uint64_t h = bench_mix64(i ^ (seed * 0xD1B54A32D192ED03ull));
+    if (dist == DIST_CONSTANT)
+        return hot;
+    if (dist == DIST_HOT90 && (uint32_t)(h >> 32) < BENCH_HOT_THRESHOLD)
+        return hot;
+    if (dist == DIST_BELL) {
+        uint64_t h2 = bench_mix64(h ^ 0x5851F42D4C957F2Dull);
+        uint32_t s = (uint32_t)(h & 0x3FFFFF) + (uint32_t)((h >> 22) & 0x3FFFFF) +
+                     (uint32_t)(h2 & 0x3FFFFF) + (uint32_t)((h2 >> 22) & 0x3FFFFF);
+        return (float)s * (1.0f / 16777216.0f);
+    }
+    return (float)(uint32_t)(h & 0xFFFFFF) * (1.0f / 16777216.0f);
+}
+
 static __global__ void bench_gen_f32(float *p, uint64_t n, int dist, uint64_t seed, float hot)
 {
     uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        p[i] = bench_f32_sample(i, dist, seed, hot);
+}
+
+/* f16 / bf16 (bf16 != 0): bench_gen_f32's samples rounded to the half type, to nearest, ties to
+ * even (values in [0, 1], finite: f16 keeps 11 significant bits, bf16 8; a value just below 1
+ * may round to 1.0). */
+static __global__ void bench_gen_half(uint16_t *p, uint64_t n, int dist, uint64_t seed, float hot,
+                                      int bf16)
+{
+    uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
     for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        uint64_t h = bench_mix64(i ^ (seed * 0xD1B54A32D192ED03ull));
-        float v;
-        if (dist == DIST_CONSTANT) {
-            v = hot;
-        } else if (dist == DIST_HOT90 && (uint32_t)(h >> 32) < BENCH_HOT_THRESHOLD) {
-            v = hot;
-        } else if (dist == DIST_BELL) {
-            uint64_t h2 = bench_mix64(h ^ 0x5851F42D4C957F2Dull);
-            uint32_t s = (uint32_t)(h & 0x3FFFFF) + (uint32_t)((h >> 22) & 0x3FFFFF) +
-                         (uint32_t)(h2 & 0x3FFFFF) + (uint32_t)((h2 >> 22) & 0x3FFFFF);
-            v = (float)s * (1.0f / 16777216.0f);
+        const float v = bench_f32_sample(i, dist, seed, hot);
+        const uint32_t u = __float_as_uint(v);
+        uint16_t h;
+        if (bf16) {
+            const uint32_t low = u & 0xFFFFu, high = u >> 16;
+            h = (uint16_t)(high + (low > 0x8000u || (low == 0x8000u && (high & 1u))));
+        } else if (v < 6.103515625e-05f) {
+            /* subnormal float16 (or 0): a multiple of 2^-24 */
+            h = (uint16_t)__float2uint_rn(v * 16777216.0f);
         } else {
-            v = (float)(uint32_t)(h & 0xFFFFFF) * (1.0f / 16777216.0f);
+            /* normal: 10 stored mantissa bits of 23; a carry out of the mantissa bumps the
+             * exponent, which is the right result */
+            const uint32_t e = (u >> 23) - 112u, m = u & 0x7FFFFFu, low = m & 0x1FFFu;
+            uint32_t r = (e << 10) | (m >> 13);
+            r += low > 0x1000u || (low == 0x1000u && (r & 1u));
+            h = (uint16_t)r;
         }
-        p[i] = v;
+        p[i] = h;
     }
 }
 

@@ -177,6 +177,9 @@ static std::vector<Cell> matrix_cells()
     add("f32_1M", GPUHIST_F32, K_EVEN, 1u << 20, 1, 1, {0.25}, true);
     add("f32_256_edges", GPUHIST_F32, K_EDGES, 256, 1, 1, {0.90});
     add("rgba_u8_3x256", GPUHIST_U8, K_INTEGER, 256, 4, 3, {0.75});
+    /* half precision: the 65536 bit patterns counted, then folded into the bins */
+    add("f16_256", GPUHIST_F16, K_EVEN, 256, 1, 1, {0.90});
+    add("bf16_256", GPUHIST_BF16, K_EVEN, 256, 1, 1, {0.90});
     /* Extra cells (no target): other channel layouts, run only when --cells names them
      * (evidence for the auto policy's choice on them). */
     add("x_rgba_u8_4x256", GPUHIST_U8, K_INTEGER, 256, 4, 4, {0.0}, false, true);
@@ -278,7 +281,16 @@ int run_matrix(uint64_t bytes)
             std::printf("== %s [%s] dist=%s: %llu pixels, %.3f GB\n", cell.name,
                         hs.describe().c_str(), dist_names[dist], (unsigned long long)pixels,
                         in_bytes / 1e9);
-            generate(d, hs.dtype, pixels * hs.channels, dist, g_opt.seed + 977 * dist);
+            if (hs.dtype == GPUHIST_F16 || hs.dtype == GPUHIST_BF16) {
+                /* f32's generator (hot value 0.3) rounded to the half type */
+                bench_gen_half<<<bench_gen_grid(), 256>>>((uint16_t *)d, pixels * hs.channels,
+                                                          dist, g_opt.seed + 977 * dist, 0.3f,
+                                                          hs.dtype == GPUHIST_BF16);
+                CK(cudaGetLastError());
+                CK(cudaDeviceSynchronize());
+            } else {
+                generate(d, hs.dtype, pixels * hs.channels, dist, g_opt.seed + 977 * dist);
+            }
 
             Timing ceil_t = measure_ceiling(d, in_bytes);
             double ceil_g = ceil_t.ok ? gbps(in_bytes, ceil_t.ms) : 0;
