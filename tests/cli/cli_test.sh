@@ -1705,7 +1705,7 @@ cli_plot() {
     ls ./*.tmp.* >/dev/null 2>&1 && fail "temporary files left: $(ls ./*.tmp.*)"
 }
 
-# N-D histograms (--dims, cli/nd.c): text, raw, 2-D .npy (C and Fortran order), every output
+# N-D histograms (--dims, cli/run_nd.c): text, raw, 2-D .npy (C and Fortran order), every output
 # format, weights and density on hand-computed points, and the refusals.
 cli_nd() {
     local py=${GPUHIST_PYTHON:-python3}
