@@ -28,7 +28,9 @@ Mechanism:
 
 Limits: bin rule names (bins='auto', 'fd', ...) need the whole data and are refused
 (NotImplementedError): compute the edges first. bincount always makes a first pass (its length
-is max(x) + 1). Weights on device chunks are refused, as gpuhist.histogram refuses them. Each
+is max(x) + 1). Weights of device chunks (histogram, bincount) are device chunks too: the
+CUDA backend sums them and returns each chunk's state to the host; weighted N-D device
+chunks are refused. Each
 chunk's row holds bins + 4 words, plus a weight state of 11 (float32 weights) or 69 (float64)
 words per bin (and 3 more slots): many bins and many chunks cost memory in the tree.
 dask is imported on first use: the gpuhist package works without it.
@@ -170,15 +172,29 @@ def _host_samples(block: Any) -> np.ndarray:
     return a
 
 
-def _device_counts(dev: _device.DeviceArray, spec: _Spec) -> Tuple[np.ndarray, tuple]:
-    """A device chunk counted in place on its GPU (gpuhist's device path), counts copied back."""
+def _device_counts(dev: _device.DeviceArray, spec: _Spec, wblock: Any = None,
+                   state: Optional[np.ndarray] = None) -> Tuple[np.ndarray, tuple]:
+    """A device chunk counted in place on its GPU (gpuhist's device path), counts copied back;
+    with weights (device weights of the chunk's shape), their exact weight state into
+    `state` (the library sums them on the CUDA backend, returning the state to the host)."""
     if dev.size == 0:
+        if state is not None:  # the empty state: every limb and flag 0
+            state[:] = 0
         return np.zeros(spec.bins, np.int64), (0, 0, 0, 0)
     ctx = _api._device_context(dev, spec.backend, spec.strategy, None, False)
     res = _device.Results(dev)
-    counts = res.empty(spec.bins, np.int64)
     if spec.as_double is not None:
         dev = _device.as_float64(dev, spec.as_double)
+    if wblock is not None:
+        w, _ = _device.device_weights(dev, wblock)
+        ctx.configure(ctx.strategy, ctx.stream, False)
+        counts = np.empty(spec.bins, np.int64)
+        sums = np.empty(spec.bins, np.float64)
+        tallies = ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True,
+                                         *spec.args, counts.ctypes.data, False, None, None,
+                                         w.ptr, w.dtype, sums, None, state)
+        return counts, tallies
+    counts = res.empty(spec.bins, np.int64)
     tallies = ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True,
                                      *spec.args, res.pointer(counts), res.on_device)
     return res.to_numpy(counts), tallies
@@ -190,9 +206,14 @@ def _chunk_row(block: Any, wblock: Any, spec: _Spec) -> np.ndarray:
     dev = _device.lookup(block)
     if dev is not None:
         if spec.wname:
-            raise NotImplementedError("gpuhist.dask: weights with device chunks: the library "
-                                      "sums weights on the CPU backend only (use NumPy chunks)")
-        counts, tallies = _device_counts(dev, spec)
+            if _device.lookup(wblock) is None:
+                raise TypeError("gpuhist: weights on the host with samples on a device; pass "
+                                "both on the device")
+            state = np.empty(spec.state_words, np.int64)
+            counts, tallies = _device_counts(dev, spec, wblock, state)
+            row[0, spec.bins + TALLIES:] = state
+        else:
+            counts, tallies = _device_counts(dev, spec)
         row[0, :spec.bins] = counts
     else:
         a = _host_samples(block)
@@ -528,10 +549,10 @@ def _nd_weighted_row(block: Any, wblock: Any, spec: _NdSpec) -> np.ndarray:
     tallies (out, nan, 0, total) and its exact weight state."""
     from ._nd import _count  # noqa: PLC0415
 
-    a, w = np.asarray(block), np.asarray(wblock)
     if _device.lookup(block) is not None or _device.lookup(wblock) is not None:
-        raise NotImplementedError("gpuhist.dask.histogramdd: weights with device chunks: the "
-                                  "library sums weights on the CPU backend only")
+        raise NotImplementedError("gpuhist.dask.histogramdd: weighted device chunks: the "
+                                  "library sums the weights of host points only")
+    a, w = np.asarray(block), np.asarray(wblock)
     if w.shape != (a.shape[0],):
         raise ValueError("The weights and list don't have the same length.")
     row = np.zeros((1, spec.row_length), np.int64)

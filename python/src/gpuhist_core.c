@@ -1174,32 +1174,36 @@ static PyObject *Context_bins_rule_raw(ContextObject *self, PyObject *args)
  * histogram_raw(ptr, dtype, shape, strides, device, kind, bins, lower, upper, edges,
  *               integer_lower, last_inclusive, clamp, counts_ptr, counts_device,
  *               stats_ptr=0, edges_out=None, weights_ptr=None, weight_dtype=None,
- *               sums=None, sums_squared=None)
+ *               sums=None, sums_squared=None, weight_state=None)
  * Samples at a raw pointer (device memory when `device`), counts to a raw pointer (device
  * memory when counts_device), optional device_stats (4 uint64 on the device). Weighted when
  * weights_ptr is given: one weight of weight_dtype ('f32'/'f64') per sample in the samples'
  * C order, in the samples' memory; sums (and sums_squared) float64 host arrays of `bins`
- * (the library decides whether the backend sums weights: UNSUPPORTED otherwise).
+ * (the library decides whether the backend sums weights: UNSUPPORTED otherwise);
+ * weight_state (host int64 of weight_state_words(bins, weight_dtype, sums_squared given)): the
+ * call's exact unrounded sums, as Context.histogram's.
  */
 static PyObject *Context_histogram_raw(ContextObject *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"ptr", "dtype", "shape", "strides", "device", "kind", "bins",
                              "lower", "upper", "edges", "integer_lower", "last_inclusive",
                              "clamp", "counts_ptr", "counts_device", "stats_ptr", "edges_out",
-                             "weights_ptr", "weight_dtype", "sums", "sums_squared", NULL};
+                             "weights_ptr", "weight_dtype", "sums", "sums_squared", "weight_state",
+                             NULL};
     PyObject *ptr_obj, *dtype_obj, *shape_obj, *strides_obj, *edges_obj, *counts_ptr_obj;
     PyObject *stats_ptr_obj = Py_None, *edges_out_obj = Py_None, *wptr_obj = Py_None;
-    PyObject *wdt_obj = Py_None, *sums_obj = Py_None, *sq_obj = Py_None;
+    PyObject *wdt_obj = Py_None, *sums_obj = Py_None, *sq_obj = Py_None, *state_obj = Py_None;
     int device, kind, last_inclusive, clamp, counts_device;
     unsigned long long bins;
     double lower, upper;
     long long integer_lower;
     if (!check_ctx(self) ||
-        !PyArg_ParseTupleAndKeywords(args, kwds, "OOOOpiKddOLppOp|OOOOOO", kwlist, &ptr_obj,
+        !PyArg_ParseTupleAndKeywords(args, kwds, "OOOOpiKddOLppOp|OOOOOOO", kwlist, &ptr_obj,
                                      &dtype_obj, &shape_obj, &strides_obj, &device, &kind, &bins,
                                      &lower, &upper, &edges_obj, &integer_lower, &last_inclusive,
                                      &clamp, &counts_ptr_obj, &counts_device, &stats_ptr_obj,
-                                     &edges_out_obj, &wptr_obj, &wdt_obj, &sums_obj, &sq_obj))
+                                     &edges_out_obj, &wptr_obj, &wdt_obj, &sums_obj, &sq_obj,
+                                     &state_obj))
         return NULL;
     gpuhist_dtype dt, wdt = GPUHIST_F64;
     if (!parse_dtype_name(dtype_obj, &dt))
@@ -1247,6 +1251,14 @@ static PyObject *Context_histogram_raw(ContextObject *self, PyObject *args, PyOb
         if (sq_obj != Py_None &&
             !(r.sums_squared = output_buffer(sq_obj, "sums_squared", (npy_intp)bins, 'f')))
             goto done;
+        if (state_obj != Py_None) {
+            size_t words = gpuhist_weight_state_words((uint32_t)bins, 1, wdt, sq_obj != Py_None);
+            if (!(r.weight_state = output_buffer(state_obj, "weight_state", (npy_intp)words, 'i')))
+                goto done;
+        }
+    } else if (state_obj != Py_None || sums_obj != Py_None) {
+        PyErr_SetString(PyExc_ValueError, "gpuhist: sums and weight_state need weights");
+        goto done;
     }
     gpuhist_status st;
     Py_BEGIN_ALLOW_THREADS
@@ -1313,8 +1325,8 @@ static PyMethodDef Context_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "histogram_raw(ptr, dtype, shape, strides, device, kind, bins, lower, upper, edges, "
      "integer_lower, last_inclusive, clamp, counts_ptr, counts_device, stats_ptr=None, "
-     "edges_out=None, weights_ptr=None, weight_dtype=None, sums=None, sums_squared=None) -> "
-     "tallies tuple (raw pointers: device arrays)."},
+     "edges_out=None, weights_ptr=None, weight_dtype=None, sums=None, sums_squared=None, "
+     "weight_state=None) -> tallies tuple (raw pointers: device arrays)."},
     {"minmax_raw", (PyCFunction)Context_minmax_raw, METH_VARARGS,
      "minmax_raw(ptr, dtype, shape, strides, device) -> (min, max, found)."},
     {"bins_rule", (PyCFunction)Context_bins_rule, METH_VARARGS,
