@@ -241,6 +241,15 @@ def main():
     if probe.returncode != 0:
         print(f"SKIP: backend {a.backend}: {probe.stderr.strip()}")
         return 77
+    with tempfile.NamedTemporaryFile(suffix=".raw") as f:
+        f.write(b"\0\0")
+        f.flush()
+        got, err = run(a.gpuhist, f.name, "f16", ["-b", "1", "-r", "0:1"], a.backend, None)
+    if got is None and any(w in (err or "") for w in ("not compiled into this build",
+                                                      "no CUDA-capable device",
+                                                      "driver not loaded", "no OpenCL")):
+        print(f"SKIP: backend {a.backend}: {err}")
+        return 77
     strategies = [None]
     if a.strategies:
         for line in probe.stdout.splitlines():
