@@ -121,8 +121,8 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Optional[bool]
     dtype with weights: the correctly rounded sum of each bin's weights), bin_edges NumPy's
     edges (float32 for float32 data, float64 for integers, the given array for explicit edges).
 
-    Keyword-only: backend 'auto' (CUDA when a GPU is usable, else the CPU; the CPU when
-    weighted, the only backend that sums weights), 'cpu', 'cuda' or 'opencl'; strategy a name
+    Keyword-only: backend 'auto' (CUDA when a GPU is usable, else the CPU; weighted too: both
+    sum weights to the same bits), 'cpu', 'cuda' or 'opencl'; strategy a name
     from gpuhist.strategies(); stream a CUDA stream for device arrays and the CUDA backend;
     devices 'all' or a list of device numbers: a host array is shared out between those devices
     and their counts added exactly (the same result as one device).

@@ -61,9 +61,9 @@ def check_backend(backend: str) -> str:
 def resolve_backend(backend: str, strategy: Optional[str], weighted: bool) -> str:
     """The backend a host-array call runs on.
 
-    'auto' with a forced strategy runs on that strategy's backend; 'auto' with weights runs on
-    the CPU, the only backend that sums weights today; otherwise 'auto' is the library's choice
-    (CUDA when a GPU is usable, else the CPU).
+    'auto' with a forced strategy runs on that strategy's backend; otherwise 'auto' is the
+    library's choice (CUDA when a GPU is usable, else the CPU), weighted or not: the CPU and
+    CUDA backends sum weights to the same bits. (`weighted` is kept for the callers.)
     """
     check_backend(backend)
     if backend == "auto" and strategy not in (None, "auto"):
@@ -72,8 +72,6 @@ def resolve_backend(backend: str, strategy: Optional[str], weighted: bool) -> st
             raise ValueError(f"strategy: no strategy named {strategy!r} "
                              f"(gpuhist.strategies() lists them)")
         return owner
-    if backend == "auto" and weighted:
-        return "cpu"
     return backend
 
 

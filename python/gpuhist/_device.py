@@ -9,8 +9,8 @@ library is told with gpuhist_set_stream. Results are allocated by the same array
 same device (`cupy.empty`, `torch.empty`); for other producers they come back as NumPy arrays.
 
 Limits: samples must be contiguous or rows of contiguous samples with one row stride (else a
-ValueError says to make them contiguous); big-endian and masked arrays are refused; weights on
-device arrays are refused (the library sums weights on the CPU backend only). Nothing here runs
+ValueError says to make them contiguous); big-endian and masked arrays are refused; weights of
+device samples are device arrays of the same shape (device_weights). Nothing here runs
 without a GPU: the tests skip, saying so, when no CUDA device, CuPy or torch is present.
 """
 

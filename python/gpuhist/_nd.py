@@ -185,7 +185,7 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Optiona
     edges): H a float64 array of shape (bins per axis) (the correctly rounded sums with
     weights), edges a list of each axis's edges, NumPy's arrays bit for bit. D is 1 to 8 and the
     product of the bins at most 2^31. Keyword-only: backend ('auto', 'cpu', 'cuda', 'opencl';
-    'auto' with weights is the CPU, the backend that sums weights) and strategy (a name from
+    weighted too) and strategy (a name from
     gpuhist.strategies()). Host arrays only.
     """
     try:
