@@ -155,6 +155,16 @@ typedef struct cli_read_options {
                                Fortran-order .npy of more than one dimension is refused */
 } cli_read_options;
 
+/* The format of an input: `forced` unless CLI_IN_AUTO, else the format whose signature starts
+ * `head` (the first `len` bytes), else the one whose file name ending `path` has (not for
+ * standard input), else CLI_IN_RAW. */
+cli_input_format cli_input_format_detect(cli_input_format forced, const char *path,
+                                         const unsigned char *head, size_t len);
+/* Whether `head` starts with the signature of format `f` (0 for formats without one). */
+int cli_input_format_signed(cli_input_format f, const unsigned char *head, size_t len);
+/* ".npy", "text", "raw": the format's name in messages and -v lines. */
+const char *cli_input_format_name(cli_input_format f);
+
 /* Read the whole input into one buffer. @return CLI_EXIT_* (message printed). */
 int cli_read_input(const cli_read_options *opt, cli_input *in);
 void cli_input_free(cli_input *in);

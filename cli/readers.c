@@ -1,6 +1,7 @@
 /*
  * readers.c - input of the gpuhist command read whole: raw typed samples, .npy files (their
- * header: npy.c), text numbers (text.c).
+ * header: npy.c), text numbers (text.c); and the table of these formats (name, signature, file
+ * name ending) that says which one an input is.
  *
  * The whole input goes into one host buffer and then into one gpuhist_histogram() call: the
  * library splits work for devices itself, and one call is what makes counts exact and the
@@ -176,11 +177,66 @@ static int read_npy(const cli_read_options *opt, cli_input *in, char *buf, size_
 
 /* ---- the input ------------------------------------------------------------------------------- */
 
+
+/* ---- the formats of samples --------------------------------------------------------------------- */
+
 static int ends_with(const char *s, const char *suffix)
 {
     size_t a = strlen(s), b = strlen(suffix);
     return a >= b && strcmp(s + a - b, suffix) == 0;
 }
+
+/* One row per format of samples: its name in messages and -v lines, its signature (the bytes a
+ * file of it starts with; none for raw and text) and the file name ending that claims it even
+ * without its signature (so that its header parser says what is wrong, rather than the bytes
+ * being read as raw samples). A format is chosen by its option (--npy, --text, --raw) or found
+ * here; raw when nothing claims the input. */
+static const struct input_format {
+    cli_input_format id;
+    const char *name;
+    const char *signature;
+    size_t signature_len;
+    const char *extension;
+} input_formats[] = {
+    {CLI_IN_NPY, ".npy", npy_magic, sizeof npy_magic, ".npy"},
+    {CLI_IN_TEXT, "text", NULL, 0, NULL},
+    {CLI_IN_RAW, "raw", NULL, 0, NULL},
+};
+#define N_INPUT_FORMATS (sizeof input_formats / sizeof input_formats[0])
+
+const char *cli_input_format_name(cli_input_format f)
+{
+    for (size_t i = 0; i < N_INPUT_FORMATS; ++i)
+        if (input_formats[i].id == f)
+            return input_formats[i].name;
+    return "raw";
+}
+
+int cli_input_format_signed(cli_input_format f, const unsigned char *head, size_t len)
+{
+    for (size_t i = 0; i < N_INPUT_FORMATS; ++i)
+        if (input_formats[i].id == f && input_formats[i].signature)
+            return len >= input_formats[i].signature_len &&
+                   memcmp(head, input_formats[i].signature, input_formats[i].signature_len) == 0;
+    return 0;
+}
+
+cli_input_format cli_input_format_detect(cli_input_format forced, const char *path,
+                                         const unsigned char *head, size_t len)
+{
+    if (forced != CLI_IN_AUTO)
+        return forced;
+    for (size_t i = 0; i < N_INPUT_FORMATS; ++i)
+        if (cli_input_format_signed(input_formats[i].id, head, len))
+            return input_formats[i].id;
+    for (size_t i = 0; i < N_INPUT_FORMATS; ++i)
+        if (input_formats[i].extension && !is_stdin(path) &&
+            ends_with(path, input_formats[i].extension))
+            return input_formats[i].id;
+    return CLI_IN_RAW;
+}
+
+/* ---- whole inputs -------------------------------------------------------------------------------- */
 
 void cli_input_free(cli_input *in)
 {
@@ -201,15 +257,9 @@ int cli_read_input(const cli_read_options *opt, cli_input *in)
         return rc;
     in->bytes_read = (double)len;
 
-    cli_input_format fmt = opt->format;
-    if (fmt == CLI_IN_AUTO) {
-        if (len >= 6 && memcmp(buf, npy_magic, 6) == 0)
-            fmt = CLI_IN_NPY;
-        else if (!is_stdin(opt->path) && ends_with(opt->path, ".npy"))
-            fmt = CLI_IN_NPY; /* named .npy but no magic: say so rather than read junk */
-        else
-            fmt = CLI_IN_RAW;
-    }
+    /* named .npy but without the magic: the parser says so rather than junk being read */
+    cli_input_format fmt =
+        cli_input_format_detect(opt->format, opt->path, (const unsigned char *)buf, len);
     in->format = fmt;
 
     if (fmt == CLI_IN_NPY) {

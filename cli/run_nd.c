@@ -57,16 +57,13 @@ static int open_streamed(const cli_options *o, uint32_t dims, nd_file *f)
     ssize_t got = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? pread(fd, head, sizeof head, 0)
                                                               : -1;
     const uint64_t size = got >= 0 ? (uint64_t)sb.st_size : 0;
-    int npy = got >= 6 && memcmp(head, "\x93NUMPY", 6) == 0;
-    size_t len = strlen(o->input);
-    int named_npy = len > 4 && strcmp(o->input + len - 4, ".npy") == 0;
-    if (got < 0 || (o->in_format == CLI_IN_NPY && !npy) || (o->in_format == CLI_IN_AUTO &&
-                                                            !npy && named_npy)) {
+    /* a .npy without its magic (forced, or by its name) is read whole: the parser says why */
+    int npy = got >= 0 && cli_input_format_detect(o->in_format, o->input, head, (size_t)got) ==
+                              CLI_IN_NPY;
+    if (got < 0 || (npy && !cli_input_format_signed(CLI_IN_NPY, head, (size_t)got))) {
         close(fd);
         return CLI_EXIT_OK;
     }
-    if (o->in_format == CLI_IN_RAW)
-        npy = 0;
     if (npy) {
         size_t hs = cli_npy_header_size(head, (size_t)got);
         unsigned char *hb = hs && hs <= size ? malloc(hs) : NULL;
@@ -425,7 +422,7 @@ static int count_nd(const cli_options *o, gpuhist_ctx *ctx)
     }
     if (o->verbose) {
         cli_note("input: %s, %s, %llu points of %u %s coordinates (%s), %s in %.3f s", in.name,
-                 in.format == CLI_IN_NPY ? ".npy" : in.format == CLI_IN_TEXT ? "text" : "raw",
+                 cli_input_format_name(in.format),
                  (unsigned long long)p.count, dims, gpuhist_dtype_name(p.dtype),
                  p.data || sf.fd >= 0 ? "interleaved" : "columns",
                  sf.fd >= 0 ? "streamed in chunks and counted" : "read whole", in.seconds);

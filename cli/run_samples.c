@@ -333,7 +333,7 @@ int cli_run_samples(const cli_options *o)
         cli_format_bytes(sz, sizeof sz, in.bytes_read);
         double bytes = (double)in.samples * (double)gpuhist_dtype_size(in.dtype);
         cli_note("input: %s, %s %s, %llu samples of %s, read in %.3f s", in.name,
-                 in.format == CLI_IN_NPY ? ".npy" : in.format == CLI_IN_TEXT ? "text" : "raw", sz,
+                 cli_input_format_name(in.format), sz,
                  (unsigned long long)in.samples, gpuhist_dtype_name(in.dtype), in.seconds);
         if (cli_mpi_on())
             cli_note("mpi: %d ranks, the parts merged on rank 0, which read pixels [%llu, %llu) "
