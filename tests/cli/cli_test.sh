@@ -1843,6 +1843,12 @@ PY
     # a .npy whose header promises more than the file holds: read whole, refused there
     head -c 100000 big.npy >short.npy
     err 1 "short.npy" "$G" --dims 2 -r 0:1 short.npy
+    # a .npy without its magic (by its name, or --npy) is refused by the parser, bins given or not
+    printf 'not a header' >nomagic.npy
+    cp nomagic.npy nomagic.dat
+    err 1 "nomagic.npy: not a .npy file" "$G" --dims 2 -r 0:1 nomagic.npy
+    err 1 "nomagic.npy: not a .npy file" "$G" --dims 2 nomagic.npy
+    err 1 "nomagic.dat: not a .npy file" "$G" --dims 2 -r 0:1 --npy nomagic.dat
 
     # refusals: one line, the right status, nothing written
     err 1 "shape \(7, 2\) holds 2 coordinates per point, not --dims 3" "$G" --dims 3 p2.npy
