@@ -158,6 +158,9 @@ static const rule cuda_rules[] = {
     {ANY_DTYPE, ANY_KIND, 1, 1u << 17, "cuda-multipass"},
     {ANY_DTYPE, ANY_KIND, 1, NO_LIMIT, "cuda-sort-rle"},
     {ANY_DTYPE, ANY_KIND, 1, NO_LIMIT, "cuda-global-atomic"},
+    /* weighted plans (not generated here: every rule above takes the unweighted ones) */
+    {ANY_DTYPE, ANY_KIND, 1, NO_LIMIT, "cuda-weighted-smem"},
+    {ANY_DTYPE, ANY_KIND, 1, NO_LIMIT, "cuda-weighted-global"},
 };
 
 /* OpenCL: block-shared while the histogram fits local memory, else local-atomic. */
