@@ -11,6 +11,9 @@
  * integers) with every 7th sample pulled into [0, 1000) so in-range bins get hits; the `-runs`
  * cases set the first half of the buffer to one byte value (cuda-byte-pairs' run mode). Sizes: 1,
  * 17 and 50021 pixels (--quick: 4099 only, for racecheck, which is slow; --sizes a,b,c to choose).
+ * Weighted: each case also runs the strategies that sum weights (and auto) with f32 and then
+ * f64 weights of raw random bits (NaN, inf, subnormals, every third one a small integer), counts
+ * and sums and sums of squares compared bit for bit with the CPU backend's (cpu-weighted).
  * Exit status: 0 all equal; 1 a mismatch or an error; 77 no CUDA device.
  */
 #include "bench_common.cuh"
@@ -149,10 +152,11 @@ int main(int argc, char **argv)
     CK(cudaGetDeviceProperties(&prop, 0));
     std::printf("device: %s\ndate: %s\n", prop.name, bench_now_string().c_str());
 
-    gpuhist_ctx *gpu = nullptr, *gpu_async = nullptr, *ref = nullptr;
+    gpuhist_ctx *gpu = nullptr, *gpu_async = nullptr, *ref = nullptr, *wref = nullptr;
     if (gpuhist_create(&gpu, GPUHIST_BACKEND_CUDA) != GPUHIST_OK ||
         gpuhist_create(&gpu_async, GPUHIST_BACKEND_CUDA) != GPUHIST_OK ||
-        gpuhist_create(&ref, GPUHIST_BACKEND_CPU) != GPUHIST_OK) {
+        gpuhist_create(&ref, GPUHIST_BACKEND_CPU) != GPUHIST_OK ||
+        gpuhist_create(&wref, GPUHIST_BACKEND_CPU) != GPUHIST_OK) {
         std::printf("cannot create contexts\n");
         return 1;
     }
@@ -171,7 +175,9 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&d, max_bytes));
     uint64_t *dcounts = nullptr;
     CK(cudaMalloc(&dcounts, 256 * 4 * sizeof(uint64_t)));
-    std::vector<unsigned char> h(max_bytes);
+    std::vector<unsigned char> h(max_bytes), hw(max_bytes);
+    unsigned char *dw = nullptr; /* weights */
+    CK(cudaMalloc(&dw, max_bytes));
 
     int failures = 0, runs = 0, unsupported = 0;
     for (const Case &c : kCases) {
@@ -297,16 +303,80 @@ int main(int argc, char **argv)
                     }
                 }
             }
+            /* weighted: f32 then f64 weights, device data and weights against the CPU backend */
+            const uint64_t pixels = c.roi_rows ? s.rows * s.row_length : n;
+            for (int wd = 0; wd < 2; ++wd) {
+                const gpuhist_dtype wt = wd ? GPUHIST_F64 : GPUHIST_F32;
+                const size_t ws = gpuhist_dtype_size(wt);
+                if (pixels * ws + 16 > max_bytes)
+                    continue;
+                bench_gen_bits<<<64, 256>>>(dw, pixels * ws + 16, (uint32_t)ws, 1, n * 7 + wd);
+                CK_LAUNCH("bench_gen_bits");
+                CK(cudaMemcpy(hw.data(), dw, pixels * ws, cudaMemcpyDeviceToHost));
+                std::vector<double> wsum(ncounts), wsq(ncounts), gsum(ncounts), gsq(ncounts);
+                Out wwant;
+                wwant.counts.assign(ncounts, 0);
+                wwant.r = gpuhist_result_host(wwant.counts.data());
+                wwant.r.sums = wsum.data();
+                wwant.r.sums_squared = wsq.data();
+                s.data = h.data() + c.offset;
+                s.location = GPUHIST_MEMORY_HOST;
+                s.weights = hw.data();
+                s.weight_dtype = wt;
+                st = gpuhist_histogram(wref, &s, &spec, &wwant.r);
+                if (st != GPUHIST_OK) {
+                    std::printf("FAIL %s n=%llu: cpu weighted: %s\n", c.name, (unsigned long long)n,
+                                gpuhist_last_error(wref));
+                    ++failures;
+                    s.weights = nullptr;
+                    continue;
+                }
+                for (const std::string &name : names) {
+                    if (!name.empty() && name.find("weighted") == std::string::npos)
+                        continue;
+                    if (!sfilter.empty() && (name.empty() || name.find(sfilter) == std::string::npos))
+                        continue;
+                    const char *label = name.empty() ? "auto" : name.c_str();
+                    gpuhist_set_strategy(gpu, name.empty() ? nullptr : name.c_str());
+                    s.data = d + c.offset;
+                    s.weights = dw;
+                    s.location = GPUHIST_MEMORY_DEVICE;
+                    Out got;
+                    got.counts.assign(ncounts, 0xDEADBEEFDEADBEEFull);
+                    got.r = gpuhist_result_host(got.counts.data());
+                    got.r.sums = gsum.data();
+                    got.r.sums_squared = gsq.data();
+                    st = gpuhist_histogram(gpu, &s, &spec, &got.r);
+                    ++runs;
+                    if (st == GPUHIST_ERROR_UNSUPPORTED) {
+                        ++unsupported;
+                        continue;
+                    }
+                    std::string dm = st != GPUHIST_OK ? gpuhist_last_error(gpu)
+                                                      : diff(got, wwant, c.bins);
+                    if (dm.empty() && (std::memcmp(gsum.data(), wsum.data(), ncounts * 8) ||
+                                       std::memcmp(gsq.data(), wsq.data(), ncounts * 8)))
+                        dm = "weight sums differ from the CPU backend's bits";
+                    if (!dm.empty()) {
+                        std::printf("FAIL %-26s %-22s n=%-6llu %s weights: %s\n", label, c.name,
+                                    (unsigned long long)n, gpuhist_dtype_name(wt), dm.c_str());
+                        ++failures;
+                    }
+                }
+                s.weights = nullptr;
+            }
         }
         std::printf("case %-22s done (%d failures so far)\n", c.name, failures);
     }
     CK(cudaDeviceSynchronize());
     CK(cudaFree(d));
     CK(cudaFree(dcounts));
+    CK(cudaFree(dw));
     CK(cudaStreamDestroy(stream));
     gpuhist_destroy(gpu);
     gpuhist_destroy(gpu_async);
     gpuhist_destroy(ref);
+    gpuhist_destroy(wref);
     std::printf("SANITIZE-DRIVER: %d runs, %d unsupported, %d failures\n", runs, unsupported, failures);
     return failures ? 1 : 0;
 }
