@@ -415,6 +415,24 @@ gpuhist_status stage_weights(gpuhist_ctx *ctx, const gpuhist_plan *plan, uint64_
     const size_t ws = gpuhist_dtype_size(plan->weight_dtype);
     const unsigned char *src = plan->weights + p0 * ws;
     const size_t bytes = (size_t)(n * ws);
+    /* the weights live where the samples do: a kernel must not read host memory, nor the host
+     * device memory */
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, src) != cudaSuccess) {
+        (void)cudaGetLastError();
+        a.type = cudaMemoryTypeUnregistered;
+    }
+    const int on_device = a.type == cudaMemoryTypeManaged ||
+                          (a.type == cudaMemoryTypeDevice && a.device == st->device);
+    if (on_device != plan->data_on_device)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "samples.weights: in %s, but the samples are in %s memory (the "
+                            "weights must be in the same memory)",
+                            a.type == cudaMemoryTypeManaged  ? "managed memory"
+                            : a.type != cudaMemoryTypeDevice ? "host memory"
+                            : a.device == st->device        ? "device memory"
+                                                             : "another device's memory",
+                            plan->data_on_device ? "device" : "host");
     if (plan->data_on_device && (uintptr_t)src % ws == 0) {
         job->weights = src;
         return GPUHIST_OK;
@@ -424,7 +442,7 @@ gpuhist_status stage_weights(gpuhist_ctx *ctx, const gpuhist_plan *plan, uint64_
         GPUHIST_OK)
         return rc;
     job->weights = st->wstage[b];
-    if (plan->data_on_device || host_page_locked(src)) {
+    if (plan->data_on_device || a.type == cudaMemoryTypeHost) {
         *locked |= !plan->data_on_device;
         GPUHIST_CUDA_TRY(ctx,
                          cudaMemcpyAsync(st->wstage[b], src, bytes, cudaMemcpyDefault, job->stream),

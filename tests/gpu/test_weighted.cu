@@ -12,7 +12,8 @@
  *                not aligned to the weight size); weights random over a few octaves, over the
  *                whole exponent range (subnormals included), cancelling pairs, non-finite ones
  *                now and then, one constant value, zeros of both signs, near the largest finite
- *                value; data uniform, constant (one bin: the warp-sum path) or sorted
+ *                value; data uniform, constant (one bin: the warp-sum path) or sorted; weights
+ *                in other memory than the samples (refused by name)
  *   known        answers known exactly: 1e300 + 1 - 1e300 = 1 in one bin, 2^-1074 x 3, f32
  *                subnormals, +inf and -inf in one bin (NaN), FLT_MAX x 2^20 (finite), DBL_MAX x
  *                2 (+inf); every CUDA strategy that sums weights
@@ -348,9 +349,45 @@ static void check_request(gpuhist_ctx *cpu, gpuhist_ctx *cuda, const request &q,
     cudaFree(dw);
 }
 
+/* Weights in other memory than the samples: refused by name, the context still usable. */
+static void mixed_memory(gpuhist_ctx *cuda)
+{
+    check_context("random: weights and samples in different memory");
+    float x[4] = {0.1f, 0.2f, 0.3f, 0.4f}, w[4] = {1, 2, 3, 4};
+    float *dx = NULL, *dw = NULL;
+    CUDA_OK(cudaMalloc(&dx, sizeof x));
+    CUDA_OK(cudaMalloc(&dw, sizeof w));
+    CUDA_OK(cudaMemcpy(dx, x, sizeof x, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(dw, w, sizeof w, cudaMemcpyHostToDevice));
+    const gpuhist_bin_spec b = gpuhist_bins_even(2, 0.0, 1.0);
+    uint64_t c[2];
+    double sums[2];
+    for (int k = 0; k < 3; ++k) {
+        gpuhist_samples s = gpuhist_samples_1d(k == 1 ? (const void *)dx : x, GPUHIST_F32, 4);
+        s.weights = k == 0 ? (const void *)dw : k == 1 ? (const void *)w : dw;
+        s.weight_dtype = GPUHIST_F32;
+        if (k == 2) { /* both on the device: accepted */
+            s.data = dx;
+        }
+        gpuhist_result r = gpuhist_result_host(c);
+        r.sums = sums;
+        const gpuhist_status st = gpuhist_histogram(cuda, &s, &b, &r);
+        if (k < 2) {
+            CHECK_EQ_INT(st, GPUHIST_ERROR_INVALID_ARGUMENT);
+            CHECK_CONTAINS(gpuhist_last_error(cuda), "samples.weights: in ");
+        } else if (CHECK_EQ_INT(st, GPUHIST_OK)) {
+            CHECK_EQ_U64(c[0], 4);
+            CHECK_EQ_F64_BITS(sums[0], 10.0);
+        }
+    }
+    cudaFree(dx);
+    cudaFree(dw);
+}
+
 static void case_random(void)
 {
     gpuhist_ctx *cuda = make_ctx(GPUHIST_BACKEND_CUDA), *cpu = make_ctx(GPUHIST_BACKEND_CPU);
+    mixed_memory(cuda);
     const int cases = 160;
     for (int i = 0; i < cases; ++i) {
         const request q = random_request(i);
