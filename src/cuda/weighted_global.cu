@@ -10,7 +10,8 @@
  * square record (f32: the exact m^2; f64: hi = w * w and lo = fma(w, w, -hi)). Integer atomics
  * commute, so the limbs, and the rounded sums, are the CPU backend's bits.
  *
- * Limits: any dtype, bin kind and bin count that fit the 32-bit counter indices, 1-4 channels;
+ * Limits: every dtype but f16/bf16 (gh_dispatch's; the plan refuses weighted half samples),
+ * any bin kind and bin count that fit the 32-bit counter indices, 1-4 channels;
  * unweighted plans count only. A launch takes at most 2^30 pixels (each adds at most 2 deposits
  * to one limb: a square's hi and lo), and the accumulator is normalised before a launch that
  * could pass GH_W_DEPOSITS_MAX (weighted.cuh).

@@ -29,7 +29,8 @@
  * Squares live in shared memory too when they fit (f32 + 47 words: 793 bins; f64 + 162, the
  * hi and lo parts sharing the window: 175 bins); beyond that the block's sums stay in shared memory and each square goes straight to
  * the global square record (64-bit global atomics). Larger bin counts: cuda-weighted-global.
- * Unweighted plans count only (32-bit shared counts). Any dtype and bin kind, 1-4 channels.
+ * Unweighted plans count only (32-bit shared counts). Every dtype but f16/bf16 (gh_dispatch's;
+ * the plan refuses weighted half samples), any bin kind, 1-4 channels.
  *
  * Speed: per f32 sample + f32 weight, 8 bytes read, the slot (fast_even.h: ~8 instructions),
  * the split (~10) and 1 + up to 3 shared atomics (zero pieces are skipped: weights with short
