@@ -607,8 +607,15 @@ static void check_case(gpuhist_ctx *ctx, gpuhist_ctx *one, gpuhist_ctx *multi, c
         gpuhist_result r1 = gpuhist_result_host(cnt);
         r1.edges = e1;
         r1.sums = c->weights ? sm : NULL;
-        if (CHECK_MSG(gpuhist_histogram(ctx, &s, &c->axes[0], &r1) == GPUHIST_OK, "1-D: %s",
-                      gpuhist_last_error(ctx))) {
+        gpuhist_status st1 = gpuhist_histogram(ctx, &s, &c->axes[0], &r1);
+        if (c->weights && (c->dtype == GPUHIST_F16 || c->dtype == GPUHIST_BF16) &&
+            gpuhist_context_backend(ctx) == GPUHIST_BACKEND_CUDA) {
+            /* CUDA's weighted strategies do not read half samples: the 1-D call is refused by
+             * name (docs/SEMANTICS.md), while the N-D call above maps them on the host and
+             * counts u32 slots; its sums were checked against the reference */
+            CHECK_EQ_INT(st1, GPUHIST_ERROR_UNSUPPORTED);
+            CHECK_CONTAINS(gpuhist_last_error(ctx), "weighted");
+        } else if (CHECK_MSG(st1 == GPUHIST_OK, "1-D: %s", gpuhist_last_error(ctx))) {
             CHECK_MSG(memcmp(cnt, o.counts, total * 8) == 0, "1-D counts differ");
             CHECK_MSG(memcmp(e1, o.edges[0], (total + 1) * 8) == 0, "1-D edges differ");
             CHECK_EQ_U64(r1.underflow[0] + r1.overflow[0], o.r.out);
