@@ -25,16 +25,17 @@ __device__ __forceinline__ uint32_t nd_axis_slot(const gpuhist_nd_axis &ax, T x)
         return gpuhist_slot_i64(&ax.map, ax.edges, (gh_i64)x);
 }
 
-/* The encoded joint slot (ndmap.h) of the point whose coordinates start at p (any alignment). */
+/* The encoded joint slot (ndmap.h) of point k of m (each axis's coordinate at its base + k *
+ * its stride: interleaved points or columns, any alignment). */
 template <typename T>
-__device__ __forceinline__ uint32_t nd_point_slot(const gpuhist_nd_map &m, const unsigned char *p,
-                                                  size_t axis_step)
+__device__ __forceinline__ uint32_t nd_point_slot(const gpuhist_nd_map &m, uint64_t k)
 {
     uint32_t cur = 0;
     for (uint32_t a = 0; a < m.dims; ++a) {
+        const gpuhist_nd_axis &ax = m.axis[a];
         T x;
-        memcpy(&x, p + a * axis_step, sizeof x);
-        cur = gpuhist_nd_combine(cur, nd_axis_slot<T>(m.axis[a], x), m.axis[a].map.bins);
+        memcpy(&x, ax.base + k * ax.stride, sizeof x);
+        cur = gpuhist_nd_combine(cur, nd_axis_slot<T>(ax, x), ax.map.bins);
     }
     return gpuhist_nd_encode(cur, m.total);
 }

@@ -29,14 +29,7 @@ __global__ void k_nd_map(const gpuhist_nd_map m, uint64_t first, uint64_t n, uin
 {
     for (uint64_t k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; k < n;
          k += (uint64_t)gridDim.x * blockDim.x) {
-        uint32_t cur = 0;
-        for (uint32_t a = 0; a < m.dims; ++a) {
-            const gpuhist_nd_axis &ax = m.axis[a];
-            T x;
-            memcpy(&x, ax.base + (first + k) * ax.stride, sizeof x);
-            cur = gpuhist_nd_combine(cur, nd_axis_slot<T>(ax, x), ax.map.bins);
-        }
-        slots[k] = gpuhist_nd_encode(cur, m.total);
+        slots[k] = nd_point_slot<T>(m, first + k);
     }
 }
 
