@@ -267,6 +267,10 @@ typedef struct cli_stream_input {
  * read, else raw), else only opened (a pipe declared --raw takes its type from -t).
  * @return CLI_EXIT_*. */
 int cli_stream_input_open(const cli_read_options *opt, cli_stream_input *in);
+/* Ask the kernel, from a thread of its own, to start reading the first part of `path` (a
+ * regular file; nothing for "-" or anything else) into the page cache, so that a cold file's
+ * first chunks arrive while the device starts. Never fails. */
+void cli_readahead(const char *path);
 /* Read the whole input into the open stream `st` (see source.c). @return CLI_EXIT_*. */
 int cli_stream_input_run(cli_stream_input *in, gpuhist_stream *st, int cpu_backend, int progress);
 void cli_stream_input_close(cli_stream_input *in);

@@ -161,6 +161,8 @@ int cli_run_samples(const cli_options *o)
     /* MPI ranks on one host: a device each (when there are several), the cores shared out */
     if (cli_mpi_on() && o->device < 0 && !o->devices_given)
         eff.device = cli_mpi_device(eff.backend);
+    /* a cold file starts coming in while the device starts */
+    cli_readahead(o->input);
     double ctx_t0 = cli_now();
     rc = cli_create_context(&eff, &ctx);
     double ctx_seconds = cli_now() - ctx_t0;
