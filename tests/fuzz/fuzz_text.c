@@ -8,6 +8,7 @@
  */
 #include "cli.h"
 #include "fuzz_common.h"
+#include "../unit/half_test.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -27,6 +28,15 @@ static int same_value(gpuhist_dtype dtype, const unsigned char *a, const unsigne
         memcpy(&x, a, 8);
         memcpy(&y, b, 8);
         return (isnan(x) && isnan(y)) || memcmp(&x, &y, 8) == 0;
+    }
+    if (dtype == GPUHIST_F16 || dtype == GPUHIST_BF16) {
+        uint16_t x, y;
+        memcpy(&x, a, 2);
+        memcpy(&y, b, 2);
+        const uint16_t exp = dtype == GPUHIST_F16 ? 0x7c00u : 0x7f80u;
+        const int nx = (x & exp) == exp && (x & (uint16_t)~(exp | 0x8000u)) != 0;
+        const int ny = (y & exp) == exp && (y & (uint16_t)~(exp | 0x8000u)) != 0;
+        return (nx && ny) || x == y; /* NaN payloads are not kept */
     }
     return memcmp(a, b, gpuhist_dtype_size(dtype)) == 0;
 }
@@ -52,6 +62,9 @@ static int print_value(char *buf, size_t cap, gpuhist_dtype dtype, const unsigne
     case GPUHIST_U64: memcpy(&u64, p, 8); return snprintf(buf, cap, "%" PRIu64, u64);
     case GPUHIST_I64: memcpy(&i64, p, 8); return snprintf(buf, cap, "%" PRId64, i64);
     case GPUHIST_F32: memcpy(&f32, p, 4); return snprintf(buf, cap, "%.9g", (double)f32);
+    /* a half value is exact in double: its digits read back to the same bits */
+    case GPUHIST_F16: memcpy(&u16, p, 2); return snprintf(buf, cap, "%.17g", test_f16_value(u16));
+    case GPUHIST_BF16: memcpy(&u16, p, 2); return snprintf(buf, cap, "%.17g", test_bf16_value(u16));
     default: memcpy(&f64, p, 8); return snprintf(buf, cap, "%.17g", f64);
     }
 }
