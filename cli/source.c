@@ -776,8 +776,12 @@ static char readahead_path[4096];
 static void *readahead_job(void *arg)
 {
     (void)arg;
-    int fd = open(readahead_path, O_RDONLY | O_CLOEXEC);
+    /* regular files only, and never a blocking open: opening a named pipe here would wait for
+     * its writer, and closing it again could leave the writer without a reader */
     struct stat sb;
+    if (stat(readahead_path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return NULL;
+    int fd = open(readahead_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
         (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
         (void)posix_fadvise(fd, 0, sb.st_size < READAHEAD_BYTES ? sb.st_size : READAHEAD_BYTES,
