@@ -46,15 +46,21 @@ typedef struct {
     int t, n;
 } reg_job;
 
+/* Bytes of window w (the last one may be short). */
+static uint64_t window_len(uint64_t w)
+{
+    uint64_t at = w * g_window;
+    return g_size - at < g_window ? g_size - at : g_window;
+}
+
 /* windows t, t + n, ...: lock and unlock each */
 static void *reg_only(void *arg)
 {
     reg_job *j = arg;
     CK(cudaSetDevice(0));
     for (uint64_t w = (uint64_t)j->t; w < g_windows; w += (uint64_t)j->n) {
-        uint64_t at = w * g_window, len = g_size - at < g_window ? g_size - at : g_window;
-        CK(cudaHostRegister(g_map + at, len, cudaHostRegisterReadOnly));
-        CK(cudaHostUnregister(g_map + at));
+        CK(cudaHostRegister(g_map + w * g_window, window_len(w), cudaHostRegisterReadOnly));
+        CK(cudaHostUnregister(g_map + w * g_window));
     }
     return NULL;
 }
@@ -75,14 +81,34 @@ static void *locker(void *arg)
         while (w >= g_copied + (uint64_t)g_ahead)
             pthread_cond_wait(&g_cond, &g_lock);
         pthread_mutex_unlock(&g_lock);
-        uint64_t at = w * g_window, len = g_size - at < g_window ? g_size - at : g_window;
-        CK(cudaHostRegister(g_map + at, len, cudaHostRegisterReadOnly));
+        CK(cudaHostRegister(g_map + w * g_window, window_len(w), cudaHostRegisterReadOnly));
         pthread_mutex_lock(&g_lock);
         g_locked[w] = 1;
         pthread_cond_broadcast(&g_cond);
         pthread_mutex_unlock(&g_lock);
     }
     return NULL;
+}
+
+/* Unlock window `unlocked` (its copy has finished) and let the lockers move on past it.
+ * @return the windows unlocked now. */
+static uint64_t unlock_next(uint64_t unlocked)
+{
+    CK(cudaHostUnregister(g_map + unlocked * g_window));
+    pthread_mutex_lock(&g_lock);
+    g_copied = unlocked + 1;
+    pthread_cond_broadcast(&g_cond);
+    pthread_mutex_unlock(&g_lock);
+    return unlocked + 1;
+}
+
+/* Start n threads running fn on jobs {i, n}. */
+static void start_threads(int n, void *(*fn)(void *), pthread_t *th, reg_job *jobs)
+{
+    for (int i = 0; i < n; ++i) {
+        jobs[i] = (reg_job){i, n};
+        pthread_create(&th[i], NULL, fn, &jobs[i]);
+    }
 }
 
 int main(int argc, char **argv)
@@ -145,10 +171,7 @@ int main(int argc, char **argv)
         pthread_t th[64];
         reg_job jobs[64];
         t0 = now();
-        for (int i = 0; i < n; ++i) {
-            jobs[i] = (reg_job){i, n};
-            pthread_create(&th[i], NULL, reg_only, &jobs[i]);
-        }
+        start_threads(n, reg_only, th, jobs);
         for (int i = 0; i < n; ++i)
             pthread_join(th[i], NULL);
         printf("register + unregister, %2d threads: %.2f GB/s\n", n, g_size / (now() - t0) / 1e9);
@@ -163,49 +186,29 @@ int main(int argc, char **argv)
         pthread_t th[64];
         reg_job jobs[64];
         t0 = now();
-        for (int i = 0; i < n; ++i) {
-            jobs[i] = (reg_job){i, n};
-            pthread_create(&th[i], NULL, locker, &jobs[i]);
-        }
+        start_threads(n, locker, th, jobs);
         uint64_t unlocked = 0;
         for (uint64_t w = 0; w < g_windows; ++w) {
             /* the lockers may lock window w only when fewer than g_ahead are still locked */
             while (w >= unlocked + (uint64_t)g_ahead) {
                 CK(cudaEventSynchronize(done[unlocked]));
-                CK(cudaHostUnregister(g_map + unlocked * g_window));
-                ++unlocked;
-                pthread_mutex_lock(&g_lock);
-                g_copied = unlocked;
-                pthread_cond_broadcast(&g_cond);
-                pthread_mutex_unlock(&g_lock);
+                unlocked = unlock_next(unlocked);
             }
             pthread_mutex_lock(&g_lock);
             while (!g_locked[w])
                 pthread_cond_wait(&g_cond, &g_lock);
             pthread_mutex_unlock(&g_lock);
-            uint64_t at = w * g_window, len = g_size - at < g_window ? g_size - at : g_window;
-            CK(cudaMemcpyAsync(dev[w & 1], g_map + at, len, cudaMemcpyHostToDevice, s));
+            CK(cudaMemcpyAsync(dev[w & 1], g_map + w * g_window, window_len(w),
+                               cudaMemcpyHostToDevice, s));
             CK(cudaEventCreateWithFlags(&done[w], cudaEventDisableTiming));
             CK(cudaEventRecord(done[w], s));
             /* unlock the windows whose copies finished, keeping the copy engine fed */
-            while (unlocked < w && cudaEventQuery(done[unlocked]) == cudaSuccess) {
-                CK(cudaHostUnregister(g_map + unlocked * g_window));
-                ++unlocked;
-                pthread_mutex_lock(&g_lock);
-                g_copied = unlocked;
-                pthread_cond_broadcast(&g_cond);
-                pthread_mutex_unlock(&g_lock);
-            }
+            while (unlocked < w && cudaEventQuery(done[unlocked]) == cudaSuccess)
+                unlocked = unlock_next(unlocked);
         }
         CK(cudaStreamSynchronize(s));
-        while (unlocked < g_windows) {
-            CK(cudaHostUnregister(g_map + unlocked * g_window));
-            ++unlocked;
-            pthread_mutex_lock(&g_lock);
-            g_copied = unlocked;
-            pthread_cond_broadcast(&g_cond);
-            pthread_mutex_unlock(&g_lock);
-        }
+        while (unlocked < g_windows)
+            unlocked = unlock_next(unlocked);
         for (int i = 0; i < n; ++i)
             pthread_join(th[i], NULL);
         printf("lock ahead (%2d threads) + copy to device: %.2f GB/s\n", n,
