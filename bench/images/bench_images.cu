@@ -227,38 +227,30 @@ static Row run_case(gpuhist_ctx *ctx, const Case &k)
     s.channels = C;
     s.location = GPUHIST_MEMORY_DEVICE;
     gpuhist_bin_spec spec = gpuhist_bins_integer(bins, 0);
-    row.gh = time_calls([&]() -> std::string {
+    /* one call with counts on the device; tallies to the host (stats NULL) or left on the
+     * device at `stats` */
+    auto gh_call = [&](uint64_t *stats) -> std::string {
         gpuhist_result r = gpuhist_result_host(d_counts);
         r.counts_location = GPUHIST_MEMORY_DEVICE;
+        r.device_stats = stats;
         if (gpuhist_histogram(ctx, &s, &spec, &r) != GPUHIST_OK)
             return gpuhist_last_error(ctx);
         return "";
-    });
+    };
+    auto gh_sync = [&]() { return gh_call(nullptr); };
+    row.gh = time_calls(gh_sync);
     std::vector<uint64_t> gh((size_t)bins * C);
     CK(cudaMemcpy(gh.data(), d_counts, gh.size() * 8, cudaMemcpyDeviceToHost));
     /* the same call left asynchronous (counts and tallies stay on the device, no wait inside
      * the call), as CUB and NPP are: its device time has no host round trip in it */
     uint64_t *d_stats;
     CK(cudaMalloc(&d_stats, 4u * C * sizeof(uint64_t)));
-    auto gh_async = [&]() -> std::string {
-        gpuhist_result r = gpuhist_result_host(d_counts);
-        r.counts_location = GPUHIST_MEMORY_DEVICE;
-        r.device_stats = d_stats;
-        if (gpuhist_histogram(ctx, &s, &spec, &r) != GPUHIST_OK)
-            return gpuhist_last_error(ctx);
-        return "";
-    };
+    auto gh_async = [&]() { return gh_call(d_stats); };
     gpuhist_set_async(ctx, 1);
     row.gha = time_calls(gh_async);
     row.gha_enqueue_us = enqueue_us(gh_async);
     gpuhist_set_async(ctx, 0);
-    row.gh_enqueue_us = enqueue_us([&]() -> std::string {
-        gpuhist_result r = gpuhist_result_host(d_counts);
-        r.counts_location = GPUHIST_MEMORY_DEVICE;
-        if (gpuhist_histogram(ctx, &s, &spec, &r) != GPUHIST_OK)
-            return gpuhist_last_error(ctx);
-        return "";
-    });
+    row.gh_enqueue_us = enqueue_us(gh_sync);
     {
         std::vector<uint64_t> f(gh.size());
         CK(cudaMemcpy(f.data(), d_counts, f.size() * 8, cudaMemcpyDeviceToHost));
@@ -273,13 +265,7 @@ static Row run_case(gpuhist_ctx *ctx, const Case &k)
         if (gpuhist_strategy_info(i, &d) != GPUHIST_OK || d.backend != GPUHIST_BACKEND_CUDA ||
             gpuhist_set_strategy(ctx, d.name) != GPUHIST_OK)
             continue;
-        Timing t = time_calls([&]() -> std::string {
-            gpuhist_result r = gpuhist_result_host(d_counts);
-            r.counts_location = GPUHIST_MEMORY_DEVICE;
-            if (gpuhist_histogram(ctx, &s, &spec, &r) != GPUHIST_OK)
-                return gpuhist_last_error(ctx);
-            return "";
-        });
+        Timing t = time_calls(gh_sync);
         if (t.ok) {
             std::vector<uint64_t> f(gh.size());
             CK(cudaMemcpy(f.data(), d_counts, f.size() * 8, cudaMemcpyDeviceToHost));
