@@ -1,19 +1,23 @@
 /*
- * gpuhist-bench-cpu - throughput of the CPU strategies beside NumPy, measured in the same run.
+ * gpuhist-bench-cpu - throughput of the CPU strategies beside their CPU peers (NumPy,
+ * fast_histogram, boost_histogram with threads), measured in the same run on the same bytes.
  *
- * For each case (u8 / 256 values, u16 / 65536 values, f32 / 256 even bins, f64 / 1024 even bins,
- * i32 / 1000 integer bins) it generates the input once (default 256 MiB, so caches do not
- * flatter), then times every CPU strategy of the registry through the public API (median of
- * --runs timed calls after one warm-up; GB/s = input bytes / median seconds), checks that all
- * strategies returned the same counts, times cpu-threads at 1, 2, 4, ... threads up to the
- * core count (efficiency = speed-up over 1 thread / threads), and times numpy.bincount /
- * numpy.histogram on the same bytes (written to a temporary file, loaded by numpy_bench.py with
- * numpy.fromfile). This is a benchmark, not a test: it asserts nothing about speed.
+ * For each cell (default: u8 / 256 values, u16 / 65536 values, f32 / 4096 and 2^20 even bins,
+ * f64 / 256 even bins, f64 / 256 uneven edges) it generates the input once (default 256 MiB, so
+ * caches do not flatter), checks cpu-serial and cpu-threads against cpu-reference on a prefix
+ * (cpu-reference is slow on purpose), times cpu-serial and cpu-threads through the public API
+ * (median of --runs timed calls after one warm-up; GB/s = input bytes / median seconds) and
+ * checks that they returned the same counts, times cpu-threads at 1, 2, 4, ... threads up to
+ * the core count (efficiency = speed-up over 1 thread / threads), and runs peers_bench.py on the
+ * same bytes (written to a temporary file, loaded with numpy.fromfile), which times every peer
+ * it finds installed and says which it did not. Then one table per cell, per core: gpuhist
+ * against the best peer per core (a peer's GB/s / the threads it used), with docs/PERFORMANCE.md's
+ * CPU targets marked met or not. This is a benchmark, not a test: it asserts nothing about speed
+ * (it fails only when counts differ).
  *
  * usage: gpuhist-bench-cpu [--size MiB] [--runs N] [--dist uniform|hot|constant]
- *                          [--cases u8,u16,f32,f64,i32,f64e] [--threads-max N] [--no-numpy]
- *                          [--python EXE] [--numpy-script PATH] [--json FILE]
- *                          [--stat median|min]
+ *                          [--cases LIST] [--threads-max N] [--no-peers] [--python EXE]
+ *                          [--peers-script PATH] [--json FILE] [--stat median|min]
  */
 #define _POSIX_C_SOURCE 200809L
 #include "gpuhist.h"
@@ -25,12 +29,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef GPUHIST_BENCH_NUMPY_SCRIPT
-#define GPUHIST_BENCH_NUMPY_SCRIPT "numpy_bench.py"
+#ifndef GPUHIST_BENCH_PEERS_SCRIPT
+#define GPUHIST_BENCH_PEERS_SCRIPT "peers_bench.py"
 #endif
 
 #define MAX_STRATEGIES 16
 #define MAX_SCALING 16
+#define MAX_PEERS 8
+/* cpu-serial and cpu-threads are checked against cpu-reference on this many leading bytes */
+#define REFERENCE_BYTES (4u << 20)
 
 typedef struct bench_case {
     const char *name;     /* short id for --cases */
@@ -47,17 +54,25 @@ static const bench_case CASES[] = {
     {"u8", "u8, 256 values", GPUHIST_U8, "uint8", GPUHIST_BINS_INTEGER, 256, 0, 256, "bincount"},
     {"u16", "u16, 65536 values", GPUHIST_U16, "uint16", GPUHIST_BINS_INTEGER, 65536, 0, 65536,
      "bincount"},
+    {"f32_4096", "f32, 4096 even", GPUHIST_F32, "float32", GPUHIST_BINS_EVEN, 4096, 0.0, 1.0,
+     "histogram"},
+    {"f32_1m", "f32, 2^20 even", GPUHIST_F32, "float32", GPUHIST_BINS_EVEN, 1u << 20, 0.0, 1.0,
+     "histogram"},
+    {"f64", "f64, 256 even", GPUHIST_F64, "float64", GPUHIST_BINS_EVEN, 256, 0.0, 1.0,
+     "histogram"},
+    /* uneven edges: E[i] = (i / 256)^2 in [0, 1] (the peers: (arange(257) / 256.0) ** 2, the
+     * same doubles) */
+    {"f64e", "f64, 256 uneven edges", GPUHIST_F64, "float64", GPUHIST_BINS_EDGES, 256, 0.0, 1.0,
+     "histogram_quadratic_edges"},
+    /* not in the default list */
     {"f32", "f32, 256 even", GPUHIST_F32, "float32", GPUHIST_BINS_EVEN, 256, 0.0, 1.0,
      "histogram"},
-    {"f64", "f64, 1024 even", GPUHIST_F64, "float64", GPUHIST_BINS_EVEN, 1024, 0.0, 1.0,
+    {"f64_1024", "f64, 1024 even", GPUHIST_F64, "float64", GPUHIST_BINS_EVEN, 1024, 0.0, 1.0,
      "histogram"},
     {"i32", "i32, 1000 integer", GPUHIST_I32, "int32", GPUHIST_BINS_INTEGER, 1000, 0, 1000,
      "bincount"},
-    /* uneven edges: E[i] = (i / 256)^2 in [0, 1] (numpy: (arange(257) / 256.0) ** 2, the same
-     * doubles) */
-    {"f64e", "f64, 256 uneven edges", GPUHIST_F64, "float64", GPUHIST_BINS_EDGES, 256, 0.0, 1.0,
-     "histogram_quadratic_edges"},
 };
+#define DEFAULT_CASES "u8,u16,f32_4096,f32_1m,f64,f64e"
 #define NCASES (sizeof CASES / sizeof CASES[0])
 
 typedef struct options {
@@ -66,7 +81,7 @@ typedef struct options {
     const char *dist;
     const char *cases;
     int threads_max;
-    int numpy;
+    int peers;
     const char *python;
     const char *script;
     const char *json;
@@ -82,9 +97,14 @@ typedef struct case_result {
     int nscale;
     int scale_threads[MAX_SCALING];
     double scale_gbps[MAX_SCALING];
-    double numpy_gbps; /* 0 when skipped */
-    char numpy_call[128];
-    char numpy_note[160];
+    int npeers;
+    char peer[MAX_PEERS][32];     /* package */
+    char peer_call[MAX_PEERS][128];
+    int peer_threads[MAX_PEERS];  /* 0: skipped, peer_note says why */
+    double peer_gbps[MAX_PEERS];
+    char peer_note[MAX_PEERS][128];
+    int reference_ok;             /* 1 equal to cpu-reference on the prefix, 0 differs, -1 n/a */
+    double load_end;              /* 1-minute load average after the cell */
     double bytes;
 } case_result;
 
@@ -179,8 +199,33 @@ static double time_strategy(gpuhist_ctx *ctx, const gpuhist_samples *s, const gp
     return use_min_stat ? t[0] : m;
 }
 
-/* Run the NumPy script on the data; fills numpy_gbps or a note saying why it was skipped. */
-static void run_numpy(const options *o, const bench_case *c, const void *buf, size_t bytes,
+/* Copies the JSON string value of "key" in line into out (empty when absent). */
+static void json_str(const char *line, const char *key, char *out, size_t size)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": \"", key);
+    out[0] = '\0';
+    const char *p = strstr(line, pat);
+    if (!p)
+        return;
+    p += strlen(pat);
+    size_t len = strcspn(p, "\"");
+    if (len >= size)
+        len = size - 1;
+    memcpy(out, p, len);
+    out[len] = '\0';
+}
+
+static double json_num(const char *line, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(line, pat);
+    return p ? atof(p + strlen(pat)) : 0.0;
+}
+
+/* Run the peers' script on the data: one line per peer call (or per missing peer). */
+static void run_peers(const options *o, const bench_case *c, const void *buf, size_t bytes,
                       case_result *res)
 {
     const char *tmpdir = getenv("TMPDIR");
@@ -188,7 +233,9 @@ static void run_numpy(const options *o, const bench_case *c, const void *buf, si
     snprintf(path, sizeof path, "%s/gpuhist-bench-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
     int fd = mkstemp(path);
     if (fd < 0) {
-        snprintf(res->numpy_note, sizeof res->numpy_note, "cannot create a temporary file");
+        snprintf(res->peer_note[0], sizeof res->peer_note[0], "cannot create a temporary file");
+        snprintf(res->peer[0], sizeof res->peer[0], "peers");
+        res->npeers = 1;
         return;
     }
     FILE *f = fdopen(fd, "wb");
@@ -197,51 +244,45 @@ static void run_numpy(const options *o, const bench_case *c, const void *buf, si
         ok = (fclose(f) == 0) && ok;
     if (!ok) {
         unlink(path);
-        snprintf(res->numpy_note, sizeof res->numpy_note, "cannot write %zu bytes to a temporary file",
-                 bytes);
+        snprintf(res->peer_note[0], sizeof res->peer_note[0], "cannot write a temporary file");
+        snprintf(res->peer[0], sizeof res->peer[0], "peers");
+        res->npeers = 1;
         return;
     }
     char cmd[8192];
-    snprintf(cmd, sizeof cmd, "'%s' '%s' '%s' %s %s %u %.17g %.17g %d %s 2>&1", o->python,
+    snprintf(cmd, sizeof cmd, "'%s' '%s' '%s' %s %s %u %.17g %.17g %d %d %s 2>&1", o->python,
              o->script, path, c->np_dtype, c->np_op, c->bins, c->lower, c->upper, o->runs,
-             o->use_min ? "min" : "median");
+             o->threads_max, o->use_min ? "min" : "median");
     FILE *p = popen(cmd, "r");
-    char line[4096] = "";
-    if (p) {
-        size_t got = fread(line, 1, sizeof line - 1, p);
-        line[got] = '\0';
+    char line[4096];
+    int any = 0;
+    while (p && fgets(line, sizeof line, p)) {
+        if (!strstr(line, "\"peer\": ") || res->npeers >= MAX_PEERS)
+            continue;
+        any = 1;
+        int k = res->npeers++;
+        json_str(line, "peer", res->peer[k], sizeof res->peer[k]);
+        json_str(line, "skipped", res->peer_note[k], sizeof res->peer_note[k]);
+        json_str(line, "call", res->peer_call[k], sizeof res->peer_call[k]);
+        double sec = json_num(line, "seconds");
+        if (!res->peer_note[k][0] && sec > 0) {
+            res->peer_threads[k] = (int)json_num(line, "threads");
+            res->peer_gbps[k] = (double)bytes / sec / 1e9;
+        }
+    }
+    if (p)
         pclose(p);
-    }
     unlink(path);
-    const char *m = strstr(line, "\"seconds\": ");
-    if (!m) {
-        const char *e = strstr(line, "\"error\": \"");
-        line[strcspn(line, "\n")] = '\0';
-        snprintf(res->numpy_note, sizeof res->numpy_note, "numpy skipped: %.120s",
-                 e ? e + 10 : (line[0] ? line : "python did not run"));
-        char *q = strchr(res->numpy_note, '"');
-        if (q)
-            *q = '\0';
-        return;
-    }
-    double sec = atof(m + 11);
-    if (sec > 0)
-        res->numpy_gbps = (double)bytes / sec / 1e9;
-    const char *call = strstr(line, "\"call\": \"");
-    if (call) {
-        call += 9;
-        size_t len = strcspn(call, "\"");
-        if (len >= sizeof res->numpy_call)
-            len = sizeof res->numpy_call - 1;
-        memcpy(res->numpy_call, call, len);
-        res->numpy_call[len] = '\0';
+    if (!any) {
+        snprintf(res->peer[0], sizeof res->peer[0], "peers");
+        snprintf(res->peer_note[0], sizeof res->peer_note[0], "%.40s did not run %.60s", o->python,
+                 o->script);
+        res->npeers = 1;
     }
 }
 
 static int case_selected(const options *o, const char *name)
 {
-    if (!o->cases)
-        return 1;
     size_t n = strlen(name);
     for (const char *p = o->cases; *p;) {
         size_t len = strcspn(p, ",");
@@ -261,12 +302,13 @@ static void usage(FILE *f)
             "  --size MIB           input size per case (default 256)\n"
             "  --runs N             timed runs per measurement, median reported (default 5)\n"
             "  --dist D             uniform (default) | hot (90%% one value) | constant\n"
-            "  --cases LIST         comma list of u8,u16,f32,f64,i32 (default all)\n"
+            "  --cases LIST         comma list of u8,u16,f32_4096,f32_1m,f64,f64e,f32,f64_1024,"
+            "i32\n                       (default " DEFAULT_CASES ")\n"
             "  --threads-max N      largest cpu-threads count in the scaling table (default: "
             "cores)\n"
-            "  --no-numpy           do not time NumPy\n"
-            "  --python EXE         Python interpreter for NumPy (default python3)\n"
-            "  --numpy-script PATH  numpy_bench.py (default: the source tree's)\n"
+            "  --no-peers           do not time the peers\n"
+            "  --python EXE         Python interpreter with the peers (default python3)\n"
+            "  --peers-script PATH  peers_bench.py (default: the one beside the executable)\n"
             "  --json FILE          also write the results as JSON\n"
             "  --stat median|min    statistic of the timed runs (default median; min on a busy "
             "machine)\n");
@@ -290,14 +332,14 @@ static int parse_args(int argc, char **argv, options *o)
             o->threads_max = atoi(v);
         else if (strcmp(a, "--python") == 0 && v)
             o->python = v;
-        else if (strcmp(a, "--numpy-script") == 0 && v)
+        else if (strcmp(a, "--peers-script") == 0 && v)
             o->script = v;
         else if (strcmp(a, "--json") == 0 && v)
             o->json = v;
         else if (strcmp(a, "--stat") == 0 && v && (!strcmp(v, "min") || !strcmp(v, "median")))
             o->use_min = strcmp(v, "min") == 0;
-        else if (strcmp(a, "--no-numpy") == 0) {
-            o->numpy = 0;
+        else if (strcmp(a, "--no-peers") == 0) {
+            o->peers = 0;
             takes = 0;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
@@ -318,16 +360,49 @@ static int parse_args(int argc, char **argv, options *o)
     return 1;
 }
 
+/* The best peer per core of a cell (GB/s / threads used); -1 when no peer ran. */
+static int best_peer(const case_result *r, double *per_core)
+{
+    int best = -1;
+    *per_core = 0.0;
+    for (int k = 0; k < r->npeers; ++k) {
+        if (r->peer_threads[k] < 1)
+            continue;
+        double g = r->peer_gbps[k] / r->peer_threads[k];
+        if (g > *per_core) {
+            *per_core = g;
+            best = k;
+        }
+    }
+    return best;
+}
+
+static double gbps_of(const case_result *r, const char *strategy)
+{
+    for (int k = 0; k < r->nstrat; ++k)
+        if (strcmp(r->strat[k], strategy) == 0)
+            return r->gbps[k];
+    return 0.0;
+}
+
+static double numpy_gbps(const case_result *r)
+{
+    for (int k = 0; k < r->npeers; ++k)
+        if (strcmp(r->peer[k], "numpy") == 0 && r->peer_threads[k] > 0)
+            return r->peer_gbps[k];
+    return 0.0;
+}
+
 static void write_json(const options *o, const char *model, long cores, const char *date,
-                       case_result *res, int nres)
+                       double load_start, case_result *res, int nres)
 {
     FILE *f = fopen(o->json, "w");
     if (!f) {
         fprintf(stderr, "gpuhist-bench-cpu: cannot write %s\n", o->json);
         return;
     }
-    fprintf(f, "{\n  \"machine\": \"%s\", \"cores\": %ld, \"date\": \"%s\",\n", model, cores,
-            date);
+    fprintf(f, "{\n  \"machine\": \"%s\", \"cores\": %ld, \"date\": \"%s\", \"load_start\": %.2f,\n",
+            model, cores, date, load_start);
     fprintf(f,
             "  \"gpuhist\": \"%s\", \"size_mib\": %g, \"runs\": %d, \"stat\": \"%s\", "
             "\"dist\": \"%s\",\n",
@@ -335,12 +410,18 @@ static void write_json(const options *o, const char *model, long cores, const ch
     fprintf(f, "  \"cases\": [\n");
     for (int i = 0; i < nres; ++i) {
         case_result *r = &res[i];
-        fprintf(f, "    {\"case\": \"%s\", \"bytes\": %.0f, \"gbps\": {", r->c->name, r->bytes);
+        fprintf(f, "    {\"case\": \"%s\", \"bytes\": %.0f, \"load_end\": %.2f, "
+                   "\"reference_ok\": %d, \"gbps\": {",
+                r->c->name, r->bytes, r->load_end, r->reference_ok);
         for (int s = 0; s < r->nstrat; ++s)
             fprintf(f, "%s\"%s\": %.4f", s ? ", " : "", r->strat[s], r->gbps[s]);
-        fprintf(f, "},\n     \"numpy\": {\"call\": \"%s\", \"gbps\": %.4f, \"note\": \"%s\"},\n",
-                r->numpy_call, r->numpy_gbps, r->numpy_note);
-        fprintf(f, "     \"threads_scaling\": [");
+        fprintf(f, "},\n     \"peers\": [");
+        for (int k = 0; k < r->npeers; ++k)
+            fprintf(f, "%s{\"peer\": \"%s\", \"call\": \"%s\", \"threads\": %d, \"gbps\": %.4f, "
+                       "\"skipped\": \"%s\"}",
+                    k ? ", " : "", r->peer[k], r->peer_call[k], r->peer_threads[k],
+                    r->peer_gbps[k], r->peer_note[k]);
+        fprintf(f, "],\n     \"threads_scaling\": [");
         for (int s = 0; s < r->nscale; ++s)
             fprintf(f, "%s{\"threads\": %d, \"gbps\": %.4f, \"efficiency\": %.4f}", s ? ", " : "",
                     r->scale_threads[s], r->scale_gbps[s],
@@ -353,9 +434,43 @@ static void write_json(const options *o, const char *model, long cores, const ch
     fclose(f);
 }
 
+static double load_average(void)
+{
+    double l = -1.0;
+    FILE *la = fopen("/proc/loadavg", "r");
+    if (la) {
+        if (fscanf(la, "%lf", &l) != 1)
+            l = -1.0;
+        fclose(la);
+    }
+    return l;
+}
+
+/* Counts of `strategy` on the first `n` samples equal cpu-reference's: 1, 0, or -1 on error. */
+static int check_prefix(gpuhist_ctx *ctx, const bench_case *c, const void *buf, size_t n,
+                        const gpuhist_bin_spec *b, const char *strategy)
+{
+    uint64_t *ref = calloc(c->bins, sizeof *ref), *got = calloc(c->bins, sizeof *got);
+    gpuhist_samples s = gpuhist_samples_1d(buf, c->dtype, n);
+    s.location = GPUHIST_MEMORY_HOST;
+    int ok = -1;
+    if (ref && got) {
+        gpuhist_result r1 = gpuhist_result_host(ref), r2 = gpuhist_result_host(got);
+        if (gpuhist_set_strategy(ctx, "cpu-reference") == GPUHIST_OK &&
+            gpuhist_histogram(ctx, &s, b, &r1) == GPUHIST_OK &&
+            gpuhist_set_strategy(ctx, strategy) == GPUHIST_OK &&
+            gpuhist_histogram(ctx, &s, b, &r2) == GPUHIST_OK)
+            ok = memcmp(ref, got, (size_t)c->bins * sizeof *ref) == 0;
+    }
+    free(ref);
+    free(got);
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
-    options o = {256.0, 5, "uniform", NULL, 0, 1, "python3", GPUHIST_BENCH_NUMPY_SCRIPT, NULL, 0};
+    options o = {256.0, 5, "uniform", DEFAULT_CASES, 0, 1, "python3", GPUHIST_BENCH_PEERS_SCRIPT,
+                 NULL, 0};
     /* Prefer the copy next to the executable (the build tree may have moved to another machine). */
     static char beside[4096];
     ssize_t len = readlink("/proc/self/exe", beside, sizeof beside - 32);
@@ -363,7 +478,7 @@ int main(int argc, char **argv)
         beside[len] = '\0';
         char *slash = strrchr(beside, '/');
         if (slash) {
-            strcpy(slash + 1, "numpy_bench.py");
+            strcpy(slash + 1, "peers_bench.py");
             if (access(beside, R_OK) == 0)
                 o.script = beside;
         }
@@ -382,13 +497,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpuhist-bench-cpu: cannot create a CPU context\n");
         return 1;
     }
-    const char *strat[MAX_STRATEGIES];
-    int nstrat = 0;
-    for (size_t i = 0; i < gpuhist_strategy_count() && nstrat < MAX_STRATEGIES; ++i) {
-        gpuhist_strategy_desc d;
-        if (gpuhist_strategy_info(i, &d) == GPUHIST_OK && d.backend == GPUHIST_BACKEND_CPU)
-            strat[nstrat++] = d.name;
-    }
+    /* timed: the fast strategies (cpu-reference only checks them, on a prefix) */
+    const char *strat[] = {"cpu-serial", "cpu-threads"};
+    const int nstrat = 2;
 
     /* The CPU backend's device name says the model (/proc/cpuinfo) and its thread count; a copy,
      * as the JSON is written after the context is gone. */
@@ -399,17 +510,11 @@ int main(int argc, char **argv)
     printf("gpuhist %s CPU benchmark\n", gpuhist_version());
     printf("machine: %s, %ld online CPUs; %s\n", model, cores, date);
     printf("input: %.0f MiB per case, %s data; %s of %d runs after 1 warm-up; GB/s = input "
-           "bytes / wall time of gpuhist_histogram(); cpu-threads column: all %ld CPUs\n",
-           o.size_mib, o.dist, o.use_min ? "fastest" : "median", o.runs, cores);
-    double load[1] = {0};
-    FILE *la = fopen("/proc/loadavg", "r");
-    if (la) {
-        if (fscanf(la, "%lf", &load[0]) == 1)
-            printf("load average (1 min) at start: %.2f%s\n", load[0],
-                   load[0] > 0.5 * (double)cores ? "  (busy machine: timings are pessimistic)" : "");
-        fclose(la);
-    }
-    printf("\n");
+           "bytes / wall time of one call; cpu-threads column: %d threads\n",
+           o.size_mib, o.dist, o.use_min ? "fastest" : "median", o.runs, o.threads_max);
+    double load_start = load_average();
+    printf("load average (1 min) at start: %.2f%s\n\n", load_start,
+           load_start > 0.5 * (double)cores ? "  (busy machine: timings are pessimistic)" : "");
 
     case_result res[NCASES];
     int nres = 0, any_mismatch = 0;
@@ -439,7 +544,16 @@ int main(int argc, char **argv)
         s.location = GPUHIST_MEMORY_HOST;
         gpuhist_bin_spec b = spec_of(c);
 
-        gpuhist_set_threads(ctx, 0);
+        gpuhist_set_threads(ctx, o.threads_max);
+        size_t prefix = REFERENCE_BYTES / ss < n ? REFERENCE_BYTES / ss : n;
+        r->reference_ok = 1;
+        for (int k = 0; k < nstrat; ++k) {
+            int ok = check_prefix(ctx, c, buf, prefix, &b, strat[k]);
+            if (ok != 1) {
+                r->reference_ok = ok;
+                any_mismatch = 1;
+            }
+        }
         for (int k = 0; k < nstrat; ++k) {
             fprintf(stderr, "[%s] %s...\n", c->name, strat[k]);
             r->strat[r->nstrat] = strat[k];
@@ -469,59 +583,51 @@ int main(int argc, char **argv)
                 break;
         }
         gpuhist_set_threads(ctx, 0);
-        if (o.numpy) {
-            fprintf(stderr, "[%s] numpy...\n", c->name);
-            run_numpy(&o, c, buf, bytes, r);
-        } else {
-            snprintf(r->numpy_note, sizeof r->numpy_note, "numpy skipped (--no-numpy)");
+        if (o.peers) {
+            fprintf(stderr, "[%s] peers...\n", c->name);
+            run_peers(&o, c, buf, bytes, r);
         }
+        r->load_end = load_average();
         free(buf);
         free(counts);
         free(first);
     }
     gpuhist_destroy(ctx);
 
-    /* ---- throughput table ---- */
-    printf("%-20s", "case");
-    for (int k = 0; k < nstrat; ++k)
-        printf(" %14s", strat[k]);
-    printf(" %10s", "numpy");
-    for (int k = 0; k < nstrat; ++k)
-        if (strcmp(strat[k], "cpu-reference") != 0)
-            printf(" %9.9s/np", strat[k] + (strncmp(strat[k], "cpu-", 4) == 0 ? 4 : 0));
-    printf("   numpy call\n");
+    /* ---- per cell: gpuhist, then every peer ---- */
     for (int i = 0; i < nres; ++i) {
         case_result *r = &res[i];
-        printf("%-20s", r->c->label);
-        for (int k = 0; k < r->nstrat; ++k)
-            printf(" %13.2f%s", r->gbps[k], r->mismatch[k] ? "!" : " ");
-        if (r->numpy_gbps > 0)
-            printf(" %10.3f", r->numpy_gbps);
-        else
-            printf(" %10s", "-");
+        printf("%s (load average after the cell: %.2f)%s\n", r->c->label, r->load_end,
+               r->reference_ok == 1 ? ""
+                                    : "  COUNTS DIFFER FROM cpu-reference ON THE PREFIX");
         for (int k = 0; k < r->nstrat; ++k) {
-            if (strcmp(r->strat[k], "cpu-reference") == 0)
-                continue;
-            if (r->numpy_gbps > 0)
-                printf(" %11.1fx", r->gbps[k] / r->numpy_gbps);
-            else
-                printf(" %12s", "-");
+            int th = strcmp(r->strat[k], "cpu-threads") == 0 ? o.threads_max : 1;
+            printf("  %-70s %2d thr %8.3f GB/s %8.3f per core%s\n", r->strat[k], th, r->gbps[k],
+                   r->gbps[k] / th, r->mismatch[k] ? "  COUNTS DIFFER FROM cpu-serial" : "");
         }
-        printf("   %s\n", r->numpy_gbps > 0 ? r->numpy_call : r->numpy_note);
+        for (int k = 0; k < r->npeers; ++k) {
+            if (r->peer_threads[k] < 1)
+                printf("  %-70s skipped: %s\n", r->peer[k], r->peer_note[k]);
+            else
+                printf("  %-70.70s %2d thr %8.3f GB/s %8.3f per core\n", r->peer_call[k],
+                       r->peer_threads[k], r->peer_gbps[k],
+                       r->peer_gbps[k] / r->peer_threads[k]);
+        }
     }
-    printf("(GB/s; '!' = counts differ from %s; x/np = ratio to NumPy on the same data)\n\n",
-           nstrat ? strat[0] : "?");
+    printf("\n(GB/s of input; all gpuhist counts compared with cpu-reference on the first %u MiB "
+           "and with each other on the whole input)\n\n",
+           REFERENCE_BYTES >> 20);
 
     /* ---- scaling table ---- */
     printf("cpu-threads scaling: GB/s (efficiency = speed-up over 1 thread / threads)\n");
-    printf("%-20s", "case");
+    printf("%-24s", "case");
     if (nres)
         for (int s = 0; s < res[0].nscale; ++s)
             printf(" %13d thr", res[0].scale_threads[s]);
     printf("\n");
     for (int i = 0; i < nres; ++i) {
         case_result *r = &res[i];
-        printf("%-20s", r->c->label);
+        printf("%-24s", r->c->label);
         for (int s = 0; s < r->nscale; ++s) {
             double eff = r->scale_gbps[0] > 0
                              ? r->scale_gbps[s] / r->scale_gbps[0] / r->scale_threads[s]
@@ -530,15 +636,38 @@ int main(int argc, char **argv)
         }
         printf("\n");
     }
-    /* ---- the targets of docs/PERFORMANCE.md, in one place ---- */
+
+    /* ---- the targets of docs/PERFORMANCE.md ("## CPU"), per core, this run only ---- */
+    printf("\ntargets, per core (gpuhist: cpu-serial on 1 core and cpu-threads / %d; best peer: "
+           "its GB/s / its threads):\n",
+           o.threads_max);
+    printf("%-24s %9s %9s %9s %-34s %7s %7s  %s\n", "case", "serial", "threads/c", "best/core",
+           "best peer", "serial/", "thr/", ">= 2x best peer per core");
     for (int i = 0; i < nres; ++i) {
         case_result *r = &res[i];
-        if (r->c->dtype != GPUHIST_U8)
+        double peer;
+        int bp = best_peer(r, &peer);
+        double ser = gbps_of(r, "cpu-serial"), thr = gbps_of(r, "cpu-threads") / o.threads_max;
+        if (bp < 0) {
+            printf("%-24s %9.3f %9.3f %9s %-34s %7s %7s  no peer ran\n", r->c->label, ser, thr,
+                   "-", "-", "-", "-");
             continue;
-        for (int k = 0; k < r->nstrat; ++k)
-            if (strcmp(r->strat[k], "cpu-serial") == 0 && r->numpy_gbps > 0)
-                printf("\ntarget cpu-serial u8/256 >= 8x numpy.bincount: %.1fx\n",
-                       r->gbps[k] / r->numpy_gbps);
+        }
+        double a = ser / peer, t = thr / peer;
+        printf("%-24s %9.3f %9.3f %9.3f %-34.34s %6.2fx %6.2fx  %s\n", r->c->label, ser, thr,
+               peer, r->peer_call[bp], a, t,
+               a >= 2.0 && t >= 2.0 ? "met" : "NOT met");
+    }
+    for (int i = 0; i < nres; ++i) {
+        case_result *r = &res[i];
+        double ser = gbps_of(r, "cpu-serial"), thr = gbps_of(r, "cpu-threads") / o.threads_max;
+        if (r->c->dtype == GPUHIST_U8)
+            printf("target u8/256 >= 8 GB/s per core: serial %.2f, threads %.2f per core: %s\n",
+                   ser, thr, ser >= 8.0 && thr >= 8.0 ? "met" : "NOT met");
+        double np = numpy_gbps(r);
+        if (r->c->kind == GPUHIST_BINS_EDGES && np > 0)
+            printf("target uneven edges >= 2x numpy: serial %.2fx, threads per core %.2fx: %s\n",
+                   ser / np, thr / np, ser / np >= 2.0 && thr / np >= 2.0 ? "met" : "NOT met");
     }
     if (nres && res[0].nscale > 1) {
         double worst = 1e9;
@@ -551,10 +680,11 @@ int main(int argc, char **argv)
             th = r->scale_threads[r->nscale - 1];
             worst = eff < worst ? eff : worst;
         }
-        printf("target cpu-threads efficiency >= 0.8 at %d threads: worst case %.2f\n", th, worst);
+        printf("target linear scaling (efficiency >= 0.8 at %d threads): worst cell %.2f: %s\n",
+               th, worst, worst >= 0.8 ? "met" : "NOT met");
     }
     if (o.json)
-        write_json(&o, model, cores, date, res, nres);
+        write_json(&o, model, cores, date, load_start, res, nres);
     if (any_mismatch) {
         fprintf(stderr, "gpuhist-bench-cpu: some strategies returned different counts\n");
         return 1;
