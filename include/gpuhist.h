@@ -350,7 +350,10 @@ typedef struct gpuhist_result {
     double *sums_squared;           /* optional, with weights: sums of the squared weights */
     int64_t *weight_state;          /* optional, with weights: host buffer receiving the exact,
                                        unrounded sums (gpuhist_weight_state_words() int64), for
-                                       merging histograms counted in parts ("Exact parts") */
+                                       merging histograms counted in parts ("Exact parts");
+                                       with accumulate: required, and where the counts are */
+    int accumulate;                 /* nonzero: add into counts, tallies, device_stats and
+                                       weight_state instead of overwriting them (see below) */
     /* out */
     uint32_t bins;                  /* bins per channel */
     uint32_t channels;              /* number of histograms written */
@@ -365,6 +368,26 @@ typedef struct gpuhist_result {
     const char *strategy;           /* the strategy that ran (static string) */
     double seconds;                 /* wall time of the computation, transfers included */
 } gpuhist_result;
+
+/*
+ * Accumulating (result.accumulate nonzero): the call adds what it counts into the buffers
+ * instead of overwriting them, so repeated calls fill one histogram: counts[i] += (host or
+ * device memory), the result's tallies underflow / overflow / nan / total += (keep the same
+ * result between calls; gpuhist_result_host() starts them at 0), device_stats +=, and with
+ * weights the call's exact sums are added into weight_state (required: the sums accumulate
+ * exactly there, never as rounded doubles), which lies where the counts are: host memory, or
+ * device memory with counts_location DEVICE. Zero the state before the first call (all zeros
+ * is empty); its shape is gpuhist_weight_state_words(bins, channels, weight_dtype,
+ * sums_squared != NULL). sums (and sums_squared) then receive the accumulated state's sums,
+ * each rounded once: N accumulating calls give the counts, tallies and sums of one call over
+ * the concatenation of their samples, bit for bit. With device samples, DEVICE counts and
+ * gpuhist_set_async(ctx, 1), a call (weighted or not) only enqueues its work: the tallies of
+ * the result, sums and sums_squared are not written (sums_squared non-NULL still says the state
+ * holds squares); read the sums later with gpuhist_weight_state_sums() on a host copy of the
+ * state. On CUDA the finish adds into the counts, tallies and state on the device (no extra
+ * launch, no copy). Edges, range, backend, strategy and seconds are written as usual.
+ * gpuhist_stream_finish() honours it as well.
+ */
 
 /** A result writing `counts` in host memory. */
 GPUHIST_API gpuhist_result gpuhist_result_host(uint64_t *counts);

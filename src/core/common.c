@@ -62,20 +62,27 @@ void gpuhist_finish_slots(const gpuhist_plan *plan, const uint64_t *slots, uint6
                           gpuhist_result *result)
 {
     uint32_t bins = plan->bins;
+    const int add = result->accumulate; /* add into counts and tallies (gpuhist.h) */
     for (uint32_t k = 0; k < plan->active; ++k) {
         const uint64_t *s = slots + (size_t)k * plan->slots;
         uint64_t *c = counts + (size_t)k * bins;
-        memcpy(c, s, (size_t)bins * sizeof *c);
+        if (add) {
+            for (uint32_t i = 0; i < bins; ++i)
+                c[i] += s[i];
+        } else {
+            memcpy(c, s, (size_t)bins * sizeof *c);
+        }
         uint64_t under = s[GPUHIST_SLOT_UNDERFLOW(bins)];
         uint64_t over = s[GPUHIST_SLOT_OVERFLOW(bins)];
         if (plan->outliers == GPUHIST_OUTLIERS_CLAMP) {
             c[0] += under;
             c[bins - 1] += over;
         }
-        result->underflow[k] = under;
-        result->overflow[k] = over;
-        result->nan[k] = s[GPUHIST_SLOT_NAN(bins)];
-        result->total[k] = plan->pixels;
+        const uint64_t t[4] = {under, over, s[GPUHIST_SLOT_NAN(bins)], plan->pixels};
+        uint64_t *out[4] = {&result->underflow[k], &result->overflow[k], &result->nan[k],
+                            &result->total[k]};
+        for (int j = 0; j < 4; ++j)
+            *out[j] = (add ? *out[j] : 0u) + t[j];
     }
 }
 
@@ -131,30 +138,42 @@ static void finish_records(const gpuhist_plan *plan, const int64_t *acc, size_t 
     }
 }
 
-/* result->weight_state: the records of the accumulator, normalised, squares only when the
- * result asks for them (parts.c reads this layout). */
+/* `records` records of `words` int64 from `acc` into `out`, normalised: copied, or added
+ * (limbs added, flags OR'ed) when accumulating. */
+static void export_records(int64_t *out, const int64_t *acc, size_t records, size_t words,
+                           int add)
+{
+    if (!add)
+        memcpy(out, acc, records * words * sizeof *out);
+    for (size_t r = 0; r < records; ++r) {
+        if (add)
+            gpuhist_record_add(out + r * words, acc + r * words, words);
+        gh_xsum_normalize(out + r * words, (gh_u32)(words - 1));
+    }
+}
+
+/* result->weight_state: the records of the accumulator, normalised (added into the state when
+ * accumulating), squares only when the result asks for them (parts.c reads this layout). */
 static void export_state(const gpuhist_plan *plan, const int64_t *acc, gpuhist_result *result)
 {
     const size_t records = (size_t)plan->active * plan->slots;
     const size_t sum_words = GPUHIST_SUM_RECORD(plan);
-    int64_t *out = result->weight_state;
-    memcpy(out, acc, records * sum_words * sizeof *out);
-    for (size_t r = 0; r < records; ++r)
-        gh_xsum_normalize(out + r * sum_words, (gh_u32)(sum_words - 1));
-    if (plan->want_squares && result->sums_squared) {
-        out += records * sum_words;
-        memcpy(out, acc + records * sum_words, records * GPUHIST_SQUARE_RECORD * sizeof *out);
-        for (size_t r = 0; r < records; ++r)
-            gh_xsum_normalize(out + r * GPUHIST_SQUARE_RECORD, GH_XSUM_LIMBS_F64);
-    }
+    const int add = result->accumulate;
+    export_records(result->weight_state, acc, records, sum_words, add);
+    if (plan->want_squares && result->sums_squared)
+        export_records(result->weight_state + records * sum_words, acc + records * sum_words,
+                       records, GPUHIST_SQUARE_RECORD, add);
 }
 
 void gpuhist_finish_sums(const gpuhist_plan *plan, const int64_t *acc, gpuhist_result *result)
 {
     if (!plan->weights)
         return;
-    if (result->weight_state)
+    if (result->weight_state) {
         export_state(plan, acc, result);
+        if (result->accumulate) /* the sums of everything added so far */
+            acc = result->weight_state;
+    }
     const size_t sum_words = GPUHIST_SUM_RECORD(plan);
     finish_records(plan, acc, sum_words, plan->weight_bias, result->sums);
     if (plan->want_squares && result->sums_squared)

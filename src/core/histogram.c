@@ -16,7 +16,8 @@ void gpuhist_result_describe(const gpuhist_ctx *ctx, const gpuhist_plan *plan,
     result->channels = plan->active;
     for (uint32_t k = 0; k < GPUHIST_MAX_CHANNELS; ++k) {
         result->channel_index[k] = k < plan->active ? plan->channel_index[k] : 0;
-        result->underflow[k] = result->overflow[k] = result->nan[k] = result->total[k] = 0;
+        if (!result->accumulate) /* accumulating: the finish adds into the tallies */
+            result->underflow[k] = result->overflow[k] = result->nan[k] = result->total[k] = 0;
     }
     result->lower = gpuhist_reported_edge(&plan->map, plan->edges, 0);
     result->upper = gpuhist_reported_edge(&plan->map, plan->edges, plan->bins);
@@ -37,6 +38,11 @@ gpuhist_status gpuhist_check_sums(gpuhist_ctx *ctx, const gpuhist_plan *plan,
                             result->sums           ? "sums"
                             : result->sums_squared ? "sums_squared"
                                                    : "weight_state");
+    if (plan->weights && result->accumulate && !result->weight_state)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "result.weight_state: NULL with result.accumulate (weighted sums "
+                            "accumulate exactly in the state: give one, zeroed before the first "
+                            "call)");
     return GPUHIST_OK;
 }
 

@@ -308,6 +308,18 @@ static void point_results(const gpuhist_result *result, share *sh, int n,
             r->weight_state = pb->states + (size_t)i * pb->state_words;
         }
     }
+    /* accumulating: share 0 adds into the caller's counts, tallies and state; the other
+     * parts are added to them by merge_parts */
+    gpuhist_result *r0 = &sh[0].result;
+    r0->accumulate = result->accumulate;
+    if (result->accumulate) {
+        memcpy(r0->underflow, result->underflow, sizeof r0->underflow);
+        memcpy(r0->overflow, result->overflow, sizeof r0->overflow);
+        memcpy(r0->nan, result->nan, sizeof r0->nan);
+        memcpy(r0->total, result->total, sizeof r0->total);
+        if (pb->state_words)
+            r0->weight_state = result->weight_state;
+    }
 }
 
 /* Add the parts of the active shares into share 0's result and the caller's `result`. */
@@ -336,7 +348,7 @@ static void merge_parts(const gpuhist_plan *geo, gpuhist_outliers outliers, shar
     if (pb->state_words) {
         gpuhist_weight_state_sums(r0->weight_state, geo->bins, geo->active, geo->weight_dtype,
                                   squares, outliers, result->sums, result->sums_squared);
-        if (result->weight_state)
+        if (result->weight_state && result->weight_state != r0->weight_state)
             memcpy(result->weight_state, r0->weight_state,
                    pb->state_words * sizeof *result->weight_state);
     }
@@ -349,6 +361,7 @@ static void merge_parts(const gpuhist_plan *geo, gpuhist_outliers outliers, shar
     out.sums = result->sums;
     out.sums_squared = result->sums_squared;
     out.weight_state = result->weight_state;
+    out.accumulate = result->accumulate;
     *result = out;
 }
 

@@ -410,13 +410,19 @@ gpuhist_status gpuhist_stream_finish(gpuhist_stream *st, gpuhist_result *result)
             whole.row_length = st->pixels;
             rc = ctx->ops->stream_finish(ctx, &whole, st->s, result);
         } else {
-            memcpy(result->counts, st->acc,
-                   (size_t)st->plan.active * st->plan.bins * sizeof *st->acc);
+            /* accumulating: added into the caller's counts and tallies (zeroed by describe
+             * otherwise) */
+            const size_t n = (size_t)st->plan.active * st->plan.bins;
+            if (result->accumulate)
+                for (size_t i = 0; i < n; ++i)
+                    result->counts[i] += st->acc[i];
+            else
+                memcpy(result->counts, st->acc, n * sizeof *st->acc);
             for (uint32_t k = 0; k < st->plan.active; ++k) {
-                result->underflow[k] = st->tally[0][k];
-                result->overflow[k] = st->tally[1][k];
-                result->nan[k] = st->tally[2][k];
-                result->total[k] = st->tally[3][k];
+                result->underflow[k] += st->tally[0][k];
+                result->overflow[k] += st->tally[1][k];
+                result->nan[k] += st->tally[2][k];
+                result->total[k] += st->tally[3][k];
             }
         }
     }

@@ -495,6 +495,10 @@ static void check_common(local *l, int root, int size, const gpuhist_result *r)
         fail(l, GPUHIST_ERROR_UNSUPPORTED,
              "result.counts_location: device memory; the merge adds host buffers (give host "
              "counts)");
+    else if (r && r->accumulate)
+        fail(l, GPUHIST_ERROR_UNSUPPORTED,
+             "result.accumulate: the ranks' merge writes the result (accumulate into a second "
+             "result on rank root instead)");
 }
 
 gpuhist_status gpuhist_mpi_histogram(gpuhist_ctx *ctx, MPI_Comm comm, int root,
