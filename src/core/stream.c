@@ -5,8 +5,8 @@
  * large input), then every chunk is counted with the same plan, its data fields replaced by the
  * chunk's. Backends with stream ops keep their counters between chunks (CPU: host counters;
  * CUDA: device counters, chunks copied through page-locked staging buffers and counted
- * asynchronously); the others run their one-shot execute() per chunk and the counts and
- * tallies are added here. Counts are sums of per-sample decisions, so any chunking gives the
+ * asynchronously); the others run their one-shot execute() per chunk and the counts,
+ * tallies and exact weight states (parts.c) are added here, the sums rounded once at finish. Counts are sums of per-sample decisions, so any chunking gives the
  * counts of one call on the concatenation, bit for bit (clamped outliers included: clamping
  * adds under/overflow to the end bins, which commutes with the sum).
  * Limits: the range must be known at begin (no auto range); chunks hold whole pixels.
@@ -33,6 +33,8 @@ struct gpuhist_stream {
     /* core-held state when the backend has no stream ops */
     uint64_t *acc, *tmp;            /* active * bins counts */
     uint64_t tally[4][GPUHIST_MAX_CHANNELS];
+    int64_t *wacc, *wtmp;           /* weighted: the exact states (sums and squares), added */
+    double *wsums;                  /* weighted: a chunk's rounded sums and squares (unused) */
     /* staging buffers lent by gpuhist_stream_buffer */
     void *slot_buf[GPUHIST_STREAM_SLOTS];
     size_t slot_size[GPUHIST_STREAM_SLOTS];
@@ -94,6 +96,9 @@ static void stream_free(gpuhist_stream *st)
     free(st->edges);
     free(st->acc);
     free(st->tmp);
+    free(st->wacc);
+    free(st->wtmp);
+    free(st->wsums);
     __atomic_clear(&ctx->busy, __ATOMIC_RELEASE);
     free(st);
 }
@@ -169,13 +174,24 @@ gpuhist_status gpuhist_stream_begin(gpuhist_ctx *ctx, const gpuhist_samples *lay
         rc = ctx->ops->stream_begin(ctx, &st->plan, st->s);
     } else if (rc == GPUHIST_OK) {
         size_t n = (size_t)st->plan.active * st->plan.bins;
-        rc = gpuhist_need_host_memory(ctx, (uint64_t)n * 16u, "stream: the counts");
+        const size_t words = gpuhist_weight_acc_words(&st->plan); /* 0 unweighted */
+        rc = gpuhist_need_host_memory(ctx, (uint64_t)n * 16u + (uint64_t)words * 16u +
+                                               (st->plan.weights ? (uint64_t)n * 16u : 0u),
+                                      "stream: the counts");
         if (rc == GPUHIST_OK) {
             st->acc = calloc(n, sizeof *st->acc);
             st->tmp = malloc(n * sizeof *st->tmp);
             if (!st->acc || !st->tmp)
                 rc = gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
                                   "stream: cannot allocate %zu counts", n);
+        }
+        if (rc == GPUHIST_OK && st->plan.weights) {
+            st->wacc = calloc(words, sizeof *st->wacc);
+            st->wtmp = malloc(words * sizeof *st->wtmp);
+            st->wsums = malloc(2 * n * sizeof *st->wsums);
+            if (!st->wacc || !st->wtmp || !st->wsums)
+                rc = gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
+                                  "stream: cannot allocate the weight states (%zu words)", words);
         }
     }
     if (rc != GPUHIST_OK) {
@@ -207,11 +223,19 @@ static gpuhist_status count_by_execute(gpuhist_stream *st, const gpuhist_plan *c
 {
     gpuhist_ctx *ctx = st->ctx;
     gpuhist_result r = gpuhist_result_host(st->tmp);
+    size_t n = (size_t)st->plan.active * st->plan.bins;
+    if (chunk->weights) { /* the chunk's exact state (squares too: want_squares is set) */
+        r.sums = st->wsums;
+        r.sums_squared = st->wsums + n;
+        r.weight_state = st->wtmp;
+    }
     gpuhist_result_describe(ctx, chunk, st->s, &r);
     gpuhist_status rc = ctx->ops->execute(ctx, chunk, st->s, &r);
     if (rc != GPUHIST_OK)
         return rc;
-    size_t n = (size_t)st->plan.active * st->plan.bins;
+    if (chunk->weights)
+        gpuhist_weight_state_add(st->wacc, st->wtmp, st->plan.bins, st->plan.active,
+                                 st->plan.weight_dtype, 1);
     for (size_t i = 0; i < n; ++i)
         st->acc[i] += st->tmp[i];
     for (uint32_t k = 0; k < st->plan.active; ++k) {
@@ -424,6 +448,8 @@ gpuhist_status gpuhist_stream_finish(gpuhist_stream *st, gpuhist_result *result)
                 result->nan[k] += st->tally[2][k];
                 result->total[k] += st->tally[3][k];
             }
+            /* the chunks' exact states, rounded once (nothing unweighted) */
+            gpuhist_finish_sums(&st->plan, st->wacc, result);
         }
     }
     if (rc == GPUHIST_OK) {
