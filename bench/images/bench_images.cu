@@ -14,7 +14,9 @@
  * for), the median of --reps calls after --warmup calls; and the device time alone (CUDA
  * events around the call, median) so that the fixed host cost per call shows as the
  * difference. Results go to stdout as a table, and as JSON with --json FILE.
- * --strategies: each CUDA strategy forced in turn as well (a row each, counts checked).
+ * --strategies: each CUDA strategy forced in turn as well (a row each, the asynchronous call,
+ * counts checked).
+ * --case TEXT: only the cases whose name contains TEXT (for a profiler's timeline).
  * Limits: one GPU; NPP only when built with it (GPUHIST_BENCH_NPP).
  */
 #include "gpuhist.h"
@@ -257,15 +259,15 @@ static Row run_case(gpuhist_ctx *ctx, const Case &k)
         if (f != gh)
             row.gha.err = "ASYNC COUNTS DIFFER", row.gha.ok = false;
     }
-    CK(cudaFree(d_stats));
-    /* every CUDA strategy forced in turn (those that refuse the request are left out), each
-     * checked against the automatic choice's counts */
+    /* every CUDA strategy forced in turn (those that refuse the request are left out), timed
+     * as the asynchronous call above and checked against the automatic choice's counts */
+    gpuhist_set_async(ctx, 1);
     for (size_t i = 0; g_strategies && i < gpuhist_strategy_count(); ++i) {
         gpuhist_strategy_desc d;
         if (gpuhist_strategy_info(i, &d) != GPUHIST_OK || d.backend != GPUHIST_BACKEND_CUDA ||
             gpuhist_set_strategy(ctx, d.name) != GPUHIST_OK)
             continue;
-        Timing t = time_calls(gh_sync);
+        Timing t = time_calls(gh_async);
         if (t.ok) {
             std::vector<uint64_t> f(gh.size());
             CK(cudaMemcpy(f.data(), d_counts, f.size() * 8, cudaMemcpyDeviceToHost));
@@ -274,7 +276,9 @@ static Row run_case(gpuhist_ctx *ctx, const Case &k)
         }
         row.forced.emplace_back(d.name, t);
     }
+    gpuhist_set_async(ctx, 0);
     gpuhist_set_strategy(ctx, "auto");
+    CK(cudaFree(d_stats));
 
     /* CUB: row-pitched HistogramEven / MultiHistogramEven<4, 4> */
     int32_t *d_hist;
@@ -372,7 +376,7 @@ static void cell(const Timing &t)
 
 int main(int argc, char **argv)
 {
-    const char *json = nullptr;
+    const char *json = nullptr, *only = nullptr;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
             g_reps = std::max(1, std::atoi(argv[++i]));
@@ -382,10 +386,12 @@ int main(int argc, char **argv)
             json = argv[++i];
         else if (!std::strcmp(argv[i], "--strategies"))
             g_strategies = true;
+        else if (!std::strcmp(argv[i], "--case") && i + 1 < argc)
+            only = argv[++i];
         else {
             std::fprintf(stderr,
                          "usage: gpuhist-images [--reps N] [--warmup N] [--json FILE] "
-                         "[--strategies]\n");
+                         "[--strategies] [--case TEXT]\n");
             return 2;
         }
     }
@@ -413,6 +419,8 @@ int main(int argc, char **argv)
     std::vector<Row> rows;
     int bad = 0;
     for (const Case &k : cases) {
+        if (only && !std::strstr(k.name, only))
+            continue;
         Row r = run_case(ctx, k);
         std::printf("%-34s |", r.name.c_str());
         cell(r.gh);

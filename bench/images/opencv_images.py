@@ -57,6 +57,12 @@ def main():
     cases.append(("u8 grey 9248x6936 uniform", rng.integers(0, 256, (6936, 9248), np.uint8)))
     cases.append(("u8 RGBA 7680x4320 uniform", rng.integers(0, 256, (4320, 7680, 4), np.uint8)))
     cases.append(("u16 grey 7680x4320", rng.integers(0, 65536, (4320, 7680), np.uint16)))
+    # the image formats this gpuhist was built with (`gpuhist --version`: "images: png, jpeg")
+    ver = subprocess.run([a.gpuhist, "--version"], check=True, stdout=subprocess.PIPE,
+                         text=True).stdout
+    built = set(f.strip(" )\n") for f in ver.split("images:")[1].split(",")) if "images:" in ver \
+        else set()
+    a.formats = {"png": "png" in built, "tif": "tiff" in built, "jpg": "jpeg" in built}
     cuda = hasattr(cv2, "cuda") and cv2.cuda.getCudaEnabledDeviceCount() > 0
     tmp = a.dir or tempfile.mkdtemp(prefix="gpuhist-images-")
     os.makedirs(tmp, exist_ok=True)
@@ -81,6 +87,9 @@ def main():
             t_cuda = med(lambda: cv2.cuda.calcHist(gm), a.reps)
         want = np.stack([np.bincount(ch.ravel(), minlength=levels) for ch in chans])
         for ext in ("png", "tif"):
+            if not a.formats[ext]:
+                print("%-34s (%s: not built into this gpuhist)" % (name, ext))
+                continue
             path = os.path.join(tmp, "%s.%s" % (name.replace(" ", "_").replace("%", "pc"), ext))
             # OpenCV writes BGR(A): give it the channels reversed so the file holds R, G, B, A
             if not cv2.imwrite(path, img if C == 1 else img[..., [2, 1, 0, 3]],
@@ -126,6 +135,9 @@ def image_sets(a, cases, tmp, cv2):
         for c in range(C):
             want[c] = np.bincount((img if C == 1 else img[..., c]).ravel(), minlength=levels)
         for ext in fmts:
+            if not a.formats[ext]:
+                print("%-34s %-4s not built into this gpuhist" % (name, ext))
+                continue
             d = os.path.join(tmp, "set_%s_%s" % (name.replace(" ", "_").replace("%", "pc"), ext))
             os.makedirs(d, exist_ok=True)
             bgr = img if C == 1 else img[..., [2, 1, 0, 3]]
