@@ -71,12 +71,66 @@ def _device_id(obj: Any, owner: str) -> int:
     return 0
 
 
+# CuPy and torch arrays read through their own attributes (what __cuda_array_interface__
+# builds, without building its dictionary: the fast path of small repeated fills)
+_TORCH_DTYPES: Optional[dict] = None
+
+
+def _torch_dtypes() -> dict:
+    global _TORCH_DTYPES
+    if _TORCH_DTYPES is None:
+        import torch  # noqa: PLC0415
+
+        _TORCH_DTYPES = {torch.uint8: np.dtype(np.uint8), torch.int8: np.dtype(np.int8),
+                         torch.int16: np.dtype(np.int16), torch.int32: np.dtype(np.int32),
+                         torch.int64: np.dtype(np.int64), torch.float32: np.dtype(np.float32),
+                         torch.float64: np.dtype(np.float64), torch.bool: np.dtype(np.bool_)}
+        for name, npt in (("uint16", np.uint16), ("uint32", np.uint32), ("uint64", np.uint64)):
+            if hasattr(torch, name):
+                _TORCH_DTYPES[getattr(torch, name)] = np.dtype(npt)
+    return _TORCH_DTYPES
+
+
+def _fast(obj: Any, owner: str) -> Optional[DeviceArray]:
+    """A CuPy ndarray or a CUDA torch tensor of a dtype the library reads, else None (the
+    caller then asks __cuda_array_interface__ / DLPack)."""
+    if owner == "cupy":
+        if type(obj).__name__ != "ndarray" or obj.dtype.kind not in "buif" or \
+                obj.dtype.byteorder == ">":
+            return None
+        return DeviceArray(obj, int(obj.data.ptr), obj.dtype, obj.shape, obj.strides,
+                           int(obj.data.device_id), owner)
+    if not obj.is_cuda or obj.is_sparse or obj.is_quantized:
+        return None
+    np_dtype = _torch_dtypes().get(obj.dtype)
+    if np_dtype is None:
+        return None
+    size = np_dtype.itemsize
+    index = obj.device.index
+    return DeviceArray(obj, obj.data_ptr(), np_dtype, tuple(obj.shape),
+                       tuple(s * size for s in obj.stride()), 0 if index is None else index,
+                       owner)
+
+
 def lookup(obj: Any, stream: Optional[int] = None) -> Optional[DeviceArray]:
     """The device array behind obj, or None for host data (NumPy arrays, torch CPU tensors,
     lists, anything np.asarray takes)."""
     if isinstance(obj, (np.ndarray, list, tuple, int, float)) or obj is None:
         return None
     owner = _owner(obj)
+    if owner == "torch" and not getattr(obj, "requires_grad", False):
+        if not getattr(obj, "is_cuda", False):
+            return None
+        fast = _fast(obj, owner)
+        if fast is not None:
+            return fast
+    elif owner == "cupy":
+        try:
+            fast = _fast(obj, owner)
+        except AttributeError:
+            fast = None
+        if fast is not None:
+            return fast
     if owner == "torch" and getattr(obj, "requires_grad", False):
         obj = obj.detach()
     if owner == "torch" and not getattr(obj, "is_cuda", False):
@@ -117,8 +171,11 @@ def current_stream(dev: DeviceArray) -> Optional[int]:
         if dev.owner == "cupy":
             import cupy  # noqa: PLC0415
 
-            with cupy.cuda.Device(dev.device_id):
-                return int(cupy.cuda.get_current_stream().ptr) or None
+            try:  # CuPy 10+: the device's current stream without switching devices
+                return int(cupy.cuda.get_current_stream(dev.device_id).ptr) or None
+            except TypeError:
+                with cupy.cuda.Device(dev.device_id):
+                    return int(cupy.cuda.get_current_stream().ptr) or None
         if dev.owner == "torch":
             import torch  # noqa: PLC0415
 
@@ -188,6 +245,14 @@ class Results:
         if self.owner == "torch":
             return int(arr.data_ptr())
         return int(arr.ctypes.data)
+
+    def synchronize(self) -> None:
+        """Wait for all work on the device (every stream: fills may have been enqueued on
+        streams other than the current one)."""
+        if self.owner == "cupy":
+            self.xp.cuda.Device(self.dev.device_id).synchronize()
+        elif self.owner == "torch":
+            self.xp.cuda.synchronize(self.dev.device_id)
 
     def to_numpy(self, arr: Any) -> np.ndarray:
         if self.owner == "cupy":

@@ -1,33 +1,36 @@
 """gpuhist.Histogram: a 1-D histogram filled again and again, speaking UHI's PlottableHistogram.
 
 Fixed float64 edges (even bins over a range, or explicit edges); every fill is one library call
-whose exact counts are added to the totals (int64), together with the underflow / overflow /
-NaN tallies; the strategy and time of the last fill are kept. Weighted fills keep the sums of
-the weights and of their squares (float64; each fill's sums are correctly rounded, then added
-across fills in float64). A histogram filled with and without weights counts an unweighted
-sample as weight 1 (boost-histogram's Weight storage does the same).
+that adds its exact counts, tallies and weight sums into the histogram's totals (the library's
+result.accumulate): int64 counts and an exact weight state (the unrounded sums of the weights
+and of their squares) per sample dtype, memory and weight type, in the library's bins. Reading
+(values(), variances(), the tallies) rounds each state's sums once, so weighted fills give the
+bits of one fill over all their samples; the strategy and time of the last fill are kept. A
+histogram filled with and without weights counts an unweighted sample as weight 1
+(boost-histogram's Weight storage does the same).
 
 Binning: a sample is in bin i when E[i] <= x < E[i+1], the last bin also holding x == E[-1]
 (numpy.histogram's rule), where E are the float64 edges - for every sample dtype. (np.histogram
 of float32 data with a range uses float32 edges instead; see docs/PYTHON.md.)
 
-Device fills (CuPy arrays, torch CUDA tensors) add their counts on the device, on the caller's
-stream, without synchronising; reading the counts (values(), underflow, ...) copies them to the
-host. The UHI protocol (uhi.typing.plottable.PlottableHistogram): axes, kind, values(),
-variances(), counts(); conversion: boost_histogram.Histogram(h), hist.Hist(h), h.to_uhi().
+Device fills (CuPy arrays, torch CUDA tensors) add their counts, tallies and exact weight
+state on the device, on the caller's stream, without synchronising, weighted or not: one library
+call per fill, no allocation after the first, no extra kernel; reading (values(), underflow, ...)
+waits for the device and copies the totals to the host. The UHI protocol
+(uhi.typing.plottable.PlottableHistogram): axes, kind, values(), variances(), counts(); conversion: boost_histogram.Histogram(h), hist.Hist(h), h.to_uhi().
 """
 
 from __future__ import annotations
 
 import enum
 import operator
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, Optional, Tuple
 
 import numpy as np
 
 from . import _context, _device
-from ._api import (BACKEND, NAN, OVERFLOW, SECONDS, STRATEGY, UNDERFLOW, host_array,
-                   host_minmax, nonfinite_error, remap, run_host, samples_for_library)
+from ._api import (BACKEND, NAN, OVERFLOW, SECONDS, STRATEGY, TOTAL, UNDERFLOW, host_array,
+                   host_minmax, nonfinite_error, remap, samples_for_library)
 from ._plan import (KIND_EDGES, KIND_EVEN, BinPlan, check_memory, edges_plan,
                     exact_float64_edges, library_dtype, outer_edges)
 from . import _core
@@ -98,6 +101,53 @@ class Axis:
 
     def __repr__(self) -> str:
         return f"Axis({len(self)} bins from {self._edges[0]!r} to {self._edges[-1]!r})"
+
+
+class _Acc:
+    """The totals of the fills of one library plan into one memory with one weight type, in the
+    library's bins: counts, the tallies (underflow, overflow, nan, total) and, weighted, the
+    exact weight state with squares (result.accumulate adds every fill into them). On the host
+    (res None) NumPy arrays; beside a CuPy array or torch tensor, arrays of that library on its
+    device, allocated at the first fill, whose pointers every later fill passes as they are."""
+
+    __slots__ = ("plan", "res", "wdt", "counts", "stats", "state", "sums", "sq", "counts_ptr",
+                 "stats_ptr", "state_ptr")
+
+    def __init__(self, plan: BinPlan, res: Optional[_device.Results], wdt: Optional[str]
+                 ) -> None:
+        self.plan, self.res, self.wdt = plan, res, wdt
+        words = _core.weight_state_words(plan.bins, wdt, True) if wdt else 0
+        make = np.zeros if res is None else res.zeros
+        self.counts = make(plan.bins, np.int64)
+        self.stats = make(4, np.int64)
+        self.state = make(words, np.int64) if wdt else None
+        # host sums the library writes (accumulating synchronously) or only reads the shape of
+        # (asynchronous device fills: squares kept)
+        self.sums = np.zeros(plan.bins, np.float64) if wdt else None
+        self.sq = np.zeros(plan.bins, np.float64) if wdt else None
+        self.counts_ptr = self.stats_ptr = self.state_ptr = None
+        if res is not None:
+            self.counts_ptr = res.pointer(self.counts)
+            self.stats_ptr = res.pointer(self.stats)
+            self.state_ptr = res.pointer(self.state) if wdt else None
+
+    def read(self) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
+        """(counts, tallies, sums, sums of squares) on the host, the sums rounded once from the
+        exact state (waits for the device)."""
+        if self.res is None:
+            counts, stats, state = self.counts, self.stats, self.state
+        else:
+            self.res.synchronize()
+            counts = self.res.to_numpy(self.counts).astype(np.int64)
+            stats = self.res.to_numpy(self.stats).astype(np.int64)
+            state = None if self.state is None else \
+                np.ascontiguousarray(self.res.to_numpy(self.state), dtype=np.int64)
+        if state is None:
+            return counts, stats, None, None
+        sums, sq = np.empty(self.plan.bins), np.empty(self.plan.bins)
+        _core.weight_state_sums(state, self.plan.bins, self.wdt, True, bool(self.plan.clamp),
+                                sums, sq)
+        return counts, stats, sums, sq
 
 
 class Histogram:
@@ -194,7 +244,9 @@ class Histogram:
         self._sums_sq: Optional[np.ndarray] = None
         self._flow = np.zeros(3, np.int64)  # underflow, overflow, nan
         self._total = 0
-        self._device: List[Tuple[_device.Results, Any, Any]] = []  # (results, counts, stats)
+        # fills not yet gathered: one accumulator per (memory, sample dtype, weight dtype)
+        self._accs: Dict[Tuple[Any, ...], _Acc] = {}
+        self._cache: Optional[Tuple[Any, ...]] = None  # _totals() until the next fill
         return self
 
     # ---- filling ---------------------------------------------------------------------------
@@ -202,8 +254,9 @@ class Histogram:
     def fill(self, a: Any, weights: Any = None) -> "Histogram":
         """Add the samples of `a` (any shape; NumPy arrays of every supported dtype, strided or
         byte-swapped, anything np.asarray takes, CuPy arrays, torch CUDA tensors), with one
-        weight per sample when `weights` (an array of a's shape, where `a` is: a weighted
-        fill of a device array returns its sums to the host, so it synchronises)."""
+        weight per sample when `weights` (an array of a's shape, where `a` is). A fill of a
+        CuPy array or torch tensor only enqueues its work on the device (weighted or not)."""
+        self._cache = None
         dev = _device.lookup(a, _context.stream_pointer(self._stream))
         if dev is not None:
             return self._fill_device(dev, weights)
@@ -223,20 +276,37 @@ class Histogram:
             first, last, _ = outer_edges(a.size, None,
                                          lambda: host_minmax(ctx, samples, rules_dtype))
             self._set_even(self._bins, float(first), float(last))
-        plan = self._plan(library_dtype(samples.dtype))
-        counts, sums, sq, t = run_host(ctx, plan, samples, weights, squares=True)
-        if auto and (t[NAN] or t[UNDERFLOW] or t[OVERFLOW]):
-            self._unset_range()
-            raise nonfinite_error(a)  # NaN or inf in the data that sets the range, as NumPy
-        self._add(plan, counts, sums, sq, t)
+        dtype = library_dtype(samples.dtype)
+        plan = self._plan(dtype)
+        wdt = None if weights is None else "f32" if weights.dtype == np.float32 else "f64"
+        key = ("host", dtype, wdt)
+        acc = self._accs.get(key)
+        if acc is None:
+            acc = self._accs[key] = _Acc(plan, None, wdt)
+        t = ctx.core.histogram(samples, *plan.args(), acc.counts, weights, acc.sums, acc.sq,
+                               weight_state=acc.state, as_double=plan.as_double,
+                               accumulate=True)
+        acc.stats += t[:4]
+        self._checked_first(auto, key, t, a)
         return self
+
+    def _checked_first(self, auto: bool, key: Tuple[Any, ...], t: tuple, a: Any) -> None:
+        """After a fill: the last fill's figures; a fill that set the range from data holding
+        NaN or inf is taken back (it was the only fill) and raises NumPy's error."""
+        if auto and (t[NAN] or t[UNDERFLOW] or t[OVERFLOW]):
+            del self._accs[key]
+            self._unset_range()
+            raise nonfinite_error(a)
+        self._strategy_used = t[STRATEGY]
+        self._backend_used = t[BACKEND]
+        self._seconds = t[SECONDS]
 
     def _unset_range(self) -> None:
         self._even = self._edges = None
         self._plans = {}
 
-    def _flows(self, plan: BinPlan, counts: np.ndarray, t: tuple) -> Tuple[int, int]:
-        """Underflow and overflow of the user's edges from a call's tallies and bins."""
+    def _flows(self, plan: BinPlan, counts: np.ndarray, t: Any) -> Tuple[int, int]:
+        """Underflow and overflow of the user's edges from the tallies and bins of calls."""
         if not plan.clamp:
             return int(t[UNDERFLOW]), int(t[OVERFLOW])
         # clamped: an infinite end has no outliers; a finite end's went to an extra end bin
@@ -246,8 +316,10 @@ class Histogram:
         over = 0 if e[-1] == np.inf else int(counts[-1])
         return under, over
 
-    def _add(self, plan: BinPlan, counts: np.ndarray, sums: Optional[np.ndarray],
-             sq: Optional[np.ndarray], t: tuple) -> None:
+    def _merge(self, plan: BinPlan, counts: np.ndarray, sums: Optional[np.ndarray],
+               sq: Optional[np.ndarray], t: Any) -> None:
+        """Add library counts (and sums) of `plan` and tallies t (underflow, overflow, nan,
+        total) to the host totals."""
         under, over = self._flows(plan, counts, t)
         mapped = remap(plan, counts)
         if sums is not None and self._sums is None:
@@ -264,10 +336,7 @@ class Histogram:
                 self._sums_sq += mapped
         self._entries += mapped
         self._flow += (under, over, int(t[NAN]))
-        self._total += int(t[3])
-        self._strategy_used = t[STRATEGY]
-        self._backend_used = t[BACKEND]
-        self._seconds = t[SECONDS]
+        self._total += int(t[TOTAL])
 
     def _fill_device(self, dev: _device.DeviceArray, weights: Any) -> "Histogram":
         from ._api import _device_context  # noqa: PLC0415
@@ -275,11 +344,11 @@ class Histogram:
         w = None
         if weights is not None:
             w, _ = _device.device_weights(dev, weights)
-        res = _device.Results(dev)
-        ctx = _device_context(dev, self._backend, self._strategy, self._stream, False)
-        if self._edges is None:
+        auto = self._edges is None
+        if auto:
             if dev.size == 0:
                 return self
+            ctx = _device_context(dev, self._backend, self._strategy, self._stream, False)
 
             def finite_minmax() -> Tuple[Any, Any]:
                 mn, mx, found = ctx.core.minmax_raw(dev.ptr, dev.dtype, dev.shape,
@@ -290,67 +359,73 @@ class Histogram:
 
             first, last, _ = outer_edges(dev.size, None, finite_minmax)
             self._set_even(self._bins, float(first), float(last))
-            # the tallies must be read now: NaN or inf in the data that sets the range raise
-            plan = self._plan(dev.dtype)
-            ctx.configure(ctx.strategy, ctx.stream, False)
-            counts = res.empty(plan.bins, np.int64)
-            t = ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True,
-                                       *plan.args(), res.pointer(counts), False)
-            if t[NAN] or t[UNDERFLOW] or t[OVERFLOW]:
-                self._unset_range()
-                raise nonfinite_error(dev.obj)
         plan = self._plan(dev.dtype)
-        if w is not None:
-            # weighted: the library returns the sums (and squares) on the host, so this fill
-            # synchronises; they are added on the host as a host fill's are
-            ctx.configure(ctx.strategy, ctx.stream, False)
-            counts = np.empty(plan.bins, np.int64)
-            sums, sq = np.empty(plan.bins, np.float64), np.empty(plan.bins, np.float64)
-            t = ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True,
-                                       *plan.args(), counts.ctypes.data, False, None, None,
-                                       w.ptr, w.dtype, sums, sq)
-            self._add(plan, counts, sums, sq, t)
-            return self
-        ctx.configure(ctx.strategy, ctx.stream, res.on_device)
-        counts = res.empty(plan.bins, np.int64)
-        stats = res.empty(4, np.int64) if res.on_device else None
+        if dev.owner not in ("cupy", "torch"):
+            return self._fill_device_to_host(dev, w, plan, auto)
+        key = (dev.owner, dev.device_id, dev.dtype, None if w is None else w.dtype)
+        acc = self._accs.get(key)
+        if acc is None:
+            acc = self._accs[key] = _Acc(plan, _device.Results(dev), None if w is None
+                                         else w.dtype)
+        # the fill that sets the range waits for its tallies (NaN or inf raise); the others
+        # only enqueue their work
+        ctx = _device_context(dev, self._backend, self._strategy, self._stream, not auto)
         t = ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True,
-                                   *plan.args(), res.pointer(counts), res.on_device,
-                                   res.pointer(stats) if stats is not None else None)
-        if not res.on_device:  # counts came back to the host: add them now
-            self._add(plan, counts, None, None, t)
-            return self
-        if plan.clamp:
-            # the user's flows are the dropped end bins (finite ends) or none (infinite ends)
-            assert self._edges is not None
-            stats[0] = counts[0] if self._edges[0] != -np.inf else 0
-            stats[1] = counts[-1] if self._edges[-1] != np.inf else 0
-        mapped = res.remap(counts, plan.out_bins, plan.src, plan.dst, np.int64)
-        for r, acc, st in self._device:
-            if r.owner == res.owner and r.dev.device_id == dev.device_id:
-                acc += mapped  # accumulate on the device, on its stream
-                st += stats
-                break
-        else:
-            self._device.append((res, mapped, stats))
+                                   *plan.args(), acc.counts_ptr, True, acc.stats_ptr, None,
+                                   None if w is None else w.ptr, None if w is None else w.dtype,
+                                   acc.sums, acc.sq, None, True, acc.state_ptr)
+        self._checked_first(auto, key, t, dev.obj)
+        return self
+
+    def _fill_device_to_host(self, dev: _device.DeviceArray, w: Optional[_device.DeviceArray],
+                             plan: BinPlan, auto: bool) -> "Histogram":
+        """A device array of another library (DLPack only): nothing can be allocated beside
+        it, so the counts (and sums) come back to the host (this fill synchronises)."""
+        from ._api import _device_context  # noqa: PLC0415
+
+        ctx = _device_context(dev, self._backend, self._strategy, self._stream, False)
+        counts = np.empty(plan.bins, np.int64)
+        sums = sq = None
+        if w is not None:
+            sums, sq = np.empty(plan.bins, np.float64), np.empty(plan.bins, np.float64)
+        t = ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True,
+                                   *plan.args(), counts.ctypes.data, False, None, None,
+                                   None if w is None else w.ptr, None if w is None else w.dtype,
+                                   sums, sq)
+        if auto and (t[NAN] or t[UNDERFLOW] or t[OVERFLOW]):
+            self._unset_range()
+            raise nonfinite_error(dev.obj)
+        self._merge(plan, counts, sums, sq, t)
         self._strategy_used = t[STRATEGY]
         self._backend_used = t[BACKEND]
         self._seconds = t[SECONDS]
         return self
 
-    def _gather_device(self) -> None:
-        """Bring the device totals to the host (synchronises with their streams)."""
-        for res, acc, stats in self._device:
-            c = res.to_numpy(acc).astype(np.int64)
-            s = res.to_numpy(stats).astype(np.int64)
-            self._entries += c
-            if self._sums is not None and self._sums_sq is not None:
-                self._sums += c
-                self._sums_sq += c
-            # device_stats: underflow, overflow, nan, total (clamped plans: fixed in _fill_device)
-            self._flow += (s[0], s[1], s[2])
-            self._total += int(s[3])
-        self._device = []
+    def _totals(self) -> Tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray],
+                               np.ndarray, int]:
+        """(entries, sums, sums of squares, [underflow, overflow, nan], total): the host totals
+        plus every accumulator's, each weight state's sums rounded once (waits for the device).
+        The accumulators stay: later fills keep adding into their exact states. Kept until the
+        next fill."""
+        if self._cache is not None:
+            return self._cache
+        entries, flow, total = self._entries.copy(), self._flow.copy(), self._total
+        sums = sq = None
+        if self.weighted:
+            sums = self._entries.astype(np.float64) if self._sums is None else self._sums.copy()
+            sq = sums.copy() if self._sums_sq is None else self._sums_sq.copy()
+        for acc in self._accs.values():
+            counts, stats, s, q = acc.read()
+            under, over = self._flows(acc.plan, counts, stats)
+            mapped = remap(acc.plan, counts)
+            entries += mapped
+            flow += (under, over, int(stats[NAN]))
+            total += int(stats[TOTAL])
+            if sums is not None and sq is not None:
+                sums += mapped if s is None else remap(acc.plan, s)
+                sq += mapped if q is None else remap(acc.plan, q)
+        self._cache = (entries, sums, sq, flow, total)
+        return self._cache
 
     # ---- results ---------------------------------------------------------------------------
 
@@ -365,49 +440,44 @@ class Histogram:
 
     @property
     def weighted(self) -> bool:
-        return self._sums is not None
+        return self._sums is not None or any(acc.wdt for acc in self._accs.values())
 
     @property
     def entries(self) -> np.ndarray:
         """The number of samples in each bin (int64), weighted or not."""
-        self._gather_device()
-        return self._entries.copy()
+        return self._totals()[0].copy()
 
     @property
     def sums(self) -> Optional[np.ndarray]:
         """Sum of the weights per bin (float64), None when never filled with weights."""
-        self._gather_device()
-        return None if self._sums is None else self._sums.copy()
+        sums = self._totals()[1]
+        return None if sums is None else sums.copy()
 
     @property
     def sums_squared(self) -> Optional[np.ndarray]:
         """Sum of the squared weights per bin (float64), None when never weighted."""
-        self._gather_device()
-        return None if self._sums_sq is None else self._sums_sq.copy()
+        sq = self._totals()[2]
+        return None if sq is None else sq.copy()
 
     @property
     def underflow(self) -> int:
         """Samples below the first edge (-inf included)."""
-        self._gather_device()
-        return int(self._flow[0])
+        return int(self._totals()[3][0])
 
     @property
     def overflow(self) -> int:
         """Samples above the last edge (+inf included)."""
-        self._gather_device()
-        return int(self._flow[1])
+        return int(self._totals()[3][1])
 
     @property
     def nan(self) -> int:
         """NaN samples (never binned)."""
-        self._gather_device()
-        return int(self._flow[2])
+        return int(self._totals()[3][2])
 
     @property
     def total(self) -> int:
         """Every sample filled (binned, outside the edges, or NaN)."""
-        self._gather_device()
-        return int(self._total)
+        return int(self._totals()[4])
 
     @property
     def strategy(self) -> str:
@@ -470,13 +540,11 @@ class Histogram:
     def to_uhi(self) -> Dict[str, Any]:
         """UHI's serialization (uhi.io / uhi.schema): a variable axis and an int or weighted
         storage. boost_histogram.Histogram(h.to_uhi()) reads it back."""
-        self._gather_device()
         axis = {"type": "variable", "edges": self.edges.copy(), "underflow": True,
                 "overflow": True, "circular": False}
         if self.weighted:
-            assert self._sums is not None and self._sums_sq is not None
-            storage: Dict[str, Any] = {"type": "weighted", "values": self._sums.copy(),
-                                       "variances": self._sums_sq.copy()}
+            storage: Dict[str, Any] = {"type": "weighted", "values": self.sums,
+                                       "variances": self.sums_squared}
         else:
             storage = {"type": "int", "values": self.values(flow=True)}
         return {"uhi_schema": 1, "writer_info": {"gpuhist": {"version": _core.library_version}},
@@ -503,17 +571,17 @@ class Histogram:
         if self._edges is None or other._edges is None or \
                 not np.array_equal(self._edges, other._edges):
             raise ValueError("gpuhist.Histogram: only histograms with the same edges add up")
-        self._gather_device()
-        other._gather_device()
-        if other._sums is not None and self._sums is None:
+        entries, sums, sq, flow, total = other._totals()
+        if sums is not None and self._sums is None:
             self._sums = self._entries.astype(np.float64)
             self._sums_sq = self._sums.copy()
         if self._sums is not None and self._sums_sq is not None:
-            self._sums += other._sums if other._sums is not None else other._entries
-            self._sums_sq += other._sums_sq if other._sums_sq is not None else other._entries
-        self._entries += other._entries
-        self._flow += other._flow
-        self._total += other._total
+            self._sums += sums if sums is not None else entries
+            self._sums_sq += sq if sq is not None else entries
+        self._entries += entries
+        self._flow += flow
+        self._total += total
+        self._cache = None
         return self
 
     def __add__(self, other: "Histogram") -> "Histogram":
@@ -524,15 +592,19 @@ class Histogram:
         return out
 
     def copy(self) -> "Histogram":
-        self._gather_device()
+        """An independent histogram with the same edges and contents (its totals on the host:
+        its weighted sums go on from these rounded sums)."""
+        entries, sums, sq, flow, total = self._totals()
         out = Histogram.__new__(Histogram)
         out.__dict__.update(self.__dict__)
         out._plans = dict(self._plans)
-        out._entries = self._entries.copy()
-        out._flow = self._flow.copy()
-        out._sums = None if self._sums is None else self._sums.copy()
-        out._sums_sq = None if self._sums_sq is None else self._sums_sq.copy()
-        out._device = []
+        out._entries = entries.copy()
+        out._flow = flow.copy()
+        out._total = total
+        out._sums = None if sums is None else sums.copy()
+        out._sums_sq = None if sq is None else sq.copy()
+        out._accs = {}
+        out._cache = None
         return out
 
     def __repr__(self) -> str:

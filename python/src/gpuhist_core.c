@@ -705,26 +705,29 @@ static PyObject *Context_minmax(ContextObject *self, PyObject *args)
  * sums_squared given), receiving the call's exact unrounded sums (result.weight_state).
  * as_double (int64/uint64 samples): (lo, hi) Python ints: samples outside [lo, hi] are
  * outliers, the others are binned as their nearest double (NumPy's rule; see the top).
+ * accumulate: add into counts and weight_state (required with weights) instead of overwriting
+ * them (result.accumulate); sums then hold the accumulated sums, the tallies are this call's.
  * Ranges must be explicit (no auto range): the Python layer resolves NumPy's rules first.
  */
 static PyObject *Context_histogram(ContextObject *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"a", "kind", "bins", "lower", "upper", "edges", "integer_lower",
                              "last_inclusive", "clamp", "counts", "weights", "sums",
-                             "sums_squared", "edges_out", "weight_state", "as_double", NULL};
+                             "sums_squared", "edges_out", "weight_state", "as_double",
+                             "accumulate", NULL};
     PyObject *obj, *edges_obj = Py_None, *counts_obj, *weights_obj = Py_None, *sums_obj = Py_None;
     PyObject *sq_obj = Py_None, *edges_out_obj = Py_None, *state_obj = Py_None;
     PyObject *as_double_obj = Py_None;
-    int kind, last_inclusive = 0, clamp = 0;
+    int kind, last_inclusive = 0, clamp = 0, accumulate = 0;
     unsigned long long bins;
     double lower = 0, upper = 0;
     long long integer_lower = 0;
     if (!check_ctx(self) ||
-        !PyArg_ParseTupleAndKeywords(args, kwds, "OiKddOLppO|OOOOOO", kwlist, &obj, &kind,
+        !PyArg_ParseTupleAndKeywords(args, kwds, "OiKddOLppO|OOOOOOp", kwlist, &obj, &kind,
                                      &bins, &lower, &upper, &edges_obj, &integer_lower,
                                      &last_inclusive, &clamp, &counts_obj, &weights_obj,
                                      &sums_obj, &sq_obj, &edges_out_obj, &state_obj,
-                                     &as_double_obj))
+                                     &as_double_obj, &accumulate))
         return NULL;
     if (!PyArray_Check(obj)) {
         PyErr_SetString(PyExc_TypeError, "gpuhist: histogram needs a NumPy array");
@@ -744,6 +747,7 @@ static PyObject *Context_histogram(ContextObject *self, PyObject *args, PyObject
         return NULL;
     PyObject *ret = NULL;
     gpuhist_result r = gpuhist_result_host(NULL);
+    r.accumulate = accumulate;
     r.counts = output_buffer(counts_obj, "counts", (npy_intp)bins, 'i');
     if (!r.counts)
         goto done;
@@ -1182,6 +1186,9 @@ static PyObject *Context_bins_rule_raw(ContextObject *self, PyObject *args)
  * (the library decides whether the backend sums weights: UNSUPPORTED otherwise);
  * weight_state (host int64 of weight_state_words(bins, weight_dtype, sums_squared given)): the
  * call's exact unrounded sums, as Context.histogram's.
+ * accumulate: add into the counts, device_stats and weight state (result.accumulate); with
+ * counts_device the state is state_ptr, a device buffer of weight_state_words int64 (required
+ * with weights); with the context asynchronous the call then only enqueues its work.
  */
 static PyObject *Context_histogram_raw(ContextObject *self, PyObject *args, PyObject *kwds)
 {
@@ -1189,21 +1196,22 @@ static PyObject *Context_histogram_raw(ContextObject *self, PyObject *args, PyOb
                              "lower", "upper", "edges", "integer_lower", "last_inclusive",
                              "clamp", "counts_ptr", "counts_device", "stats_ptr", "edges_out",
                              "weights_ptr", "weight_dtype", "sums", "sums_squared", "weight_state",
-                             NULL};
+                             "accumulate", "state_ptr", NULL};
     PyObject *ptr_obj, *dtype_obj, *shape_obj, *strides_obj, *edges_obj, *counts_ptr_obj;
     PyObject *stats_ptr_obj = Py_None, *edges_out_obj = Py_None, *wptr_obj = Py_None;
     PyObject *wdt_obj = Py_None, *sums_obj = Py_None, *sq_obj = Py_None, *state_obj = Py_None;
-    int device, kind, last_inclusive, clamp, counts_device;
+    PyObject *state_ptr_obj = Py_None;
+    int device, kind, last_inclusive, clamp, counts_device, accumulate = 0;
     unsigned long long bins;
     double lower, upper;
     long long integer_lower;
     if (!check_ctx(self) ||
-        !PyArg_ParseTupleAndKeywords(args, kwds, "OOOOpiKddOLppOp|OOOOOOO", kwlist, &ptr_obj,
+        !PyArg_ParseTupleAndKeywords(args, kwds, "OOOOpiKddOLppOp|OOOOOOOpO", kwlist, &ptr_obj,
                                      &dtype_obj, &shape_obj, &strides_obj, &device, &kind, &bins,
                                      &lower, &upper, &edges_obj, &integer_lower, &last_inclusive,
                                      &clamp, &counts_ptr_obj, &counts_device, &stats_ptr_obj,
                                      &edges_out_obj, &wptr_obj, &wdt_obj, &sums_obj, &sq_obj,
-                                     &state_obj))
+                                     &state_obj, &accumulate, &state_ptr_obj))
         return NULL;
     gpuhist_dtype dt, wdt = GPUHIST_F64;
     if (!parse_dtype_name(dtype_obj, &dt))
@@ -1229,6 +1237,7 @@ static PyObject *Context_histogram_raw(ContextObject *self, PyObject *args, PyOb
     apply_layout(&s, &l);
     s.location = device ? GPUHIST_MEMORY_DEVICE : GPUHIST_MEMORY_HOST;
     gpuhist_result r = gpuhist_result_host(NULL);
+    r.accumulate = accumulate;
     r.counts = PyLong_AsVoidPtr(counts_ptr_obj);
     if (!r.counts && PyErr_Occurred())
         goto done;
@@ -1251,12 +1260,20 @@ static PyObject *Context_histogram_raw(ContextObject *self, PyObject *args, PyOb
         if (sq_obj != Py_None &&
             !(r.sums_squared = output_buffer(sq_obj, "sums_squared", (npy_intp)bins, 'f')))
             goto done;
-        if (state_obj != Py_None) {
+        if (state_obj != Py_None && state_ptr_obj != Py_None) {
+            PyErr_SetString(PyExc_ValueError, "gpuhist: weight_state or state_ptr, not both");
+            goto done;
+        }
+        if (state_ptr_obj != Py_None) { /* the caller sized it: weight_state_words */
+            r.weight_state = PyLong_AsVoidPtr(state_ptr_obj);
+            if (!r.weight_state && PyErr_Occurred())
+                goto done;
+        } else if (state_obj != Py_None) {
             size_t words = gpuhist_weight_state_words((uint32_t)bins, 1, wdt, sq_obj != Py_None);
             if (!(r.weight_state = output_buffer(state_obj, "weight_state", (npy_intp)words, 'i')))
                 goto done;
         }
-    } else if (state_obj != Py_None || sums_obj != Py_None) {
+    } else if (state_obj != Py_None || sums_obj != Py_None || state_ptr_obj != Py_None) {
         PyErr_SetString(PyExc_ValueError, "gpuhist: sums and weight_state need weights");
         goto done;
     }
@@ -1316,7 +1333,7 @@ static PyMethodDef Context_methods[] = {
     {"histogram", (PyCFunction)(void (*)(void))Context_histogram, METH_VARARGS | METH_KEYWORDS,
      "histogram(a, kind, bins, lower, upper, edges, integer_lower, last_inclusive, clamp, "
      "counts, weights=None, sums=None, sums_squared=None, edges_out=None, weight_state=None, "
-     "as_double=None) -> tallies tuple."},
+     "as_double=None, accumulate=False) -> tallies tuple."},
     {"histogramdd", (PyCFunction)(void (*)(void))Context_histogramdd,
      METH_VARARGS | METH_KEYWORDS,
      "histogramdd(sample, specs, counts, weights=None, sums=None, weight_state=None) -> "
@@ -1326,7 +1343,8 @@ static PyMethodDef Context_methods[] = {
      "histogram_raw(ptr, dtype, shape, strides, device, kind, bins, lower, upper, edges, "
      "integer_lower, last_inclusive, clamp, counts_ptr, counts_device, stats_ptr=None, "
      "edges_out=None, weights_ptr=None, weight_dtype=None, sums=None, sums_squared=None, "
-     "weight_state=None) -> tallies tuple (raw pointers: device arrays)."},
+     "weight_state=None, accumulate=False, state_ptr=None) -> tallies tuple (raw pointers: "
+     "device arrays)."},
     {"minmax_raw", (PyCFunction)Context_minmax_raw, METH_VARARGS,
      "minmax_raw(ptr, dtype, shape, strides, device) -> (min, max, found)."},
     {"bins_rule", (PyCFunction)Context_bins_rule, METH_VARARGS,

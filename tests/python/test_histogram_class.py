@@ -175,3 +175,96 @@ def test_histogram_errors():
         gpuhist.Histogram(5, (0, 1), backend="gpu")
     with pytest.raises(ValueError, match="same shape"):
         gpuhist.Histogram(5, (0, 1)).fill(np.zeros(3), weights=np.zeros(4))
+
+
+def _fsum_bins(x: np.ndarray, w: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Each bin's weights summed exactly and rounded once (math.fsum), NumPy's bins."""
+    import math
+    idx = np.searchsorted(edges, x, side="right") - 1
+    idx[x == edges[-1]] = edges.size - 2
+    keep = (x >= edges[0]) & (x <= edges[-1])
+    return np.array([math.fsum(w[keep & (idx == b)].tolist()) for b in range(edges.size - 1)])
+
+
+@pytest.mark.parametrize("wdtype", [np.float32, np.float64])
+def test_weighted_fills_add_exactly(rng, backend, wdtype):
+    """Weighted fills add into one exact state: the sums (and sums of squares) of many fills
+    are those of one fill over all their samples, bit for bit, each the correctly rounded sum
+    (math.fsum) of its weights, with heavy cancellation; counts and tallies (NaN, outliers)
+    add up exactly; reading between fills changes nothing."""
+    edges = np.linspace(-2.0, 2.0, 41)
+    parts_x, parts_w = [], []
+    for n in (0, 1, 777, 20_000, 3):
+        x = rng.standard_normal(n) * 1.5
+        x[: n // 50] = np.nan
+        w = (np.where(rng.random(n) < 0.5, 1e12, -1e12) + rng.standard_normal(n)).astype(wdtype)
+        parts_x.append(x)
+        parts_w.append(w)
+    h = gpuhist.Histogram(40, (-2.0, 2.0), backend=backend)
+    try:
+        for i, (x, w) in enumerate(zip(parts_x, parts_w)):
+            h.fill(x, weights=w)
+            if i == 2:
+                h.values()  # a read between fills
+    except gpuhist.GpuhistError as err:
+        if err.status == "UNSUPPORTED":
+            pytest.skip(f"{backend} does not sum weights here: {err}")
+        raise
+    x, w = np.concatenate(parts_x), np.concatenate(parts_w)
+    one = gpuhist.Histogram(40, (-2.0, 2.0), backend=backend).fill(x, weights=w)
+    same_bits(h.values(), one.values())
+    same_bits(h.variances(), one.variances())
+    w64 = w.astype(np.float64)
+    same_bits(h.values(), _fsum_bins(x, w64, edges))
+    same_bits(h.variances(), _fsum_bins(x, w64 * w64, edges))
+    same_bits(h.entries, np.histogram(x, edges)[0])
+    finite = x[~np.isnan(x)]
+    assert h.nan == np.count_nonzero(np.isnan(x))
+    assert h.underflow == np.count_nonzero(finite < -2.0)
+    assert h.overflow == np.count_nonzero(finite > 2.0)
+    assert h.total == x.size
+
+
+def test_fills_of_every_plan_add_exactly(rng):
+    """Fills through library plans that map bins 1:1 and through those that do not (repeated
+    and infinite edges: extra library bins, clamped ends) add their counts, tallies and exact
+    weight sums in the library's bins; mixed sample dtypes and weight types; unweighted fills
+    after weighted ones count as weight 1."""
+    for edges in ([-np.inf, -1.0, 0.0, 0.0, 1.0, np.inf], [-1.0, 0.5, np.inf],
+                  [-3.0, -1.0, 0.25, 2.0]):
+        h = gpuhist.Histogram(edges)
+        xs, ws = [], []
+        for dt, wt in ((np.float64, np.float64), (np.float32, np.float32),
+                       (np.float64, np.float32), (np.int32, np.float64)):
+            x = (rng.standard_normal(5000) * 2).astype(dt)
+            w = rng.standard_normal(5000).astype(wt)
+            h.fill(x, weights=w)
+            xs.append(x.astype(np.float64))
+            ws.append(w.astype(np.float64))
+        x, w = np.concatenate(xs), np.concatenate(ws)
+        e = np.asarray(edges, float)
+        want = np.histogram(x, e, weights=w)[0]
+        assert np.allclose(h.values(), want, rtol=1e-12, atol=1e-9)
+        same_bits(h.entries, np.histogram(x, e)[0])
+        assert h.underflow == np.count_nonzero(x < e[0])
+        assert h.overflow == np.count_nonzero(x > e[-1])
+        extra = rng.standard_normal(100)
+        before = h.values()
+        h.fill(extra)
+        same_bits(h.values(), before + np.histogram(extra, e)[0])
+
+
+def test_first_fill_sets_the_range_once(rng):
+    """The fill that sets the range counts once; one with NaN raises and leaves nothing."""
+    a = rng.standard_normal(1000)
+    w = rng.random(1000)
+    h = gpuhist.Histogram(16)
+    h.fill(a, weights=w)
+    same_bits(h.entries, np.histogram(a, 16)[0])
+    same_bits(h.values(), _fsum_bins(a, w, np.histogram_bin_edges(a, 16)))
+    bad = gpuhist.Histogram(16)
+    with pytest.raises(ValueError, match="autodetected range"):
+        bad.fill(np.array([1.0, np.nan, 2.0]), weights=np.ones(3))
+    assert bad.total == 0 and bad.edges.size == 0 and not bad.weighted
+    bad.fill(a)
+    same_bits(bad.values(), np.histogram(a, 16)[0])
