@@ -143,6 +143,8 @@ typedef struct gpuhist_rule {
     uint32_t samples_per_thread; /* only with several CPU threads (gpuhist_cpu_threads) and at
                                     least this many samples (pixels x histogrammed channels)
                                     for each */
+    uint64_t max_samples;        /* only for at most this many samples (pixels x histogrammed
+                                    channels; a stream counts as large) */
 } gpuhist_rule;
 
 /* A backend's auto policy: its rules in order of preference (src/<backend>/registry_*). */

@@ -4,9 +4,9 @@
  * A backend's auto policy is data: an ordered table of rules (gpuhist_rule, internal.h) in
  * src/<backend>/registry_<backend>.*, next to its list of strategies. A rule names a registered
  * strategy and the plans it is preferred for (dtypes, bin kinds, a bin range, enough work for
- * several CPU threads); the strategy's own gpuhist_strategy_accepts() says whether it can run
- * the plan. The first rule whose conditions hold and whose strategy accepts wins; a strategy
- * forced by name is a policy of one rule without conditions. The measurements behind each
+ * several CPU threads, at most so many samples); the strategy's own gpuhist_strategy_accepts()
+ * says whether it can run the plan. The first rule whose conditions hold and whose strategy
+ * accepts wins; a strategy forced by name is a policy of one rule without conditions. The measurements behind each
  * backend's rules are in docs/PERFORMANCE.md ("Why the auto policy picks what it picks").
  */
 #include "internal.h"
@@ -18,6 +18,8 @@ static int rule_applies(const gpuhist_ctx *ctx, const gpuhist_rule *r, const gpu
     if (r->kinds && !(r->kinds & GPUHIST_KIND_BIT(plan->map.kind)))
         return 0;
     if (plan->bins < r->min_bins || (r->max_bins && plan->bins > r->max_bins))
+        return 0;
+    if (r->max_samples && plan->pixels * plan->active > r->max_samples)
         return 0;
     if (r->samples_per_thread) {
         const int threads = gpuhist_cpu_threads(ctx);
@@ -40,7 +42,7 @@ static const gpuhist_strategy *first_rule(const gpuhist_ctx *ctx, const gpuhist_
 const gpuhist_strategy *gpuhist_select(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
 {
     if (ctx->forced) {
-        const gpuhist_rule asked = {ctx->forced, 0, 0, 0, 0, 0};
+        const gpuhist_rule asked = {ctx->forced, 0, 0, 0, 0, 0, 0};
         return first_rule(ctx, &asked, 1, plan);
     }
     const gpuhist_policy *p = ctx->ops->policy;
