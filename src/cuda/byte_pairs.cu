@@ -34,7 +34,8 @@
  * Measured: docs/PERFORMANCE.md, "Measurements behind the CUDA sources".)
  * Epilogue: each block folds P's halves (both directions, bank-conflict-free reads, no warp
  * reductions) and the warp tables into 256 sums and adds them to `out` with 256 64-bit global
- * atomics.
+ * atomics. A block none of whose warps counted in pairs mode (90%-one-value data, runs) skips
+ * P's fold: P is still zero, and the fold is most of an image-sized call's fixed cost.
  * Results against cuda-histogram256 and CUB: docs/PERFORMANCE.md, "CUDA (NVIDIA H200)", cells
  * u8_256 and rgba_u8_3x256.
  * Fixed cost: the fold above reads P's high-byte sums without warp reductions or atomics (one
@@ -171,8 +172,11 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
     uint32_t *tables = bp_w + BP_PAIR_WORDS;
     uint32_t *sums = tables + NT * TPW * nout;
     const uint32_t tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
+    __shared__ uint32_t paired; /* some warp of the block counted in pairs mode: P is not zero */
     for (uint32_t i = tid; i < BP_PAIR_WORDS + (NT * TPW + 1u) * nout; i += BP_THREADS)
         bp_w[i] = 0u;
+    if (tid == 0)
+        paired = 0u;
     __syncthreads();
     const uint32_t mine = (uint32_t)__cvta_generic_to_shared(tables + warp / TW * TPW * nout);
 
@@ -270,6 +274,8 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
             for (uint32_t u = 0; u < BP_U; ++u)
                 count_bytes(v[u]);
         } else {
+            if (lane == 0)
+                paired = 1u;
 #pragma unroll
             for (uint32_t u = 0; u < BP_U; ++u)
                 count_pairs(v[u]);
@@ -307,10 +313,14 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
     const uint32_t v = tid & 0xffu, q = tid >> 8;
     auto half = [&](uint32_t k) { return (bp_w[k >> 1] >> (16u * (k & 1u))) & 0xffffu; };
     uint32_t s_lo = 0u, s_hi = 0u;
+    /* A block that never counted in pairs mode (skewed data, small inputs counted in bytes
+     * mode) left P zero: its fold, the fixed cost of an image-sized call, is skipped. */
+    if (paired) {
 #pragma unroll 8
-    for (uint32_t i = 0; i < 64u; ++i) {
-        s_lo += half(v | (q * 64u + i) << 8);
-        s_hi += half((q * 64u + ((i + 2u * v) & 63u)) | v << 8);
+        for (uint32_t i = 0; i < 64u; ++i) {
+            s_lo += half(v | (q * 64u + i) << 8);
+            s_hi += half((q * 64u + ((i + 2u * v) & 63u)) | v << 8);
+        }
     }
     if constexpr (C == 1) {
         for (uint32_t wi = q * (BP_WARPS / 4u); wi < (q + 1u) * (BP_WARPS / 4u); ++wi)
