@@ -3,9 +3,9 @@
  * the _Ctx functions) and CUB DeviceHistogram in the same run, on the same device buffers.
  *
  * Cases (issue "Images": the sizes where the fixed cost of a call decides, not bandwidth):
- * 8-bit grey 7680x4320 uniform and with 90% of the pixels one value, 9248x6936 (64 MP)
- * uniform, RGBA 7680x4320 (all 4 channels), 16-bit grey 7680x4320 with 65536 bins. Each
- * image is made on the device (a hash of the index) with a row pitch from cudaMallocPitch,
+ * 8-bit grey 64x64 (the fixed cost alone), 1920x1080 (an HD frame), 7680x4320 uniform and
+ * with 90% of the pixels one value, 9248x6936 (64 MP) uniform, RGBA 7680x4320 (all 4
+ * channels), 16-bit grey 7680x4320 with 65536 bins. Each image is made on the device (a hash of the index) with a row pitch from cudaMallocPitch,
  * and counted as a region of interest (rows, row_length, row_stride) by gpuhist, with the
  * pitch by NPP, and row by row-pitched CUB (HistogramEven with num_row_pixels, num_rows,
  * row_stride_bytes). Counts are compared: gpuhist's 64-bit counts against NPP's and CUB's
@@ -404,6 +404,7 @@ int main(int argc, char **argv)
     gpuhist_set_stream(ctx, g_stream);
     const Case cases[] = {
         {"u8 grey 64x64 (the fixed cost)", 64, 64, 1, 8, -1, false},
+        {"u8 grey 1920x1080 (HD frame)", 1920, 1080, 1, 8, -1, false},
         {"u8 grey 7680x4320 uniform", 7680, 4320, 1, 8, -1, false},
         {"u8 grey 7680x4320 90% one value", 7680, 4320, 1, 8, 77, false},
         {"u8 grey 9248x6936 uniform", 9248, 6936, 1, 8, -1, false},
