@@ -5,9 +5,9 @@
  * Cases (issue "Images": the sizes where the fixed cost of a call decides, not bandwidth):
  * 8-bit grey 64x64 (the fixed cost alone), 1920x1080 (an HD frame), 7680x4320 uniform and
  * with 90% of the pixels one value, 9248x6936 (64 MP) uniform, RGBA 7680x4320 (all 4
- * channels), 16-bit grey 7680x4320 with 65536 bins. Each image is made on the device (a hash of the index) with a row pitch from cudaMallocPitch,
- * and counted as a region of interest (rows, row_length, row_stride) by gpuhist, with the
- * pitch by NPP, and row by row-pitched CUB (HistogramEven with num_row_pixels, num_rows,
+ * channels), 16-bit grey 7680x4320 with 65536 bins. Each image is made on the device (a hash
+ * of the index) with a row pitch from cudaMallocPitch, and counted as a region of interest
+ * (rows, row_length, row_stride) by gpuhist, with the pitch by NPP, and row by row-pitched CUB (HistogramEven with num_row_pixels, num_rows,
  * row_stride_bytes). Counts are compared: gpuhist's 64-bit counts against NPP's and CUB's
  * 32-bit ones, bin by bin (a mismatch is reported and the exit status is 1).
  * Timing: host wall time of one call plus the stream synchronisation (what a caller waits
