@@ -29,7 +29,9 @@
 #ifndef GPUHIST_EXACT_SUM_H
 #define GPUHIST_EXACT_SUM_H
 
+#ifndef GPUHIST_BINMAP_H /* an OpenCL program has binmap.h before it, and no include path */
 #include "binmap.h"
+#endif
 
 #define GH_XSUM_LIMBS_F32 10
 #define GH_XSUM_LIMBS_F64 68

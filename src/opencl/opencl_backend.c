@@ -12,7 +12,10 @@
  * CL_DEVICE_MAX_MEM_ALLOC_SIZE) of whole pixels; strided ROI rows are packed on the way with
  * clEnqueueWriteBufferRect. Each chunk is one job for the strategy (opencl_internal.h). Counters
  * are 64-bit on the device when it has 64-bit global atomics, else 32-bit and drained into host
- * uint64 after every chunk (a chunk has < 2^31 samples, so they cannot overflow).
+ * uint64 after every chunk (a chunk has < 2^31 samples, so they cannot overflow). Weighted
+ * plans: each job's weights (one per pixel) are uploaded beside its samples, the strategy adds
+ * into a device exact accumulator (exact_sum.h's records, zeroed per call), which is read back
+ * once and rounded on the host (gpuhist_finish_sums): the CPU backend's bits.
  *
  * Two environment variables exist to exercise those paths on any device (tests only):
  * GPUHIST_OPENCL_COUNTERS32=1 forces the 32-bit counters, GPUHIST_OPENCL_CHUNK_BYTES=<n> lowers
@@ -253,13 +256,15 @@ gpuhist_status gpuhist_opencl_list_devices(char *buf, size_t size)
 
 static void gh_ocl_release_buffers(gpuhist_opencl_state *st)
 {
-    cl_mem *bufs[] = {&st->data_buf, &st->counters, &st->edges, &st->placeholder, &st->scratch};
+    cl_mem *bufs[] = {&st->data_buf, &st->counters,    &st->edges,  &st->placeholder,
+                      &st->scratch,  &st->weights_buf, &st->acc_buf};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
         if (*bufs[i]) {
             clReleaseMemObject(*bufs[i]);
             *bufs[i] = NULL;
         }
     st->data_cap = st->counters_cap = st->edges_cap = st->scratch_cap = 0;
+    st->weights_cap = st->acc_cap = 0;
 }
 
 static void gh_ocl_close(gpuhist_ctx *ctx)
@@ -368,6 +373,11 @@ static gpuhist_status gh_ocl_open(gpuhist_ctx *ctx, int device)
         st->max_work_group = 1;
     st->has_fp64 = gh_ocl_has_extension(st->device, "cl_khr_fp64");
     st->counter64 = gh_ocl_has_extension(st->device, "cl_khr_int64_base_atomics");
+    cl_bool little = CL_TRUE;
+    if (clGetDeviceInfo(st->device, CL_DEVICE_ENDIAN_LITTLE, sizeof little, &little, NULL) !=
+        CL_SUCCESS)
+        little = CL_FALSE;
+    st->little_endian = little == CL_TRUE;
     const char *env = getenv("GPUHIST_OPENCL_COUNTERS32");
     if (env && atoi(env) != 0)
         st->counter64 = 0;
@@ -397,14 +407,22 @@ static gpuhist_status gh_ocl_build(gpuhist_ctx *ctx, int src, gpuhist_dtype dtyp
 {
     gpuhist_opencl_state *st = gpuhist_opencl_state_of(ctx);
     const gpuhist_opencl_program *program = st->program_of[src];
-    const char *texts[3] = {gh_ocl_source_text("binmap.h"), gh_ocl_source_text("common.clh"),
-                            gh_ocl_source_text(program->source)};
-    if (!texts[0] || !texts[1] || !texts[2])
-        return gpuhist_fail(ctx, GPUHIST_ERROR_BACKEND,
-                            "opencl: kernel source %s is not embedded in this build",
-                            !texts[0] ? "binmap.h" : !texts[1] ? "common.clh" : program->source);
+    /* binmap.h, common.clh, the program's header (if any), its source */
+    const char *names[4] = {"binmap.h", "common.clh", program->header, program->source};
+    const char *texts[4];
+    cl_uint ntexts = 0;
+    for (int i = 0; i < 4; ++i) {
+        if (!names[i])
+            continue;
+        texts[ntexts] = gh_ocl_source_text(names[i]);
+        if (!texts[ntexts])
+            return gpuhist_fail(ctx, GPUHIST_ERROR_BACKEND,
+                                "opencl: kernel source %s is not embedded in this build",
+                                names[i]);
+        ++ntexts;
+    }
     cl_int err;
-    cl_program prog = clCreateProgramWithSource(st->context, 3, texts, NULL, &err);
+    cl_program prog = clCreateProgramWithSource(st->context, ntexts, texts, NULL, &err);
     if (err != CL_SUCCESS)
         return gpuhist_opencl_fail(ctx, err, "clCreateProgramWithSource");
     char options[128];
@@ -663,6 +681,22 @@ static gpuhist_status gh_ocl_drain32(gpuhist_ctx *ctx, uint32_t total, uint32_t 
     return GPUHIST_OK;
 }
 
+/* The weight accumulator: `words` int64 on the device, zeroed. */
+static gpuhist_status gh_ocl_zero_acc(gpuhist_ctx *ctx, size_t words)
+{
+    gpuhist_opencl_state *st = gpuhist_opencl_state_of(ctx);
+    gpuhist_status status = gh_ocl_ensure(ctx, &st->acc_buf, &st->acc_cap, words * 8u,
+                                          CL_MEM_READ_WRITE, "weight sums");
+    if (status != GPUHIST_OK)
+        return status;
+    cl_uchar zero = 0;
+    GH_OCL_TRY(ctx,
+               clEnqueueFillBuffer(st->queue, st->acc_buf, &zero, 1, 0, words * 8u, 0, NULL,
+                                   NULL),
+               "clEnqueueFillBuffer(weight sums)");
+    return GPUHIST_OK;
+}
+
 static gpuhist_status gh_ocl_execute_jobs(gpuhist_ctx *ctx, const gpuhist_plan *plan,
                                           const gpuhist_strategy *s, uint64_t *slots,
                                           uint32_t *tmp32)
@@ -716,10 +750,20 @@ static gpuhist_status gh_ocl_execute_jobs(gpuhist_ctx *ctx, const gpuhist_plan *
     if (status != GPUHIST_OK)
         return status;
     job.data = st->data_buf;
+    /* weights: one per pixel, the job's run of them beside its samples */
+    const size_t wsize = plan->weights ? gpuhist_dtype_size(plan->weight_dtype) : 0;
+    if (plan->weights) {
+        status = gh_ocl_ensure(ctx, &st->weights_buf, &st->weights_cap, (size_t)want * wsize,
+                               CL_MEM_READ_ONLY, "weights");
+        if (status != GPUHIST_OK)
+            return status;
+        job.weights = st->weights_buf;
+    }
 
     uint64_t row = 0, pix = 0;
     while (row < rows) {
         uint64_t npix;
+        const uint64_t first = row * row_length + pix; /* the chunk's first pixel */
         if (pix == 0 && rows > 1 && row_length <= chunk_pixels) {
             /* Several whole rows, packed on the way by a rectangular copy. */
             uint64_t nrows = chunk_pixels / row_length;
@@ -753,6 +797,12 @@ static gpuhist_status gh_ocl_execute_jobs(gpuhist_ctx *ctx, const gpuhist_plan *
         }
         if (npix == 0)
             continue;
+        if (plan->weights)
+            GH_OCL_TRY(ctx,
+                       clEnqueueWriteBuffer(st->queue, st->weights_buf, CL_TRUE, 0,
+                                            (size_t)npix * wsize, plan->weights + first * wsize,
+                                            0, NULL, NULL),
+                       "clEnqueueWriteBuffer(weights)");
         job.pixels = (uint32_t)npix;
         job.elements = (uint32_t)(npix * plan->channels);
         status = s->run(ctx, plan, &job, (void *)st->counters);
@@ -807,15 +857,41 @@ static gpuhist_status gh_ocl_execute(gpuhist_ctx *ctx, const gpuhist_plan *plan,
     }
     gpuhist_status status = GPUHIST_OK;
     st->kernel_seconds = 0;
-    if (plan->pixels > 0)
-        status = gh_ocl_execute_jobs(ctx, plan, s, slots, tmp32);
-    if (status != GPUHIST_OK)
+    /* weighted: the exact accumulator on the device (zeroed here, added to by the strategy's
+     * jobs), then on the host for the one rounding */
+    gpuhist_plan wplan = *plan;
+    const size_t words = gpuhist_weight_acc_words(plan);
+    int64_t *acc = NULL;
+    if (plan->weights) {
+        status = gpuhist_need_host_memory(ctx, (uint64_t)words * 8u,
+                                          "opencl: the weight sums' accumulator");
+        if (status == GPUHIST_OK && !(acc = calloc(words ? words : 1, sizeof *acc)))
+            status = gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
+                                  "opencl: out of host memory for the weight sums' accumulator "
+                                  "(%zu words)",
+                                  words);
+        if (status == GPUHIST_OK && plan->pixels > 0)
+            status = gh_ocl_zero_acc(ctx, words);
+        wplan.weight_acc = (void *)st->acc_buf;
+    }
+    if (status == GPUHIST_OK && plan->pixels > 0)
+        status = gh_ocl_execute_jobs(ctx, &wplan, s, slots, tmp32);
+    if (status == GPUHIST_OK && plan->weights && plan->pixels > 0) {
+        cl_int err = clEnqueueReadBuffer(st->queue, st->acc_buf, CL_TRUE, 0, words * 8u, acc, 0,
+                                         NULL, NULL);
+        if (err != CL_SUCCESS)
+            status = gpuhist_opencl_fail(ctx, err, "clEnqueueReadBuffer(weight sums)");
+    }
+    if (status != GPUHIST_OK) {
         clFinish(st->queue); /* nothing may still read the caller's memory */
-    else
+    } else {
         gpuhist_finish_slots(plan, slots, result->counts, result);
+        gpuhist_finish_sums(&wplan, acc, result);
+    }
     gh_ocl_collect_events(st, status == GPUHIST_OK);
     free(slots);
     free(tmp32);
+    free(acc);
     return status;
 }
 

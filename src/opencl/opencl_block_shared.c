@@ -39,7 +39,8 @@ static size_t gh_bs_lanes(size_t sample_size)
     return 16 / sample_size;
 }
 
-static const gpuhist_opencl_program gh_bs_program = {"block_shared.cl", {"gh_block_shared", NULL}};
+static const gpuhist_opencl_program gh_bs_program = {"block_shared.cl", {"gh_block_shared", NULL},
+                                                     NULL};
 
 static gpuhist_status gh_bs_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *job_,
                                 void *out)

@@ -20,7 +20,7 @@
 
 /* kernels/local_atomic.cl: counters in local memory (0), or in global memory (1) */
 static const gpuhist_opencl_program gh_la_program = {"local_atomic.cl",
-                                                     {"gh_local_atomic", "gh_global_atomic"}};
+                                                     {"gh_local_atomic", "gh_global_atomic"}, NULL};
 
 static gpuhist_status gh_la_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *job_,
                                 void *out)

@@ -31,7 +31,7 @@
 
 /* kernels/tree_reduce.cl: per-group counts (0), then their sums (1) */
 static const gpuhist_opencl_program gh_tr_program = {"tree_reduce.cl",
-                                                     {"gh_tree_count", "gh_tree_sum"}};
+                                                     {"gh_tree_count", "gh_tree_sum"}, NULL};
 
 static gpuhist_status gh_tr_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *job_,
                                 void *out)

@@ -1278,8 +1278,8 @@ PY
     err 2 "-f npy with --weights writes the sums to a file beside the counts" \
         "$G" -t f64 -r 0:1 --weights w64.bin -f npy -o /dev/null d.f64
     err 1 "--device 3: no such device \(--weights runs on the CPU backend" "$G" --device 3 -t f64 -r 0:1 --weights w64.bin d.f64
-    # Auto sums weights on the CPU backend (and says so); CUDA sums them too (cuda-weighted-*,
-    # the same bits), OpenCL is refused before the input is read.
+    # Auto sums weights on the CPU backend (and says so); CUDA and OpenCL sum them too
+    # (cuda-weighted-*, opencl-weighted-*: the same bits).
     run "$G" -v -t f64 -r 0:1 --weights w64.bin d.f64
     has "note: --weights: auto uses the CPU backend" err.txt
     has "strategy: cpu-weighted" err.txt
@@ -1292,9 +1292,26 @@ PY
         has "strategy: cuda-weighted-smem" err.txt
     fi
     if "$G" -B opencl --list-devices >/dev/null 2>&1; then
-        err 2 "^gpuhist: --weights: opencl: no strategy of this backend sums weights \(the CPU backend does\)$" \
-            "$G" -B opencl -t f64 -b 5 --weights w64.bin -o o.csv d.f64
-        err 2 "^gpuhist: --weights: opencl: no strategy" "$G" -B opencl -t f64 --text --weights w64.bin d.txt
+        # raw and text input, f64 and f32 weights, squares, clamped outliers, channels, edges
+        for args in "-t f64 -b 5 --weights w64.bin --squares d.f64" \
+            "-t f64 -r 0:1 --outliers clamp --weights w32.bin --weights-type f32 --squares d.f64" \
+            "--text -b 5 --weights w64.bin d.txt" \
+            "-t f64 --channels 2 -e $E --weights wp.bin --squares d.f64"; do
+            # shellcheck disable=SC2086
+            ok "$G" -B cpu $args -f csv -o wcpu.csv
+            # shellcheck disable=SC2086
+            ok "$G" -B opencl $args -f csv -o wocl.csv
+            cmp -s wcpu.csv wocl.csv ||
+                fail "--weights: -B opencl $args differs from -B cpu: $(diff wcpu.csv wocl.csv | head -5)"
+        done
+        run "$G" -B opencl -v -t f64 -r 0:1 --weights w64.bin -o /dev/null d.f64
+        [ "$rc" = 0 ] || fail "-B opencl --weights: exit $rc -- $(head -c 300 err.txt)"
+        has "strategy: opencl-weighted-local" err.txt
+        run "$G" -B opencl -s opencl-weighted-global -v -t f64 -r 0:1 --weights w64.bin -o wg.csv \
+            -f csv d.f64
+        has "strategy: opencl-weighted-global" err.txt
+        ok "$G" -B cpu -t f64 -r 0:1 --weights w64.bin -f csv -o wcpu.csv d.f64
+        cmp -s wcpu.csv wg.csv || fail "--weights: opencl-weighted-global differs from -B cpu"
     fi
     [ -e o.csv ] && fail "a refused backend left o.csv"
 

@@ -513,12 +513,6 @@ static void check_case(gpuhist_ctx *ctx, gpuhist_ctx *one, gpuhist_ctx *multi, c
     run_out o;
     int interleaved = (int)below(r, 2);
     run(ctx, c, interleaved, &o);
-    if (c->weights && gpuhist_context_backend(ctx) == GPUHIST_BACKEND_OPENCL) {
-        /* OpenCL does not sum weights: refused as a 1-D weighted request is */
-        CHECK_EQ_INT(o.st, GPUHIST_ERROR_UNSUPPORTED);
-        CHECK_CONTAINS(gpuhist_last_error(ctx), "sums weights");
-        goto free_all;
-    }
     if (!CHECK_MSG(o.st == GPUHIST_OK, "status %d: %s", (int)o.st, gpuhist_last_error(ctx)))
         goto free_all;
     CHECK_EQ_U64(o.r.dims, c->dims);

@@ -45,8 +45,6 @@ static gpuhist_status part_call(gpuhist_ctx *ctx, const double *pts, const void 
 static void parts(gpuhist_ctx *ctx, rng_t *rng)
 {
     check_context("parts");
-    if (gpuhist_context_backend(ctx) == GPUHIST_BACKEND_OPENCL)
-        return; /* weights: CPU and CUDA (test_histogramdd checks that OpenCL refuses them) */
     for (int round = 0; round < 24; ++round) {
         const uint32_t dims = 1 + (uint32_t)below(rng, 3);
         gpuhist_bin_spec axes[3];

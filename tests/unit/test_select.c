@@ -167,6 +167,9 @@ static const rule cuda_rules[] = {
 static const rule opencl_rules[] = {
     {ANY_DTYPE, ANY_KIND, 1, NO_LIMIT, "opencl-block-shared"},
     {ANY_DTYPE, ANY_KIND, 1, NO_LIMIT, "opencl-local-atomic"},
+    /* weighted plans (not generated here: the rules above take every unweighted plan) */
+    {ANY_DTYPE, ANY_KIND, 1, NO_LIMIT, "opencl-weighted-local"},
+    {ANY_DTYPE, ANY_KIND, 1, NO_LIMIT, "opencl-weighted-global"},
 };
 
 /* CPU: threads once every thread has 256 Ki samples and the bins are at most 2^22, else one
