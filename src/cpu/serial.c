@@ -40,6 +40,7 @@
  *    (e.g. zstd's HIST_count_parallel).
  */
 #include "cpu_kernels.h"
+#include "cpu_simd.h"
 #include "fast_even.h"
 
 #include <float.h>
@@ -376,7 +377,21 @@ typedef struct slot_state {
     unsigned cell_shift;  /* ... and cell = (key - cell_key0) >> cell_shift */
     uint32_t cell_count;  /* cells */
     uint32_t *cell_first; /* cells + 1: inner edges mapped below each cell */
+    struct edge_cell *cell; /* cells: each cell's first bin and its one inner edge (below) */
+    /* EVEN, one channel: THE TEST's constants for the vector kernels (cpu_simd.h) */
+    int simd;
+    gpuhist_cpu_test_f32 test_f;
+    gpuhist_cpu_test_f64 test_d;
 } slot_state;
+
+/* A cell of the EDGES table, for the branch-free form of the walk: the bin is lo when x is below
+ * the cell's only inner edge thr, lo + 1 at or above it (thr = +inf: no inner edge). many: more
+ * than one inner edge, the walk decides. */
+typedef struct edge_cell {
+    double thr;
+    uint32_t lo;
+    uint32_t many;
+} edge_cell;
 
 /* i with E[i] <= x < E[i+1], given E[lo] <= x < E[hi] (E non-decreasing). */
 #define DEFINE_SEARCH(NAME, T)                                                                   \
@@ -478,6 +493,18 @@ static int edge_cells(slot_state *s)
         s->cell_first = b;
         free(a);
     }
+    s->cell = malloc((size_t)C * sizeof *s->cell);
+    if (!s->cell) {
+        free(s->cell_first);
+        s->cell_first = NULL;
+        return 0;
+    }
+    for (uint32_t c = 0; c < C; ++c) {
+        const uint32_t lo = s->cell_first[c], hi = s->cell_first[c + 1u];
+        s->cell[c].lo = lo;
+        s->cell[c].many = hi - lo > 1u;
+        s->cell[c].thr = hi > lo ? e[lo + 1u] : INFINITY;
+    }
     return 1;
 }
 
@@ -490,6 +517,9 @@ static inline uint32_t edges_slot(const slot_state *s, double x)
     if (x >= e[bins])
         return (s->m->last_inclusive && x == e[bins]) ? bins - 1u : GPUHIST_SLOT_OVERFLOW(bins);
     const uint32_t c = cell_of(s, x);
+    const edge_cell *k = &s->cell[c];
+    if (__builtin_expect(!k->many, 1))
+        return k->lo + (x >= k->thr ? 1u : 0u); /* no inner edge: thr = inf, the bin is lo */
     uint32_t lo = s->cell_first[c], hi = s->cell_first[c + 1u]; /* lo <= bin <= hi */
     if (__builtin_expect(hi - lo > 4u, 0))
         return search_d(e, lo, hi + 1u, x); /* e[lo] <= x < e[hi + 1] */
@@ -642,6 +672,122 @@ DEFINE_SLOT_LOOP(u32_cert, uint32_t, SLOT_I32_CERT)
 DEFINE_SLOT_LOOP(i64_cert, int64_t, SLOT_I64_CERT)
 DEFINE_SLOT_LOOP(u64_cert, uint64_t, SLOT_U64_CERT)
 
+/* ---- one channel: map a block of samples to slots, then count the block ---------------------
+ *
+ * A single-channel stream is mapped MAP_BLOCK samples at a time into a slot buffer, then the
+ * buffer is counted. Apart, the two loops each run at their own limit: the mapping has no store
+ * to wait for (and under a certificate it is the vector test of cpu_simd.h, with the scalar rule
+ * for the few samples it does not prove), and the increments no longer wait on the mapping's
+ * loads and compares. The input is prefetched PREFETCH_AHEAD_BLOCKS blocks ahead: while a block
+ * is counted the hardware prefetcher sees no input loads (measured, f32 2^20 even bins on AMD
+ * EPYC: 2.3-2.4 GB/s without, 2.9-3.1 with; 4 KiB to 32 KiB ahead alike).
+ * Tried for counters beyond L2 (2^20 bins: 4 MiB of counters), all slower on the same machine,
+ * same run: the block's counters prefetched for writing while the next block is mapped (2.2
+ * against 2.5 GB/s); 16-bit counters with the 2^16 carry in the 32-bit table (2 MiB; 2.7 against
+ * 3.0); slots partitioned into buckets of 2^16 counters by their high bits, each bucket counted
+ * when full with its counters in L2 (2.0 against 2.4). */
+#define MAP_BLOCK 512u
+#define PREFETCH_AHEAD_BLOCKS 8u
+
+/* t[slot[j]]++ for the block */
+static inline void count_block(uint32_t *restrict t, const uint32_t *restrict slot, size_t n)
+{
+    size_t j = 0;
+    for (; j + 4u <= n; j += 4u) {
+        t[slot[j]]++;
+        t[slot[j + 1u]]++;
+        t[slot[j + 2u]]++;
+        t[slot[j + 3u]]++;
+    }
+    for (; j < n; ++j)
+        t[slot[j]]++;
+}
+
+/* Map n <= MAP_BLOCK samples at p to slots. */
+#define DEFINE_MAP_SCALAR(NAME, T, SLOT)                                                         \
+    static void NAME(const slot_state *s, const unsigned char *p, size_t n, uint32_t *slot)      \
+    {                                                                                            \
+        for (size_t j = 0; j < n; ++j) {                                                         \
+            T x;                                                                                 \
+            memcpy(&x, p + j * sizeof(T), sizeof(T));                                            \
+            slot[j] = SLOT;                                                                      \
+        }                                                                                        \
+    }
+DEFINE_MAP_SCALAR(map_f32_cert, float, SLOT_F32_CERT)
+DEFINE_MAP_SCALAR(map_f64_cert, double, SLOT_F64_CERT)
+DEFINE_MAP_SCALAR(map_f32_edges, float, SLOT_EDGES)
+DEFINE_MAP_SCALAR(map_f64_edges, double, SLOT_EDGES)
+
+/* The vector test, then the certificate's scalar rule (cert_f / cert_d: outside, NaN, the
+ * neighbour rule) for the samples it did not prove. */
+static void map_f32_cert_simd(const slot_state *s, const unsigned char *p, size_t n,
+                              uint32_t *slot)
+{
+    uint32_t miss[MAP_BLOCK];
+    const size_t nm = gpuhist_cpu_test_keys_f32(p, n, &s->test_f, slot, miss);
+    for (size_t j = 0; j < nm; ++j) {
+        float x;
+        memcpy(&x, p + (size_t)miss[j] * sizeof x, sizeof x);
+        slot[miss[j]] = cert_f(s, s->ef, x);
+    }
+}
+
+static void map_f64_cert_simd(const slot_state *s, const unsigned char *p, size_t n,
+                              uint32_t *slot)
+{
+    uint32_t miss[MAP_BLOCK];
+    const size_t nm = gpuhist_cpu_test_keys_f64(p, n, &s->test_d, slot, miss);
+    for (size_t j = 0; j < nm; ++j) {
+        double x;
+        memcpy(&x, p + (size_t)miss[j] * sizeof x, sizeof x);
+        slot[miss[j]] = cert_d(s, s->ed, x);
+    }
+}
+
+typedef void (*map_fn)(const slot_state *s, const unsigned char *p, size_t n, uint32_t *slot);
+
+/* The input a few blocks ahead, one prefetch per cache line: while a block's counters are being
+ * incremented the hardware prefetcher sees no input loads, and the next map would wait on DRAM. */
+static inline void prefetch_input(const unsigned char *p, size_t bytes, uint64_t left_bytes)
+{
+    const size_t ahead = PREFETCH_AHEAD_BLOCKS * bytes;
+    if (left_bytes < ahead + bytes)
+        return;
+    for (size_t o = 0; o < bytes; o += 64u)
+        __builtin_prefetch(p + ahead + o, 0, 3);
+}
+
+/* pixels one-channel samples of `size` bytes at p: map and count block by block. */
+static void blocked_count(const slot_state *s, map_fn map, size_t size, const unsigned char *p,
+                          uint64_t pixels)
+{
+    uint32_t *restrict t = s->t;
+    uint32_t slot[MAP_BLOCK];
+    while (pixels) {
+        const size_t n = pixels < MAP_BLOCK ? (size_t)pixels : MAP_BLOCK;
+        prefetch_input(p, n * size, pixels * size);
+        map(s, p, n, slot);
+        count_block(t, slot, n);
+        p += n * size;
+        pixels -= n;
+    }
+}
+
+#define DEFINE_BLOCKED_LOOP(NAME, T, MAP, MAP_SIMD, FALLBACK)                                    \
+    static void NAME(void *state, const unsigned char *p, uint64_t pixels)                       \
+    {                                                                                            \
+        const slot_state local = *(const slot_state *)state;                                     \
+        if (local.channels != 1) {                                                               \
+            FALLBACK(state, p, pixels);                                                          \
+            return;                                                                              \
+        }                                                                                        \
+        blocked_count(&local, local.simd ? MAP_SIMD : MAP, sizeof(T), p, pixels);                \
+    }
+DEFINE_BLOCKED_LOOP(f32_cert_blocked, float, map_f32_cert, map_f32_cert_simd, f32_cert)
+DEFINE_BLOCKED_LOOP(f64_cert_blocked, double, map_f64_cert, map_f64_cert_simd, f64_cert)
+DEFINE_BLOCKED_LOOP(f32_edges_blocked, float, map_f32_edges, map_f32_edges, f32_edges)
+DEFINE_BLOCKED_LOOP(f64_edges_blocked, double, map_f64_edges, map_f64_edges, f64_edges)
+
 static void slot_flush(void *state)
 {
     slot_state *s = state;
@@ -657,8 +803,8 @@ static segment_fn pick_slot_loop(const gpuhist_plan *plan, int certified)
     int kind = plan->map.kind;
     if (kind == GH_KIND_EVEN && certified) {
         switch (plan->dtype) {
-        case GPUHIST_F32: return f32_cert;
-        case GPUHIST_F64: return f64_cert;
+        case GPUHIST_F32: return f32_cert_blocked;
+        case GPUHIST_F64: return f64_cert_blocked;
         case GPUHIST_I32: return i32_cert;
         case GPUHIST_U32: return u32_cert;
         case GPUHIST_I64: return i64_cert;
@@ -668,9 +814,9 @@ static segment_fn pick_slot_loop(const gpuhist_plan *plan, int certified)
     }
     switch (plan->dtype) {
     case GPUHIST_F32:
-        return kind == GH_KIND_EVEN ? f32_even : f32_edges;
+        return kind == GH_KIND_EVEN ? f32_even : f32_edges_blocked;
     case GPUHIST_F64:
-        return kind == GH_KIND_EVEN ? f64_even : f64_edges;
+        return kind == GH_KIND_EVEN ? f64_even : f64_edges_blocked;
     case GPUHIST_I32:
         return kind == GH_KIND_EVEN ? i32_even : kind == GH_KIND_EDGES ? i32_edges : i32_int;
     case GPUHIST_U32:
@@ -720,6 +866,13 @@ static gpuhist_status count_slots(const gpuhist_plan *plan, uint64_t begin, uint
         s.scale_f = plan->map.scale_f;
         s.lower = plan->map.lower;
         s.scale = plan->map.scale;
+        /* the vector test: f32 and f64 samples, one channel, a certificate that holds */
+        s.simd = s.cert.ok && plan->channels == 1 &&
+                 (plan->dtype == GPUHIST_F32 || plan->dtype == GPUHIST_F64) && gpuhist_cpu_simd();
+        s.test_f = (gpuhist_cpu_test_f32){s.lower_f, s.scale_f, (float)plan->bins,
+                                          s.cert.t_lo_f, s.cert.t_hi_f};
+        s.test_d = (gpuhist_cpu_test_f64){s.lower, s.scale, (double)plan->bins, s.cert.t_lo,
+                                          s.cert.t_hi};
     }
     segment_fn loop = pick_slot_loop(plan, s.cert.ok);
     if (!loop)
@@ -745,12 +898,14 @@ static gpuhist_status count_slots(const gpuhist_plan *plan, uint64_t begin, uint
     if (!s.t) {
         free(edge_table);
         free(s.cell_first);
+        free(s.cell);
         return GPUHIST_ERROR_OUT_OF_MEMORY;
     }
     for_each_segment(plan, begin, end, &s, loop, slot_flush);
     free(s.t);
     free(edge_table);
     free(s.cell_first);
+    free(s.cell);
     return GPUHIST_OK;
 }
 
