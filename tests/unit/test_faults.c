@@ -9,7 +9,8 @@
  * must return OUT_OF_MEMORY (or succeed, when the failed allocation had a fallback) with a
  * message, never crash or return wrong counts, and the same context must give the right counts
  * afterwards. Under AddressSanitizer (scripts/test's sanitizer build) any leak on those error
- * paths fails the run. CPU backend (and OpenCL when present, for context creation and calls).
+ * paths fails the run. CPU backend (and OpenCL when present, for context creation and calls,
+ * weighted ones included).
  */
 #include "gpuhist.h"
 #include "check.h"
@@ -223,6 +224,8 @@ int main(void)
     if (gpuhist_create(&ocl, GPUHIST_BACKEND_OPENCL) == GPUHIST_OK) {
         sweep("opencl one-shot, auto", ocl, one_shot);
         sweep("opencl stream, auto", ocl, streamed);
+        /* weighted: the one-shot call's accumulator and the stream's exact states */
+        sweep("opencl histogramdd, weighted", ocl, nd_weighted);
         gpuhist_destroy(ocl);
     } else {
         printf("opencl: no device (%s): its sweeps skipped\n", gpuhist_last_error(NULL));
