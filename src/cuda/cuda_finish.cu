@@ -1,0 +1,216 @@
+/*
+ * cuda_finish.cu - the end of a CUDA histogram: raw-value counters folded into slots, the
+ * outlier policy (CLAMP), counts and the four tallies per channel written where the caller
+ * wants them, the weight accumulator normalised and copied back. Small histograms (at most
+ * GH_SMALL_SLOTS counters) take one block and one launch that also zeroes the counters it
+ * reads, so the next call needs no memset; larger ones a fold (values) and a grid-stride finish.
+ */
+#include "cuda_backend.cuh"
+#include "weighted.cuh"
+
+namespace gh_backend {
+
+/* Fold raw-value counters (active * V) into slot counters (active * S), zeroing each value
+ * counter as it is read (its one reader) so the next call needs no memset of them. */
+__global__ void k_fold_values(unsigned long long *__restrict__ values, uint32_t V,
+                              uint32_t active, gpuhist_binmap m, const double *edges, uint32_t S,
+                              unsigned long long *__restrict__ slots)
+{
+    const uint64_t n = (uint64_t)active * V;
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (uint64_t)gridDim.x * blockDim.x) {
+        unsigned long long c = values[i];
+        if (c) {
+            values[i] = 0;
+            uint32_t h = (uint32_t)(i / V), v = (uint32_t)(i % V);
+            uint32_t s = gpuhist_slot_small_value(&m, edges, v);
+            atomicAdd(&slots[(uint64_t)h * S + s], c);
+        }
+    }
+}
+
+/* Where the finish writes: counts (active * bins), the tallies (4 per channel: underflow,
+ * overflow, nan, total) and optionally the caller's device copy of them. */
+struct gh_finish_out {
+    unsigned long long *counts;
+    unsigned long long *stats;
+    unsigned long long *user_stats;
+    unsigned long long pixels;
+    uint32_t S, bins, active;
+    int clamp;
+};
+
+/* Outlier policy, counts and tallies from slot counters `slots` (global or shared memory), by
+ * the threads [first, first + nthreads) of the grid. */
+__device__ __forceinline__ void gh_finish(const unsigned long long *slots, const gh_finish_out &o,
+                                          uint64_t first, uint64_t nthreads)
+{
+    const uint32_t bins = o.bins, S = o.S;
+    const uint64_t n = (uint64_t)o.active * bins;
+    for (uint64_t i = first; i < n; i += nthreads) {
+        uint32_t h = (uint32_t)(i / bins), b = (uint32_t)(i % bins);
+        const unsigned long long *sl = slots + (uint64_t)h * S;
+        unsigned long long v = sl[b];
+        if (o.clamp) {
+            if (b == 0)
+                v += sl[GPUHIST_SLOT_UNDERFLOW(bins)];
+            if (b == bins - 1u)
+                v += sl[GPUHIST_SLOT_OVERFLOW(bins)];
+        }
+        o.counts[i] = v;
+    }
+    if (first < o.active) {
+        const uint32_t h = (uint32_t)first;
+        const unsigned long long *sl = slots + (uint64_t)h * S;
+        unsigned long long t[4] = {sl[GPUHIST_SLOT_UNDERFLOW(bins)], sl[GPUHIST_SLOT_OVERFLOW(bins)],
+                                   sl[GPUHIST_SLOT_NAN(bins)], o.pixels};
+        for (int j = 0; j < 4; ++j) {
+            o.stats[4 * h + j] = t[j];
+            if (o.user_stats)
+                o.user_stats[4 * h + j] = t[j];
+        }
+    }
+}
+
+__global__ void k_finish(const unsigned long long *__restrict__ slots, gh_finish_out o)
+{
+    gh_finish(slots, o, (uint64_t)blockIdx.x * blockDim.x + threadIdx.x,
+              (uint64_t)gridDim.x * blockDim.x);
+}
+
+/* Small histograms (active * S <= GH_SMALL_SLOTS): fold (values != NULL: active * V raw-value
+ * counters) or copy the counters into shared memory, zeroing the global ones as they are read
+ * (so the next call needs no memset), then finish: one block, one launch instead of a memset,
+ * a fold and a finish. Every counter is read and zeroed by the one thread that owns it.
+ * 6144 x 8 bytes is the 48 KiB of static shared memory a block may have: 4096 bins + 3 slots. */
+#define GH_SMALL_THREADS 1024
+__global__ void __launch_bounds__(GH_SMALL_THREADS)
+    k_finish_small(unsigned long long *__restrict__ slots, unsigned long long *__restrict__ values,
+                   uint32_t V, gpuhist_binmap m, const double *edges, gh_finish_out o)
+{
+    __shared__ unsigned long long sl[GH_SMALL_SLOTS];
+    const uint32_t ns = o.active * o.S, tid = threadIdx.x;
+    if (values) {
+        for (uint32_t i = tid; i < ns; i += GH_SMALL_THREADS)
+            sl[i] = 0;
+        __syncthreads();
+        for (uint32_t i = tid; i < o.active * V; i += GH_SMALL_THREADS) {
+            const unsigned long long c = values[i];
+            if (c) {
+                values[i] = 0;
+                const uint32_t h = i / V, v = i % V;
+                atomicAdd(&sl[h * o.S + gpuhist_slot_small_value(&m, edges, v)], c);
+            }
+        }
+    } else {
+        for (uint32_t i = tid; i < ns; i += GH_SMALL_THREADS) {
+            sl[i] = slots[i];
+            slots[i] = 0;
+        }
+    }
+    __syncthreads();
+    gh_finish(sl, o, tid, GH_SMALL_THREADS);
+}
+
+/* Fold, outlier policy, counts and tallies where the caller wants them. */
+gpuhist_status cuda_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                                  const gpuhist_strategy *s, gpuhist_result *result)
+{
+    (void)s;
+    cuda_state *st = state_of(ctx);
+    cudaStream_t strm = stream_of(ctx);
+    gpuhist_status rc;
+    cuda_run &run = st->run;
+    GPUHIST_CUDA_TRY(ctx, cudaSetDevice(st->device), "cudaSetDevice");
+    const int values = run.values;
+    const uint32_t V = run.V;
+
+    const double *d_edges = plan->map.kind == GH_KIND_EDGES ? st->d_edges : NULL;
+    const int device_counts = result->counts_location == GPUHIST_MEMORY_DEVICE;
+    const uint64_t ncounts = (uint64_t)plan->active * plan->bins;
+    const size_t count_bytes = (size_t)ncounts * sizeof(unsigned long long);
+    unsigned long long *counts_dst = (unsigned long long *)result->counts;
+    if (!device_counts) {
+        if ((rc = grow_t(ctx, &st->d_counts, &st->counts_size, count_bytes, 0, "counts")) !=
+            GPUHIST_OK)
+            return rc;
+        counts_dst = st->d_counts;
+    }
+    gh_finish_out fo;
+    fo.counts = counts_dst;
+    fo.stats = st->d_stats;
+    fo.user_stats = (unsigned long long *)result->device_stats;
+    fo.pixels = (unsigned long long)plan->pixels;
+    fo.S = plan->slots;
+    fo.bins = plan->bins;
+    fo.active = plan->active;
+    fo.clamp = plan->outliers == GPUHIST_OUTLIERS_CLAMP;
+    if (run.small) {
+        k_finish_small<<<1, GH_SMALL_THREADS, 0, strm>>>(
+            st->d_slots, values ? st->d_values : NULL, V, plan->map, d_edges, fo);
+        GPUHIST_CUDA_LAUNCH_CHECK(ctx, "finish counts");
+        st->slots_zero = run.slots_zero_after; /* read and zeroed (or not touched) */
+    } else {
+        if (values) {
+            uint64_t n = (uint64_t)plan->active * V;
+            int grid = (int)((n + GH_BLOCK - 1) / GH_BLOCK);
+            k_fold_values<<<grid, GH_BLOCK, 0, strm>>>(st->d_values, V, plan->active, plan->map,
+                                                       d_edges, plan->slots, st->d_slots);
+            GPUHIST_CUDA_LAUNCH_CHECK(ctx, "fold values into slots");
+        }
+        uint64_t blocks = (ncounts + GH_BLOCK - 1) / GH_BLOCK;
+        uint64_t cap = (uint64_t)st->sm_count * 8u;
+        int grid = (int)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
+        k_finish<<<grid, GH_BLOCK, 0, strm>>>(st->d_slots, fo);
+        GPUHIST_CUDA_LAUNCH_CHECK(ctx, "finish counts");
+        /* the slot counters stay as they are: the next histogram zeroes them */
+    }
+    if (values)
+        st->values_zero = run.values_zero_after; /* every value counter was read and zeroed */
+    run.open = 0;
+    /* weighted: the accumulator, normalised, to the host; rounded there once synchronised */
+    const size_t wbytes = gpuhist_weight_acc_words(plan) * sizeof(long long);
+    if (wbytes) {
+        gpuhist_plan acc = *plan;
+        acc.weight_acc = st->d_wacc;
+        if ((rc = gpuhist_cuda_weight_normalize(ctx, &acc, strm)) != GPUHIST_OK ||
+            (rc = grow_t(ctx, &st->h_wacc, &st->h_wacc_size, wbytes, 1, "weight sums")) !=
+                GPUHIST_OK)
+            return rc;
+        GPUHIST_CUDA_TRY(ctx,
+                         cudaMemcpyAsync(st->h_wacc, st->d_wacc, wbytes, cudaMemcpyDeviceToHost,
+                                         strm),
+                         "copy weight sums to host");
+    }
+
+    result->bins = plan->bins;
+    result->channels = plan->active;
+    for (uint32_t k = 0; k < GPUHIST_MAX_CHANNELS; ++k)
+        result->channel_index[k] = k < plan->active ? plan->channel_index[k] : 0;
+
+    const int async = ctx->async && plan->data_on_device && device_counts && !wbytes;
+    if (async)
+        return GPUHIST_OK;
+    if (!device_counts)
+        GPUHIST_CUDA_TRY(ctx,
+                         cudaMemcpyAsync(result->counts, st->d_counts, count_bytes,
+                                         cudaMemcpyDeviceToHost, strm),
+                         "copy counts to host");
+    GPUHIST_CUDA_TRY(ctx,
+                     cudaMemcpyAsync(st->h_stats, st->d_stats,
+                                     4u * plan->active * sizeof(unsigned long long),
+                                     cudaMemcpyDeviceToHost, strm),
+                     "copy tallies to host");
+    GPUHIST_CUDA_TRY(ctx, cudaStreamSynchronize(strm), "histogram");
+    for (uint32_t k = 0; k < plan->active; ++k) {
+        result->underflow[k] = st->h_stats[4 * k + 0];
+        result->overflow[k] = st->h_stats[4 * k + 1];
+        result->nan[k] = st->h_stats[4 * k + 2];
+        result->total[k] = st->h_stats[4 * k + 3];
+    }
+    if (wbytes)
+        gpuhist_finish_sums(plan, (const int64_t *)st->h_wacc, result);
+    return GPUHIST_OK;
+}
+
+} /* namespace gh_backend */
