@@ -183,8 +183,10 @@ static gpuhist_status gh_wl_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, cons
     const size_t groups = gh_w_groups(ctx, pixels, wg);
     if ((s = gpuhist_opencl_launch(ctx, k, groups * wg, wg, "gh_weighted_local")) != GPUHIST_OK)
         return s;
-    /* Deposits per limb in this launch: at most 8 per flushed round (the pieces overlapping
-     * it) per work-group, rounds = pixels / (groups * 2^17) + 1: far below 2^31. */
+    /* Deposits per limb in this launch: at most 6 per flushed round (the pieces overlapping
+     * it) per work-group, rounds = pixels / (groups * 2^17) + 1; squares straight to the global
+     * records (sq 2): at most 2 per pixel, and a job has at most 2^28 pixels (the backend's
+     * 256 MiB chunks). Both far below 2^31. */
     return gh_w_normalize(ctx, plan);
 }
 
