@@ -4,6 +4,10 @@
  * wants them, the weight accumulator normalised and copied back. Small histograms (at most
  * GH_SMALL_SLOTS counters) take one block and one launch that also zeroes the counters it
  * reads, so the next call needs no memset; larger ones a fold (values) and a grid-stride finish.
+ * Accumulating calls (result.accumulate) add into the counts and the caller's device tallies
+ * where the finish would store them, and add the weight accumulator into the caller's device
+ * weight state in place of its normalisation and copy: no extra launch, and no copy back when
+ * asynchronous. Host counts are accumulated by copying them up first (not a hot path).
  */
 #include "cuda_backend.cuh"
 #include "weighted.cuh"
@@ -30,14 +34,16 @@ __global__ void k_fold_values(unsigned long long *__restrict__ values, uint32_t 
 }
 
 /* Where the finish writes: counts (active * bins), the tallies (4 per channel: underflow,
- * overflow, nan, total) and optionally the caller's device copy of them. */
+ * overflow, nan, total) and optionally the caller's device copy of them; `add`: counts and the
+ * caller's tallies are added into (result.accumulate), the backend's own tallies (this call's,
+ * for the host) still stored. */
 struct gh_finish_out {
     unsigned long long *counts;
     unsigned long long *stats;
     unsigned long long *user_stats;
     unsigned long long pixels;
     uint32_t S, bins, active;
-    int clamp;
+    int clamp, add;
 };
 
 /* Outlier policy, counts and tallies from slot counters `slots` (global or shared memory), by
@@ -57,7 +63,7 @@ __device__ __forceinline__ void gh_finish(const unsigned long long *slots, const
             if (b == bins - 1u)
                 v += sl[GPUHIST_SLOT_OVERFLOW(bins)];
         }
-        o.counts[i] = v;
+        o.counts[i] = o.add ? o.counts[i] + v : v;
     }
     if (first < o.active) {
         const uint32_t h = (uint32_t)first;
@@ -67,7 +73,7 @@ __device__ __forceinline__ void gh_finish(const unsigned long long *slots, const
         for (int j = 0; j < 4; ++j) {
             o.stats[4 * h + j] = t[j];
             if (o.user_stats)
-                o.user_stats[4 * h + j] = t[j];
+                o.user_stats[4 * h + j] = o.add ? o.user_stats[4 * h + j] + t[j] : t[j];
         }
     }
 }
@@ -129,12 +135,27 @@ gpuhist_status cuda_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *plan,
     const int device_counts = result->counts_location == GPUHIST_MEMORY_DEVICE;
     const uint64_t ncounts = (uint64_t)plan->active * plan->bins;
     const size_t count_bytes = (size_t)ncounts * sizeof(unsigned long long);
+    const int add = result->accumulate;
+    const size_t wbytes = gpuhist_weight_acc_words(plan) * sizeof(long long);
+    /* accumulating weights with device counts: the caller's state is device memory, added into
+     * there (checked before anything is written: a kernel must not write host memory) */
+    const int device_state = add && wbytes && device_counts;
+    const int squares = plan->want_squares && result->sums_squared;
+    if (device_state && !ctx->ops->is_device_pointer(ctx, result->weight_state))
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "result.weight_state: not device memory of this context's device "
+                            "(an accumulating call with device counts adds into a device state)");
     unsigned long long *counts_dst = (unsigned long long *)result->counts;
     if (!device_counts) {
         if ((rc = grow_t(ctx, &st->d_counts, &st->counts_size, count_bytes, 0, "counts")) !=
             GPUHIST_OK)
             return rc;
         counts_dst = st->d_counts;
+        if (add) /* the caller's host counts go up to be added into (not a hot path) */
+            GPUHIST_CUDA_TRY(ctx,
+                             cudaMemcpyAsync(st->d_counts, result->counts, count_bytes,
+                                             cudaMemcpyHostToDevice, strm),
+                             "copy counts to the device");
     }
     gh_finish_out fo;
     fo.counts = counts_dst;
@@ -145,6 +166,7 @@ gpuhist_status cuda_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *plan,
     fo.bins = plan->bins;
     fo.active = plan->active;
     fo.clamp = plan->outliers == GPUHIST_OUTLIERS_CLAMP;
+    fo.add = add;
     if (run.small) {
         k_finish_small<<<1, GH_SMALL_THREADS, 0, strm>>>(
             st->d_slots, values ? st->d_values : NULL, V, plan->map, d_edges, fo);
@@ -168,9 +190,21 @@ gpuhist_status cuda_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *plan,
     if (values)
         st->values_zero = run.values_zero_after; /* every value counter was read and zeroed */
     run.open = 0;
-    /* weighted: the accumulator, normalised, to the host; rounded there once synchronised */
-    const size_t wbytes = gpuhist_weight_acc_words(plan) * sizeof(long long);
-    if (wbytes) {
+    /* weighted: the accumulator, normalised, to the host; rounded there once synchronised. An
+     * accumulating call with device counts adds it into the caller's device state instead, and
+     * only a synchronous call copies that state back for its sums */
+    const size_t state_bytes =
+        device_state
+            ? gpuhist_weight_state_words(plan->bins, plan->active, plan->weight_dtype, squares) *
+                  sizeof(long long)
+            : 0;
+    if (device_state) {
+        gpuhist_plan acc = *plan;
+        acc.weight_acc = st->d_wacc;
+        if ((rc = gpuhist_cuda_weight_accumulate(ctx, &acc, result->weight_state, squares,
+                                                 strm)) != GPUHIST_OK)
+            return rc;
+    } else if (wbytes) {
         gpuhist_plan acc = *plan;
         acc.weight_acc = st->d_wacc;
         if ((rc = gpuhist_cuda_weight_normalize(ctx, &acc, strm)) != GPUHIST_OK ||
@@ -188,9 +222,19 @@ gpuhist_status cuda_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *plan,
     for (uint32_t k = 0; k < GPUHIST_MAX_CHANNELS; ++k)
         result->channel_index[k] = k < plan->active ? plan->channel_index[k] : 0;
 
-    const int async = ctx->async && plan->data_on_device && device_counts && !wbytes;
+    const int async =
+        ctx->async && plan->data_on_device && device_counts && (!wbytes || device_state);
     if (async)
         return GPUHIST_OK;
+    if (device_state) {
+        if ((rc = grow_t(ctx, &st->h_wacc, &st->h_wacc_size, state_bytes, 1, "weight sums")) !=
+            GPUHIST_OK)
+            return rc;
+        GPUHIST_CUDA_TRY(ctx,
+                         cudaMemcpyAsync(st->h_wacc, result->weight_state, state_bytes,
+                                         cudaMemcpyDeviceToHost, strm),
+                         "copy the weight state to host");
+    }
     if (!device_counts)
         GPUHIST_CUDA_TRY(ctx,
                          cudaMemcpyAsync(result->counts, st->d_counts, count_bytes,
@@ -202,13 +246,17 @@ gpuhist_status cuda_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *plan,
                                      cudaMemcpyDeviceToHost, strm),
                      "copy tallies to host");
     GPUHIST_CUDA_TRY(ctx, cudaStreamSynchronize(strm), "histogram");
-    for (uint32_t k = 0; k < plan->active; ++k) {
-        result->underflow[k] = st->h_stats[4 * k + 0];
-        result->overflow[k] = st->h_stats[4 * k + 1];
-        result->nan[k] = st->h_stats[4 * k + 2];
-        result->total[k] = st->h_stats[4 * k + 3];
+    for (uint32_t k = 0; k < plan->active; ++k) { /* accumulating: added (describe kept them) */
+        result->underflow[k] = (add ? result->underflow[k] : 0u) + st->h_stats[4 * k + 0];
+        result->overflow[k] = (add ? result->overflow[k] : 0u) + st->h_stats[4 * k + 1];
+        result->nan[k] = (add ? result->nan[k] : 0u) + st->h_stats[4 * k + 2];
+        result->total[k] = (add ? result->total[k] : 0u) + st->h_stats[4 * k + 3];
     }
-    if (wbytes)
+    if (device_state)
+        gpuhist_weight_state_sums((const int64_t *)st->h_wacc, plan->bins, plan->active,
+                                  plan->weight_dtype, squares, plan->outliers, result->sums,
+                                  result->sums_squared);
+    else if (wbytes)
         gpuhist_finish_sums(plan, (const int64_t *)st->h_wacc, result);
     return GPUHIST_OK;
 }

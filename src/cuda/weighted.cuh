@@ -39,6 +39,12 @@ extern "C" {
  * limbs 0 .. n-2 into [0, 2^32), carries into the next limb. */
 gpuhist_status gpuhist_cuda_weight_normalize(gpuhist_ctx *ctx, const gpuhist_plan *plan,
                                              cudaStream_t strm);
+/* Add the device accumulator plan->weight_acc into `state` (device memory, a weight state of
+ * the plan's shape, with squares when `squares`: gpuhist_weight_state_words), normalising both,
+ * on `strm` (weight_acc.cu): what an accumulating call's finish does instead of copying the
+ * sums back. */
+gpuhist_status gpuhist_cuda_weight_accumulate(gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                                              void *state, int squares, cudaStream_t strm);
 }
 
 /* Before a launch that adds at most `deposits` into any one limb (<= GH_W_DEPOSITS_MAX):

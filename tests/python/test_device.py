@@ -187,3 +187,119 @@ def test_device_weights(rng):
             gpuhist.histogram(dx, 64, (-3, 3), weights=dw[:-1])
     if not ran:
         pytest.skip("neither CuPy nor torch is installed")
+
+
+def _device_libs():
+    """(name, to_device, synchronize, spin(ms)) of CuPy and torch where installed (skips,
+    saying why, when neither is)."""
+    libs = []
+    try:
+        import cupy as cp
+
+        spin_kernel = cp.RawKernel(r"""
+extern "C" __global__ void gpuhist_test_spin(long long cycles) {
+    long long t0 = clock64();
+    while (clock64() - t0 < cycles) { }
+}""", "gpuhist_test_spin")
+        rate = cp.cuda.runtime.getDeviceProperties(0).get("clockRate", 0) or 2_000_000
+
+        def cp_spin(ms: float) -> None:
+            spin_kernel((1,), (1,), (np.int64(rate * ms),))
+
+        libs.append(("cupy", cp.asarray, lambda: cp.cuda.get_current_stream().synchronize(),
+                     cp_spin))
+    except ImportError:
+        print("cupy: not installed")
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            rate = getattr(torch.cuda.get_device_properties(0), "clock_rate", 0) or 2_000_000
+            libs.append(("torch", lambda a: torch.from_numpy(np.ascontiguousarray(a)).cuda(),
+                         lambda: torch.cuda.current_stream().synchronize(),
+                         lambda ms: torch.cuda._sleep(int(rate * ms))))
+    except ImportError:
+        print("torch: not installed")
+    if not libs:
+        pytest.skip("neither CuPy nor torch (with CUDA) is installed")
+    need_cuda()
+    return libs
+
+
+@pytest.mark.parametrize("edges", [None, [-np.inf, -1.0, 0.0, 0.0, 1.0, np.inf]])
+def test_histogram_device_fills_accumulate(rng, edges):
+    """Histogram.fill on CuPy arrays / torch tensors adds counts, tallies and the exact weight
+    state on the device (result.accumulate): the totals of many fills (unweighted, f32 and f64
+    weights, NaN and outliers, reads between fills) equal the same fills of host copies on the
+    CPU backend bit for bit, and the weighted sums are those of one fill over all the samples
+    (plans mapping bins 1:1 and plans with extra library bins and clamped ends)."""
+    for name, to_dev, sync, _ in _device_libs():
+        make = (lambda: gpuhist.Histogram(100, (0.0, 1.0))) if edges is None else \
+            (lambda: gpuhist.Histogram(edges))
+        hd, hh, one = make(), make(), make()
+        xs, ws = [], []
+        for i, (n, wt) in enumerate([(100_000, np.float32), (1, np.float32), (0, np.float32),
+                                     (250_000, np.float32), (77_777, np.float32)]):
+            x = (rng.random(n) * 1.2 - 0.1).astype(np.float32)
+            x[: n // 100] = np.nan
+            w = (rng.standard_normal(n) * 1e6).astype(wt)
+            hd.fill(to_dev(x), weights=to_dev(w))
+            hh.fill(x, weights=w)
+            xs.append(x)
+            ws.append(w)
+            if i == 1:
+                hd.values()  # a read between fills
+        extra = rng.random(5000).astype(np.float32)
+        hd.fill(to_dev(extra))  # unweighted after weighted: weight 1 each
+        hh.fill(extra)
+        sync()
+        one.fill(np.concatenate(xs), weights=np.concatenate(ws)).fill(extra)
+        for h in (hh, one):
+            same_bits(hd.values(), h.values())
+            same_bits(hd.variances(), h.variances())
+            same_bits(hd.entries, h.entries)
+            assert (hd.underflow, hd.overflow, hd.nan, hd.total) == \
+                (h.underflow, h.overflow, h.nan, h.total), name
+        # f64 weights and unweighted-only histograms
+        h64, hh64 = make(), make()
+        u, hu = make(), make()
+        for _ in range(3):
+            x = rng.standard_normal(50_000)
+            w = rng.standard_normal(50_000)
+            h64.fill(to_dev(x), weights=to_dev(w))
+            hh64.fill(x, weights=w)
+            u.fill(to_dev(x))
+            hu.fill(x)
+        same_bits(h64.values(), hh64.values())
+        same_bits(h64.variances(), hh64.variances())
+        same_bits(u.values(), hu.values())
+        assert (u.underflow, u.overflow, u.nan, u.total) == \
+            (hu.underflow, hu.overflow, hu.nan, hu.total)
+
+
+def test_histogram_device_fills_do_not_wait(rng):
+    """A device fill, weighted or not, only enqueues its work: on a stream kept busy by a
+    200 ms spin kernel, 20 fills return in less than half of that; the totals are right."""
+    import time
+    for name, to_dev, sync, spin in _device_libs():
+        x = rng.random(1 << 20).astype(np.float32)
+        w = rng.random(1 << 20).astype(np.float32)
+        dx, dw = to_dev(x), to_dev(w)
+        for weighted in (False, True):
+            h = gpuhist.Histogram(100, (0.0, 1.0))
+            h.fill(dx, weights=dw if weighted else None)  # the buffers are made here
+            sync()
+            spin(200.0)
+            t0 = time.perf_counter()
+            for _ in range(20):
+                h.fill(dx, weights=dw if weighted else None)
+            took = time.perf_counter() - t0
+            sync()
+            spun = time.perf_counter() - t0
+            print(f"{name}, weighted={weighted}: 20 fills took {took * 1e3:.2f} ms on a stream "
+                  f"busy for {spun * 1e3:.2f} ms")
+            assert took < spun / 2, f"{name}: the fills waited ({took:.4f} s of {spun:.4f} s)"
+            ref = gpuhist.Histogram(100, (0.0, 1.0), backend="cpu")
+            for _ in range(21):
+                ref.fill(x, weights=w if weighted else None)
+            same_bits(h.values(), ref.values())
