@@ -29,8 +29,9 @@ from typing import Any, Dict, Iterator, Optional, Tuple
 import numpy as np
 
 from . import _context, _device
-from ._api import (BACKEND, NAN, OVERFLOW, SECONDS, STRATEGY, TOTAL, UNDERFLOW, host_array,
-                   host_minmax, nonfinite_error, remap, samples_for_library)
+from ._api import (BACKEND, NAN, OVERFLOW, SECONDS, STRATEGY, TOTAL, UNDERFLOW,
+                   _device_context, host_array, host_minmax, nonfinite_error, remap,
+                   samples_for_library)
 from ._plan import (KIND_EDGES, KIND_EVEN, BinPlan, check_memory, edges_plan,
                     exact_float64_edges, library_dtype, outer_edges)
 from . import _core
@@ -110,12 +111,13 @@ class _Acc:
     (res None) NumPy arrays; beside a CuPy array or torch tensor, arrays of that library on its
     device, allocated at the first fill, whose pointers every later fill passes as they are."""
 
-    __slots__ = ("plan", "res", "wdt", "counts", "stats", "state", "sums", "sq", "counts_ptr",
-                 "stats_ptr", "state_ptr")
+    __slots__ = ("plan", "args", "res", "wdt", "counts", "stats", "state", "sums", "sq",
+                 "counts_ptr", "stats_ptr", "state_ptr")
 
     def __init__(self, plan: BinPlan, res: Optional[_device.Results], wdt: Optional[str]
                  ) -> None:
         self.plan, self.res, self.wdt = plan, res, wdt
+        self.args = plan.args()  # the library's spec, as every fill passes it
         words = _core.weight_state_words(plan.bins, wdt, True) if wdt else 0
         make = np.zeros if res is None else res.zeros
         self.counts = make(plan.bins, np.int64)
@@ -283,7 +285,7 @@ class Histogram:
         acc = self._accs.get(key)
         if acc is None:
             acc = self._accs[key] = _Acc(plan, None, wdt)
-        t = ctx.core.histogram(samples, *plan.args(), acc.counts, weights, acc.sums, acc.sq,
+        t = ctx.core.histogram(samples, *acc.args, acc.counts, weights, acc.sums, acc.sq,
                                weight_state=acc.state, as_double=plan.as_double,
                                accumulate=True)
         acc.stats += t[:4]
@@ -339,8 +341,6 @@ class Histogram:
         self._total += int(t[TOTAL])
 
     def _fill_device(self, dev: _device.DeviceArray, weights: Any) -> "Histogram":
-        from ._api import _device_context  # noqa: PLC0415
-
         w = None
         if weights is not None:
             w, _ = _device.device_weights(dev, weights)
@@ -371,7 +371,7 @@ class Histogram:
         # only enqueue their work
         ctx = _device_context(dev, self._backend, self._strategy, self._stream, not auto)
         t = ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True,
-                                   *plan.args(), acc.counts_ptr, True, acc.stats_ptr, None,
+                                   *acc.args, acc.counts_ptr, True, acc.stats_ptr, None,
                                    None if w is None else w.ptr, None if w is None else w.dtype,
                                    acc.sums, acc.sq, None, True, acc.state_ptr)
         self._checked_first(auto, key, t, dev.obj)
@@ -381,8 +381,6 @@ class Histogram:
                              plan: BinPlan, auto: bool) -> "Histogram":
         """A device array of another library (DLPack only): nothing can be allocated beside
         it, so the counts (and sums) come back to the host (this fill synchronises)."""
-        from ._api import _device_context  # noqa: PLC0415
-
         ctx = _device_context(dev, self._backend, self._strategy, self._stream, False)
         counts = np.empty(plan.bins, np.int64)
         sums = sq = None
