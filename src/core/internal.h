@@ -80,7 +80,9 @@ enum {
     GPUHIST_CAP_CHANNELS = 1u << 0, /* handles channels > 1 (interleaved) itself */
     GPUHIST_CAP_ROI = 1u << 1,      /* handles strided rows itself (else the backend compacts) */
     GPUHIST_CAP_VALUES = 1u << 2,   /* counts raw 8/16-bit values; the backend folds them */
-    GPUHIST_CAP_WEIGHTS = 1u << 3   /* also sums weights into plan->weight_acc */
+    GPUHIST_CAP_WEIGHTS = 1u << 3,  /* also sums weights into plan->weight_acc */
+    GPUHIST_CAP_FINISH = 1u << 4    /* CUDA: counts a whole call and writes its counts and
+                                       tallies itself, in one launch (the job's finish) */
 };
 
 #define GPUHIST_DTYPE_BIT(d) (1u << (d))

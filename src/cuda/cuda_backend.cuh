@@ -39,6 +39,8 @@ struct cuda_run {
     int values;       /* the strategy counts raw 8/16-bit values */
     uint32_t V;       /* 256 / 65536 values, or 0 */
     int small, use_slots;
+    int fused;        /* the strategy counts the whole call at finish and writes the result
+                         itself (GPUHIST_CAP_FINISH): no counters in use */
     size_t slot_bytes, value_bytes; /* of the counters in use (d_slots / d_values) */
     void *out;        /* the counters the strategy adds into */
     size_t slots_zero_after, values_zero_after;

@@ -4,12 +4,15 @@
  * wants them, the weight accumulator normalised and copied back. Small histograms (at most
  * GH_SMALL_SLOTS counters) take one block and one launch that also zeroes the counters it
  * reads, so the next call needs no memset; larger ones a fold (values) and a grid-stride finish.
+ * A strategy that finishes in its own launch (GPUHIST_CAP_FINISH) is run here instead, on the
+ * whole call, with the same destination (finish.cuh).
  * Accumulating calls (result.accumulate) add into the counts and the caller's device tallies
  * where the finish would store them, and add the weight accumulator into the caller's device
  * weight state in place of its normalisation and copy: no extra launch, and no copy back when
  * asynchronous. Host counts are accumulated by copying them up first (not a hot path).
  */
-#include "cuda_backend.cuh"
+#include "cuda_jobs.cuh"
+#include "finish.cuh"
 #include "weighted.cuh"
 
 namespace gh_backend {
@@ -29,51 +32,6 @@ __global__ void k_fold_values(unsigned long long *__restrict__ values, uint32_t 
             uint32_t h = (uint32_t)(i / V), v = (uint32_t)(i % V);
             uint32_t s = gpuhist_slot_small_value(&m, edges, v);
             atomicAdd(&slots[(uint64_t)h * S + s], c);
-        }
-    }
-}
-
-/* Where the finish writes: counts (active * bins), the tallies (4 per channel: underflow,
- * overflow, nan, total) and optionally the caller's device copy of them; `add`: counts and the
- * caller's tallies are added into (result.accumulate), the backend's own tallies (this call's,
- * for the host) still stored. */
-struct gh_finish_out {
-    unsigned long long *counts;
-    unsigned long long *stats;
-    unsigned long long *user_stats;
-    unsigned long long pixels;
-    uint32_t S, bins, active;
-    int clamp, add;
-};
-
-/* Outlier policy, counts and tallies from slot counters `slots` (global or shared memory), by
- * the threads [first, first + nthreads) of the grid. */
-__device__ __forceinline__ void gh_finish(const unsigned long long *slots, const gh_finish_out &o,
-                                          uint64_t first, uint64_t nthreads)
-{
-    const uint32_t bins = o.bins, S = o.S;
-    const uint64_t n = (uint64_t)o.active * bins;
-    for (uint64_t i = first; i < n; i += nthreads) {
-        uint32_t h = (uint32_t)(i / bins), b = (uint32_t)(i % bins);
-        const unsigned long long *sl = slots + (uint64_t)h * S;
-        unsigned long long v = sl[b];
-        if (o.clamp) {
-            if (b == 0)
-                v += sl[GPUHIST_SLOT_UNDERFLOW(bins)];
-            if (b == bins - 1u)
-                v += sl[GPUHIST_SLOT_OVERFLOW(bins)];
-        }
-        o.counts[i] = o.add ? o.counts[i] + v : v;
-    }
-    if (first < o.active) {
-        const uint32_t h = (uint32_t)first;
-        const unsigned long long *sl = slots + (uint64_t)h * S;
-        unsigned long long t[4] = {sl[GPUHIST_SLOT_UNDERFLOW(bins)], sl[GPUHIST_SLOT_OVERFLOW(bins)],
-                                   sl[GPUHIST_SLOT_NAN(bins)], o.pixels};
-        for (int j = 0; j < 4; ++j) {
-            o.stats[4 * h + j] = t[j];
-            if (o.user_stats)
-                o.user_stats[4 * h + j] = o.add ? o.user_stats[4 * h + j] + t[j] : t[j];
         }
     }
 }
@@ -122,7 +80,6 @@ __global__ void __launch_bounds__(GH_SMALL_THREADS)
 gpuhist_status cuda_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *plan,
                                   const gpuhist_strategy *s, gpuhist_result *result)
 {
-    (void)s;
     cuda_state *st = state_of(ctx);
     cudaStream_t strm = stream_of(ctx);
     gpuhist_status rc;
@@ -167,7 +124,12 @@ gpuhist_status cuda_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *plan,
     fo.active = plan->active;
     fo.clamp = plan->outliers == GPUHIST_OUTLIERS_CLAMP;
     fo.add = add;
-    if (run.small) {
+    if (run.fused) {
+        /* the strategy counts the whole call and writes fo itself, in one launch */
+        const gpuhist_cuda_job job = job_of_call(ctx, plan, &fo);
+        if ((rc = s->run(ctx, plan, &job, NULL)) != GPUHIST_OK)
+            return rc;
+    } else if (run.small) {
         k_finish_small<<<1, GH_SMALL_THREADS, 0, strm>>>(
             st->d_slots, values ? st->d_values : NULL, V, plan->map, d_edges, fo);
         GPUHIST_CUDA_LAUNCH_CHECK(ctx, "finish counts");

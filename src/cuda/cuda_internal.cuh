@@ -50,6 +50,11 @@ typedef struct gpuhist_cuda_job {
      * accumulator (plan->weight_acc) has taken since it was last normalised. */
     const unsigned char *weights;
     uint64_t *weight_deposits;
+    /* GPUHIST_CAP_FINISH strategies only (job_of_call): the call's rows as they lie in device
+     * memory, and where its counts and tallies go (finish.cuh); NULL for every other job. */
+    uint64_t rows, row_length;
+    size_t row_stride;
+    const struct gh_finish_out *finish;
 } gpuhist_cuda_job;
 
 #ifdef __cplusplus

@@ -30,15 +30,9 @@ int host_page_locked(const void *p);
 gpuhist_status stage_weights(gpuhist_ctx *ctx, const gpuhist_plan *plan, uint64_t p0, uint64_t n,
                              int b, gpuhist_cuda_job *job, int *locked);
 
-/* Call f(job) for each job of the input (see the file comment). *copied_from_locked (when
- * given) says whether page-locked host data was copied straight from where it is: those copies
- * may still be running when this returns. */
-template <class F>
-gpuhist_status for_each_job(gpuhist_ctx *ctx, const gpuhist_plan *plan, F &&f,
-                            int *copied_from_locked = nullptr)
+/* A job's device description (stream, device limits, edges, scratch); data and size unset. */
+inline gpuhist_cuda_job job_of_device(gpuhist_ctx *ctx, const gpuhist_plan *plan)
 {
-    if (copied_from_locked)
-        *copied_from_locked = 0;
     cuda_state *st = state_of(ctx);
     gpuhist_cuda_job job;
     memset(&job, 0, sizeof job);
@@ -51,6 +45,38 @@ gpuhist_status for_each_job(gpuhist_ctx *ctx, const gpuhist_plan *plan, F &&f,
     job.smem_per_sm = st->smem_per_sm;
     job.blocks_per_sm_cap = st->blocks_per_sm_cap;
     job.weight_deposits = &st->run.weight_deposits;
+    job.scratch = st->scratch;
+    job.scratch_size = st->scratch_size;
+    return job;
+}
+
+/* The whole of a device-resident call as one job, its rows where they lie (for the strategies
+ * that read strided rows and finish in their own launch: GPUHIST_CAP_FINISH). */
+inline gpuhist_cuda_job job_of_call(gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                                    const gh_finish_out *finish)
+{
+    gpuhist_cuda_job job = job_of_device(ctx, plan);
+    job.finish = finish;
+    job.data = plan->data;
+    job.pixels = plan->pixels;
+    job.elements = plan->pixels * plan->channels;
+    job.rows = plan->rows;
+    job.row_length = plan->row_length;
+    job.row_stride = plan->row_stride;
+    return job;
+}
+
+/* Call f(job) for each job of the input (see the file comment). *copied_from_locked (when
+ * given) says whether page-locked host data was copied straight from where it is: those copies
+ * may still be running when this returns. */
+template <class F>
+gpuhist_status for_each_job(gpuhist_ctx *ctx, const gpuhist_plan *plan, F &&f,
+                            int *copied_from_locked = nullptr)
+{
+    if (copied_from_locked)
+        *copied_from_locked = 0;
+    cuda_state *st = state_of(ctx);
+    gpuhist_cuda_job job = job_of_device(ctx, plan);
     if (plan->pixels == 0)
         return GPUHIST_OK;
     int wlocked = 0; /* page-locked host weights copied from where they are */

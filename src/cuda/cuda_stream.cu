@@ -53,6 +53,22 @@ gpuhist_status cuda_stream_begin(gpuhist_ctx *ctx, const gpuhist_plan *plan,
     }
     st->last_stream = strm;
     st->called = 1;
+    /* A strategy that finishes in its own launch (GPUHIST_CAP_FINISH) counts the whole call at
+     * finish, in its shared memory: no counters are zeroed, used or read. */
+    run.fused = (s->caps & GPUHIST_CAP_FINISH) != 0;
+    if (run.fused) {
+        run.values = 0;
+        run.V = 0;
+        run.small = 1;
+        run.use_slots = 0;
+        run.slot_bytes = run.value_bytes = 0;
+        run.out = NULL;
+        run.slots_zero_after = st->slots_zero;
+        run.values_zero_after = st->values_zero;
+        run.weight_deposits = 0;
+        run.open = 1;
+        return GPUHIST_OK;
+    }
     const size_t slot_bytes = (size_t)counters * sizeof(unsigned long long);
     const size_t vb = run.values ? (size_t)plan->active * run.V * sizeof(unsigned long long) : 0;
     run.small = counters <= GH_SMALL_SLOTS &&
@@ -96,6 +112,8 @@ gpuhist_status cuda_stream_count(gpuhist_ctx *ctx, const gpuhist_plan *chunk,
                                  const gpuhist_strategy *s)
 {
     cuda_state *st = state_of(ctx);
+    if (st->run.fused) /* the whole call is counted at finish (begin) */
+        return GPUHIST_OK;
     /* a context of several devices calls its devices from one thread in turn */
     GPUHIST_CUDA_TRY(ctx, cudaSetDevice(st->device), "cudaSetDevice");
     void *out = st->run.out;

@@ -21,6 +21,7 @@ extern const gpuhist_strategy gpuhist_strategy_cuda_multipass;
 extern const gpuhist_strategy gpuhist_strategy_cuda_optimized;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_bytes;
 extern const gpuhist_strategy gpuhist_strategy_cuda_byte_pairs;
+extern const gpuhist_strategy gpuhist_strategy_cuda_one_block;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_smem;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16_f32;
@@ -53,6 +54,7 @@ const gpuhist_strategy *const gpuhist_cuda_strategies[] = {
     &gpuhist_strategy_cuda_two_pass,
     &gpuhist_strategy_cuda_weighted_smem,
     &gpuhist_strategy_cuda_weighted_global,
+    &gpuhist_strategy_cuda_one_block,
 };
 const size_t gpuhist_cuda_strategy_count =
     sizeof(gpuhist_cuda_strategies) / sizeof(gpuhist_cuda_strategies[0]);
@@ -60,33 +62,36 @@ const size_t gpuhist_cuda_strategy_count =
 /*
  * In order; the first rule whose conditions hold and whose strategy accepts the plan wins (what
  * each strategy takes: its masks and supports check). Columns: strategy, dtypes, bin kinds,
- * min bins, max bins, samples per CPU thread; 0 imposes nothing.
+ * min bins, max bins, samples per CPU thread, max samples; 0 imposes nothing.
  */
 static const gpuhist_rule cuda_rules[] = {
+    /* Small device-resident calls: one block counts and writes the result in one launch (the
+     * fixed cost of a count and a finish kernel, and of a 2-D copy, is most of such a call). */
+    {&gpuhist_strategy_cuda_one_block, 0, 0, 0, 0, 0, 1u << 16},
     /* 8-bit data in the layouts it takes: two bytes per packed 16-bit shared atomic. */
-    {&gpuhist_strategy_cuda_byte_pairs, 0, 0, 0, 0, 0},
+    {&gpuhist_strategy_cuda_byte_pairs, 0, 0, 0, 0, 0, 0},
     /* 8-bit data in the other layouts: per-warp 256-value shared histograms. */
-    {&gpuhist_strategy_cuda_histogram256, 0, 0, 0, 0, 0},
+    {&gpuhist_strategy_cuda_histogram256, 0, 0, 0, 0, 0, 0},
     /* 16-bit data: 65536 packed 16-bit shared counters. */
-    {&gpuhist_strategy_cuda_fast_packed16, 0, 0, 0, 0, 0},
+    {&gpuhist_strategy_cuda_fast_packed16, 0, 0, 0, 0, 0, 0},
     /* Slots that fit one block's shared memory: 32-bit shared counters. */
-    {&gpuhist_strategy_cuda_fast_smem, 0, 0, 0, 0, 0},
+    {&gpuhist_strategy_cuda_fast_smem, 0, 0, 0, 0, 0, 0},
     /* f32 even bins past that, while 16-bit counters fit a block: packed 16-bit counters. */
-    {&gpuhist_strategy_cuda_fast_packed16_f32, 0, 0, 0, 0, 0},
+    {&gpuhist_strategy_cuda_fast_packed16_f32, 0, 0, 0, 0, 0, 0},
     /* f32 even bins past one block (only those measured): radix partition + packed counters. */
     {&gpuhist_strategy_cuda_two_pass, GPUHIST_DTYPE_BIT(GPUHIST_F32),
-     GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 65537, 0, 0},
+     GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 65537, 0, 0, 0},
     /* Everything larger: global partial counters behind a per-thread run cache. */
-    {&gpuhist_strategy_cuda_fast_global, 0, 0, 0, 0, 0},
+    {&gpuhist_strategy_cuda_fast_global, 0, 0, 0, 0, 0, 0},
     /* Safety nets, for a plan that every rule above declines. */
-    {&gpuhist_strategy_cuda_block_shared, 0, 0, 0, 0, 0},
-    {&gpuhist_strategy_cuda_multipass, 0, 0, 0, 1u << 17, 0},
-    {&gpuhist_strategy_cuda_sort_rle, 0, 0, 0, 0, 0},
-    {&gpuhist_strategy_cuda_global_atomic, 0, 0, 0, 0, 0},
+    {&gpuhist_strategy_cuda_block_shared, 0, 0, 0, 0, 0, 0},
+    {&gpuhist_strategy_cuda_multipass, 0, 0, 0, 1u << 17, 0, 0},
+    {&gpuhist_strategy_cuda_sort_rle, 0, 0, 0, 0, 0, 0},
+    {&gpuhist_strategy_cuda_global_atomic, 0, 0, 0, 0, 0, 0},
     /* Weighted requests (only these sum weights; every rule above declines them): per-block
      * records in shared memory while they fit, else global records. */
-    {&gpuhist_strategy_cuda_weighted_smem, 0, 0, 0, 0, 0},
-    {&gpuhist_strategy_cuda_weighted_global, 0, 0, 0, 0, 0},
+    {&gpuhist_strategy_cuda_weighted_smem, 0, 0, 0, 0, 0, 0},
+    {&gpuhist_strategy_cuda_weighted_global, 0, 0, 0, 0, 0, 0},
 };
 const gpuhist_policy gpuhist_cuda_policy = {cuda_rules, sizeof cuda_rules / sizeof cuda_rules[0]};
 }

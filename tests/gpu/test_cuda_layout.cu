@@ -6,6 +6,10 @@
  *   channels_roi interleaved channels (subset mask) in a strided ROI, odd strides (rows not
  *                aligned to the sample size), host and device data, small staging chunks
  *   unaligned    device pointers not aligned to the sample size, multi-byte types
+ *   small_calls  device-resident calls of at most 2^16 samples, which auto counts with
+ *                cuda-one-block in one launch (pitched rows read in place, channels, every
+ *                bin kind, CLAMP, NaN and outliers), synchronous and asynchronous with the
+ *                tallies on the device; one sample more goes to another strategy
  * Every result is compared bin by bin with the CPU reference (or the known answer), with the
  * tallies (underflow, overflow, nan, total). Exit 77 (ctest: skipped) without a GPU.
  */
@@ -120,11 +124,110 @@ static void case_unaligned(void)
     gpuhist_destroy(ctx);
 }
 
+/* One small device-resident call by auto: the strategy it took (one-block when the plan has
+ * at most 2^16 samples), counts and tallies against cpu-reference, synchronously and then
+ * asynchronously with the tallies left on the device. */
+static void small_call(gpuhist_ctx *ctx, gpuhist_dtype dt, uint32_t C, uint32_t mask,
+                       uint64_t row_len, uint64_t rows, size_t pad, gpuhist_bin_spec b,
+                       double lo, double hi, const char *want)
+{
+    const size_t sz = gpuhist_dtype_size(dt);
+    const size_t stride = row_len * C * sz + pad;
+    const size_t bytes = stride * rows;
+    std::vector<unsigned char> h = make_data(dt, (bytes + sz - 1) / sz, lo, hi);
+    h.resize(bytes);
+    gpuhist_samples hs;
+    memset(&hs, 0, sizeof hs);
+    hs.data = h.data();
+    hs.dtype = dt;
+    hs.row_length = row_len;
+    hs.rows = rows;
+    hs.row_stride = stride;
+    hs.channels = C;
+    hs.channel_mask = mask;
+    hs.location = GPUHIST_MEMORY_HOST;
+    expected e = reference(&hs, &b);
+    void *base;
+    gpuhist_samples ds = hs;
+    ds.data = to_device(h.data(), bytes, 0, &base);
+    ds.location = GPUHIST_MEMORY_DEVICE;
+    check_context("small %s C=%u mask=%x %llux%llu pad %zu, %u bins kind %d outliers %d",
+                  gpuhist_dtype_name(dt), C, mask, (unsigned long long)row_len,
+                  (unsigned long long)rows, pad, b.bins, (int)b.kind, (int)b.outliers);
+    const size_t n = e.counts.size();
+    uint64_t *d_counts = NULL, *d_stats = NULL;
+    CUDA_OK(cudaMalloc(&d_counts, n * sizeof(uint64_t)));
+    CUDA_OK(cudaMalloc(&d_stats, 4 * GPUHIST_MAX_CHANNELS * sizeof(uint64_t)));
+    std::vector<uint64_t> counts(n);
+    for (int async = 0; async < 2; ++async) {
+        CUDA_OK(cudaMemset(d_counts, 0xab, n * sizeof(uint64_t)));
+        gpuhist_result r = gpuhist_result_host(d_counts);
+        r.counts_location = GPUHIST_MEMORY_DEVICE;
+        if (async)
+            r.device_stats = d_stats;
+        gpuhist_set_async(ctx, async);
+        gpuhist_status st = gpuhist_histogram(ctx, &ds, &b, &r);
+        gpuhist_set_async(ctx, 0);
+        if (!CHECK_MSG(st == GPUHIST_OK, "%s", gpuhist_last_error(ctx)))
+            break;
+        CHECK_EQ_STR(r.strategy, want);
+        CUDA_OK(cudaMemcpy(counts.data(), d_counts, n * 8, cudaMemcpyDeviceToHost));
+        if (async) { /* the tallies are on the device: 4 per histogram */
+            std::vector<uint64_t> t(4 * e.r.channels);
+            CUDA_OK(cudaMemcpy(t.data(), d_stats, t.size() * 8, cudaMemcpyDeviceToHost));
+            for (uint32_t k = 0; k < e.r.channels; ++k) {
+                r.underflow[k] = t[4 * k];
+                r.overflow[k] = t[4 * k + 1];
+                r.nan[k] = t[4 * k + 2];
+                r.total[k] = t[4 * k + 3];
+            }
+        }
+        compare(e, r, counts.data(), 1);
+    }
+    cudaFree(d_counts);
+    cudaFree(d_stats);
+    cudaFree(base);
+}
+
+static void case_small_calls(void)
+{
+    gpuhist_ctx *ctx = cuda_ctx();
+    const char *one = "cuda-one-block";
+    gpuhist_bin_spec clamp = gpuhist_bins_even(50, -1.0, 1.0);
+    clamp.outliers = GPUHIST_OUTLIERS_CLAMP;
+    const double edges[] = {-1.0, -0.5, -0.25, 0.0, 1e-3, 0.5, 0.75, 1.0};
+    /* a pitched 64x64 grey image, as cudaMallocPitch lays it out (rows 512 bytes apart) */
+    small_call(ctx, GPUHIST_U8, 1, 0, 64, 64, 448, gpuhist_bins_integer(256, 0), 0, 256, one);
+    small_call(ctx, GPUHIST_U8, 4, 0x7, 61, 17, 12, gpuhist_bins_integer(256, 0), 0, 256, one);
+    small_call(ctx, GPUHIST_I8, 1, 0, 999, 3, 1, gpuhist_bins_even(17, -128.0, 128.0), -128,
+               128, one);
+    small_call(ctx, GPUHIST_U16, 1, 0, 300, 10, 2, gpuhist_bins_even(4096, 0.0, 65536.0), 0,
+               65536, one);
+    small_call(ctx, GPUHIST_I32, 2, 0, 100, 50, 8, gpuhist_bins_even(300, -900.0, 900.0), -1000,
+               1000, one);
+    small_call(ctx, GPUHIST_F32, 1, 0, 1000, 7, 4, clamp, -1, 1, one);
+    small_call(ctx, GPUHIST_F32, 3, 0x5, 333, 29, 12, gpuhist_bins_edges(7, edges), -1, 1, one);
+    small_call(ctx, GPUHIST_F64, 1, 0, 4096, 16, 0, gpuhist_bins_even(4093, -1.0, 1.0), -1, 1,
+               one);
+    small_call(ctx, GPUHIST_U64, 1, 0, 1, 1, 0, gpuhist_bins_even(10, 0.0, 10.0), 0, 10, one);
+    small_call(ctx, GPUHIST_I64, 1, 0, 65536, 1, 0, gpuhist_bins_even(100, -1e6, 1e6), -1e6,
+               1e6, one);
+    /* one sample past 2^16: the usual strategies (the first u8 rule) */
+    small_call(ctx, GPUHIST_U8, 1, 0, 65537, 1, 0, gpuhist_bins_integer(256, 0), 0, 256,
+               "cuda-byte-pairs");
+    /* more counters than one block's 48 KiB: the next rule */
+    small_call(ctx, GPUHIST_F32, 1, 0, 1000, 1, 0, gpuhist_bins_even(20000, -1.0, 1.0), -1, 1,
+               "cuda-fast-smem");
+    check_context("%s", "");
+    gpuhist_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     static const cuda_case cases[] = {
         {"channels_roi", case_channels_roi},
         {"unaligned", case_unaligned},
+        {"small_calls", case_small_calls},
     };
     return cuda_test_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
 }
