@@ -66,6 +66,8 @@ struct cuda_state {
     int copy_pending[2];
     double *d_edges;
     size_t edges_size;
+    double *h_edges;  /* host copy of the edges d_edges holds (malloc'd), h_edges_n of them */
+    size_t h_edges_n;
     unsigned long long *d_slots;
     size_t slots_size;
     size_t slots_zero;  /* leading bytes of d_slots known to be zero for the next call */

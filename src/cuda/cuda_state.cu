@@ -79,6 +79,7 @@ void free_state(cuda_state *st)
             cudaEventDestroy(st->ring_copied[b]);
     }
     cudaFree(st->d_edges);
+    free(st->h_edges);
     cudaFree(st->d_slots);
     cudaFree(st->d_values);
     cudaFree(st->d_counts);

@@ -31,15 +31,27 @@ gpuhist_status cuda_stream_begin(gpuhist_ctx *ctx, const gpuhist_plan *plan,
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                             "%s counts raw values of 8/16-bit types only", s->name);
 
-    /* edges: once per histogram */
+    /* edges: once per histogram, and not again while they are the ones d_edges holds (a
+     * histogram filled again and again: no copy from pageable memory, which may wait) */
     if (plan->map.kind == GH_KIND_EDGES) {
         const size_t eb = ((size_t)plan->bins + 1u) * sizeof(double);
+        const double *held = st->d_edges;
         if ((rc = grow_t(ctx, &st->d_edges, &st->edges_size, eb, 0, "edges")) != GPUHIST_OK)
             return rc;
-        GPUHIST_CUDA_TRY(ctx,
-                         cudaMemcpyAsync(st->d_edges, plan->edges, eb, cudaMemcpyHostToDevice,
-                                         strm),
-                         "copy edges to device");
+        if (st->d_edges != held || st->h_edges_n != (size_t)plan->bins + 1u ||
+            memcmp(st->h_edges, plan->edges, eb) != 0) {
+            st->h_edges_n = 0;
+            GPUHIST_CUDA_TRY(ctx,
+                             cudaMemcpyAsync(st->d_edges, plan->edges, eb,
+                                             cudaMemcpyHostToDevice, strm),
+                             "copy edges to device");
+            double *copy = (double *)realloc(st->h_edges, eb);
+            if (copy) { /* else they are copied again next time */
+                memcpy(copy, plan->edges, eb);
+                st->h_edges = copy;
+                st->h_edges_n = (size_t)plan->bins + 1u;
+            }
+        }
     }
 
     /* Counters: zeroed before the strategy runs. The finish kernels zero what they read (every
