@@ -93,6 +93,7 @@ typedef struct case_result {
     int nstrat;
     const char *strat[MAX_STRATEGIES];
     double gbps[MAX_STRATEGIES];
+    double cpu_gbps[MAX_STRATEGIES]; /* GB per CPU-second of the process (all its threads) */
     int mismatch[MAX_STRATEGIES];
     int nscale;
     int scale_threads[MAX_SCALING];
@@ -102,6 +103,7 @@ typedef struct case_result {
     char peer_call[MAX_PEERS][128];
     int peer_threads[MAX_PEERS];  /* 0: skipped, peer_note says why */
     double peer_gbps[MAX_PEERS];
+    double peer_cpu_gbps[MAX_PEERS]; /* GB per CPU-second of the peer's process */
     char peer_note[MAX_PEERS][128];
     int reference_ok;             /* 1 equal to cpu-reference on the prefix, 0 differs, -1 n/a */
     double load_end;              /* 1-minute load average after the cell */
@@ -175,27 +177,43 @@ static gpuhist_bin_spec spec_of(const bench_case *c)
 /* Median seconds of `runs` timed calls after one warm-up; counts of the last call in `counts`. */
 static int use_min_stat;
 
-static double time_strategy(gpuhist_ctx *ctx, const gpuhist_samples *s, const gpuhist_bin_spec *b,
-                            uint64_t *counts, int runs, int *failed)
+/* Seconds of CPU time of the whole process so far, every thread's (as Python's
+ * time.process_time, which peers_bench.py uses). */
+static double process_cpu_s(void)
 {
-    double t[64];
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Median (or fastest) wall seconds of `runs` timed calls after one warm-up, and in *cpu_s the
+ * same statistic of the CPU seconds the process spent in them (all threads); counts of the last
+ * call in `counts`. */
+static double time_strategy(gpuhist_ctx *ctx, const gpuhist_samples *s, const gpuhist_bin_spec *b,
+                            uint64_t *counts, int runs, int *failed, double *cpu_s)
+{
+    double t[64], c[64];
     if (runs > 64)
         runs = 64;
     *failed = 0;
     for (int i = -1; i < runs; ++i) {
         gpuhist_result r = gpuhist_result_host(counts);
-        double t0 = now_s();
+        double c0 = process_cpu_s(), t0 = now_s();
         gpuhist_status st = gpuhist_histogram(ctx, s, b, &r);
-        double dt = now_s() - t0;
+        double dt = now_s() - t0, dc = process_cpu_s() - c0;
         if (st != GPUHIST_OK) {
             fprintf(stderr, "gpuhist-bench-cpu: %s\n", gpuhist_last_error(ctx));
             *failed = 1;
             return 0.0;
         }
-        if (i >= 0)
+        if (i >= 0) {
             t[i] = dt;
+            c[i] = dc;
+        }
     }
-    double m = median(t, runs); /* sorts t */
+    double m = median(t, runs), mc = median(c, runs); /* sorts t and c */
+    if (cpu_s)
+        *cpu_s = use_min_stat ? c[0] : mc;
     return use_min_stat ? t[0] : m;
 }
 
@@ -268,6 +286,8 @@ static void run_peers(const options *o, const bench_case *c, const void *buf, si
         if (!res->peer_note[k][0] && sec > 0) {
             res->peer_threads[k] = (int)json_num(line, "threads");
             res->peer_gbps[k] = (double)bytes / sec / 1e9;
+            double cpu = json_num(line, "cpu_seconds");
+            res->peer_cpu_gbps[k] = cpu > 0 ? (double)bytes / cpu / 1e9 : 0.0;
         }
     }
     if (p)
@@ -377,6 +397,28 @@ static int best_peer(const case_result *r, double *per_core)
     return best;
 }
 
+/* The same by GB per CPU-second. */
+static int best_peer_cpu(const case_result *r, double *per_cpu)
+{
+    int best = -1;
+    *per_cpu = 0.0;
+    for (int k = 0; k < r->npeers; ++k) {
+        if (r->peer_threads[k] < 1 || !(r->peer_cpu_gbps[k] > *per_cpu))
+            continue;
+        *per_cpu = r->peer_cpu_gbps[k];
+        best = k;
+    }
+    return best;
+}
+
+static double cpu_gbps_of(const case_result *r, const char *strategy)
+{
+    for (int k = 0; k < r->nstrat; ++k)
+        if (strcmp(r->strat[k], strategy) == 0)
+            return r->cpu_gbps[k];
+    return 0.0;
+}
+
 static double gbps_of(const case_result *r, const char *strategy)
 {
     for (int k = 0; k < r->nstrat; ++k)
@@ -415,12 +457,15 @@ static void write_json(const options *o, const char *model, long cores, const ch
                 r->c->name, r->bytes, r->load_end, r->reference_ok);
         for (int s = 0; s < r->nstrat; ++s)
             fprintf(f, "%s\"%s\": %.4f", s ? ", " : "", r->strat[s], r->gbps[s]);
+        fprintf(f, "}, \"gbps_per_cpu_s\": {");
+        for (int k = 0; k < r->nstrat; ++k)
+            fprintf(f, "%s\"%s\": %.4f", k ? ", " : "", r->strat[k], r->cpu_gbps[k]);
         fprintf(f, "},\n     \"peers\": [");
         for (int k = 0; k < r->npeers; ++k)
             fprintf(f, "%s{\"peer\": \"%s\", \"call\": \"%s\", \"threads\": %d, \"gbps\": %.4f, "
-                       "\"skipped\": \"%s\"}",
+                       "\"gbps_per_cpu_s\": %.4f, \"skipped\": \"%s\"}",
                     k ? ", " : "", r->peer[k], r->peer_call[k], r->peer_threads[k],
-                    r->peer_gbps[k], r->peer_note[k]);
+                    r->peer_gbps[k], r->peer_cpu_gbps[k], r->peer_note[k]);
         fprintf(f, "],\n     \"threads_scaling\": [");
         for (int s = 0; s < r->nscale; ++s)
             fprintf(f, "%s{\"threads\": %d, \"gbps\": %.4f, \"efficiency\": %.4f}", s ? ", " : "",
@@ -559,8 +604,10 @@ int main(int argc, char **argv)
             r->strat[r->nstrat] = strat[k];
             gpuhist_set_strategy(ctx, strat[k]);
             int failed;
-            double sec = time_strategy(ctx, &s, &b, counts, o.runs, &failed);
+            double cpu_s = 0;
+            double sec = time_strategy(ctx, &s, &b, counts, o.runs, &failed, &cpu_s);
             r->gbps[r->nstrat] = failed ? 0.0 : (double)bytes / sec / 1e9;
+            r->cpu_gbps[r->nstrat] = failed || cpu_s <= 0 ? 0.0 : (double)bytes / cpu_s / 1e9;
             if (!failed) {
                 if (k == 0)
                     memcpy(first, counts, (size_t)c->bins * sizeof *first);
@@ -576,7 +623,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "[%s] cpu-threads x%d...\n", c->name, th);
             gpuhist_set_threads(ctx, th);
             int failed;
-            double sec = time_strategy(ctx, &s, &b, counts, o.runs, &failed);
+            double sec = time_strategy(ctx, &s, &b, counts, o.runs, &failed, NULL);
             r->scale_threads[r->nscale] = th;
             r->scale_gbps[r->nscale++] = failed ? 0.0 : (double)bytes / sec / 1e9;
             if (th == o.threads_max)
@@ -602,19 +649,22 @@ int main(int argc, char **argv)
                                     : "  COUNTS DIFFER FROM cpu-reference ON THE PREFIX");
         for (int k = 0; k < r->nstrat; ++k) {
             int th = strcmp(r->strat[k], "cpu-threads") == 0 ? o.threads_max : 1;
-            printf("  %-70s %2d thr %8.3f GB/s %8.3f per core%s\n", r->strat[k], th, r->gbps[k],
-                   r->gbps[k] / th, r->mismatch[k] ? "  COUNTS DIFFER FROM cpu-serial" : "");
+            printf("  %-70s %2d thr %8.3f GB/s %8.3f per core %8.3f per CPU-s%s\n", r->strat[k], th,
+                   r->gbps[k], r->gbps[k] / th, r->cpu_gbps[k],
+                   r->mismatch[k] ? "  COUNTS DIFFER FROM cpu-serial" : "");
         }
         for (int k = 0; k < r->npeers; ++k) {
             if (r->peer_threads[k] < 1)
                 printf("  %-70s skipped: %s\n", r->peer[k], r->peer_note[k]);
             else
-                printf("  %-70.70s %2d thr %8.3f GB/s %8.3f per core\n", r->peer_call[k],
-                       r->peer_threads[k], r->peer_gbps[k],
-                       r->peer_gbps[k] / r->peer_threads[k]);
+                printf("  %-70.70s %2d thr %8.3f GB/s %8.3f per core %8.3f per CPU-s\n",
+                       r->peer_call[k], r->peer_threads[k], r->peer_gbps[k],
+                       r->peer_gbps[k] / r->peer_threads[k], r->peer_cpu_gbps[k]);
         }
     }
-    printf("\n(GB/s of input; all gpuhist counts compared with cpu-reference on the first %u MiB "
+    printf("\n(GB/s of input per wall second; per CPU-s: GB of input per CPU-second the process "
+           "spent, all its threads, which other jobs on the machine do not dilute; all gpuhist "
+           "counts compared with cpu-reference on the first %u MiB "
            "and with each other on the whole input)\n\n",
            REFERENCE_BYTES >> 20);
 
@@ -658,12 +708,32 @@ int main(int argc, char **argv)
                peer, r->peer_call[bp], a, t,
                a >= 2.0 && t >= 2.0 ? "met" : "NOT met");
     }
+    printf("\nthe same per CPU-second (GB of input / CPU seconds of the process, all threads):\n");
+    printf("%-24s %9s %9s %9s %-34s %7s %7s  %s\n", "case", "serial", "threads", "best",
+           "best peer", "serial/", "thr/", ">= 2x best peer per CPU-s");
+    for (int i = 0; i < nres; ++i) {
+        case_result *r = &res[i];
+        double peer;
+        int bp = best_peer_cpu(r, &peer);
+        double ser = cpu_gbps_of(r, "cpu-serial"), thr = cpu_gbps_of(r, "cpu-threads");
+        if (bp < 0) {
+            printf("%-24s %9.3f %9.3f %9s %-34s %7s %7s  no peer ran\n", r->c->label, ser, thr,
+                   "-", "-", "-", "-");
+            continue;
+        }
+        double a = ser / peer, t = thr / peer;
+        printf("%-24s %9.3f %9.3f %9.3f %-34.34s %6.2fx %6.2fx  %s\n", r->c->label, ser, thr,
+               peer, r->peer_call[bp], a, t, a >= 2.0 && t >= 2.0 ? "met" : "NOT met");
+    }
+    printf("\n");
     for (int i = 0; i < nres; ++i) {
         case_result *r = &res[i];
         double ser = gbps_of(r, "cpu-serial"), thr = gbps_of(r, "cpu-threads") / o.threads_max;
         if (r->c->dtype == GPUHIST_U8)
-            printf("target u8/256 >= 8 GB/s per core: serial %.2f, threads %.2f per core: %s\n",
-                   ser, thr, ser >= 8.0 && thr >= 8.0 ? "met" : "NOT met");
+            printf("target u8/256 >= 8 GB/s per core: serial %.2f, threads %.2f per core, "
+                   "%.2f per CPU-s: %s\n",
+                   ser, thr, cpu_gbps_of(r, "cpu-threads"),
+                   ser >= 8.0 && thr >= 8.0 ? "met" : "NOT met");
         double np = numpy_gbps(r);
         if (r->c->kind == GPUHIST_BINS_EDGES && np > 0)
             printf("target uneven edges >= 2x numpy: serial %.2fx, threads per core %.2fx: %s\n",

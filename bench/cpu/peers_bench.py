@@ -10,7 +10,7 @@ usage: peers_bench.py FILE DTYPE OP BINS LOWER UPPER RUNS THREADS [median|min]
          histogram_quadratic_edges  uneven edges (arange(BINS + 1) / BINS) ** 2
 Prints one JSON object per line, one per peer call:
   {"peer": name, "version": v, "call": ..., "threads": T, "seconds": median (or fastest),
-   "min_s": ..., "median_s": ...}
+   "min_s": ..., "median_s": ..., "cpu_seconds": the same statistic of the process's CPU time}
 or {"peer": name, "skipped": reason} when the package is missing or has no such histogram
 (exit status 0 either way, so the caller can report the reason).
 Every call builds its result from scratch (a new boost Histogram each time), as gpuhist's does.
@@ -21,17 +21,26 @@ import sys
 import time
 
 
+def pick(values, stat):
+    values = sorted(values)
+    n = len(values)
+    med = values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
+    return (values[0] if stat == "min" else med), med, values[0]
+
+
 def timed(fn, runs, stat):
+    """Wall seconds and CPU seconds of the process (every thread: time.process_time)."""
     fn()
-    times = []
+    times, cpus = [], []
     for _ in range(runs):
+        c = time.process_time()
         t = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t)
-    times.sort()
-    n = len(times)
-    med = times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] + times[n // 2])
-    return {"seconds": times[0] if stat == "min" else med, "median_s": med, "min_s": times[0]}
+        cpus.append(time.process_time() - c)
+    sec, med, fastest = pick(times, stat)
+    return {"seconds": sec, "median_s": med, "min_s": fastest,
+            "cpu_seconds": pick(cpus, stat)[0]}
 
 
 def emit(obj):
