@@ -66,9 +66,11 @@ static inline int pass_f64(double x, const gpuhist_cpu_test_f64 *c, uint32_t *ke
     return fr > c->t_lo && fr < c->t_hi;
 }
 
-__attribute__((target("avx2"))) size_t gpuhist_cpu_test_keys_f32(const unsigned char *p, size_t n,
-                                                                  const gpuhist_cpu_test_f32 *c,
-                                                                  uint32_t *key, uint32_t *miss)
+/* cut = 0: a "direct" certificate (t_lo < 0, t_hi >= 1), whose fraction test every in-range
+ * sample passes: left out (5 instructions of ~17 per vector) */
+__attribute__((target("avx2"), always_inline)) static inline size_t
+keys_f32(const unsigned char *p, size_t n, const gpuhist_cpu_test_f32 *c, uint32_t *key,
+         uint32_t *miss, const int cut)
 {
     const __m256 lower = _mm256_set1_ps(c->lower), scale = _mm256_set1_ps(c->scale);
     const __m256 bins = _mm256_set1_ps(c->bins), zero = _mm256_setzero_ps();
@@ -82,9 +84,11 @@ __attribute__((target("avx2"))) size_t gpuhist_cpu_test_keys_f32(const unsigned 
         ok = _mm256_and_ps(ok, _mm256_cmp_ps(f, bins, _CMP_LT_OQ));
         /* lanes out of range convert to 0x80000000 or garbage: masked off by ok */
         const __m256i k = _mm256_cvttps_epi32(f);
-        const __m256 fr = _mm256_sub_ps(f, _mm256_cvtepi32_ps(k));
-        ok = _mm256_and_ps(ok, _mm256_and_ps(_mm256_cmp_ps(fr, t_lo, _CMP_GT_OQ),
-                                             _mm256_cmp_ps(fr, t_hi, _CMP_LT_OQ)));
+        if (cut) {
+            const __m256 fr = _mm256_sub_ps(f, _mm256_cvtepi32_ps(k));
+            ok = _mm256_and_ps(ok, _mm256_and_ps(_mm256_cmp_ps(fr, t_lo, _CMP_GT_OQ),
+                                                 _mm256_cmp_ps(fr, t_hi, _CMP_LT_OQ)));
+        }
         _mm256_storeu_si256((__m256i *)(void *)(key + i), k);
         unsigned bad = ~(unsigned)_mm256_movemask_ps(ok) & 0xFFu;
         while (__builtin_expect(bad != 0u, 0)) {
@@ -101,9 +105,9 @@ __attribute__((target("avx2"))) size_t gpuhist_cpu_test_keys_f32(const unsigned 
     return nm;
 }
 
-__attribute__((target("avx2"))) size_t gpuhist_cpu_test_keys_f64(const unsigned char *p, size_t n,
-                                                                  const gpuhist_cpu_test_f64 *c,
-                                                                  uint32_t *key, uint32_t *miss)
+__attribute__((target("avx2"), always_inline)) static inline size_t
+keys_f64(const unsigned char *p, size_t n, const gpuhist_cpu_test_f64 *c, uint32_t *key,
+         uint32_t *miss, const int cut)
 {
     const __m256d lower = _mm256_set1_pd(c->lower), scale = _mm256_set1_pd(c->scale);
     const __m256d bins = _mm256_set1_pd(c->bins), zero = _mm256_setzero_pd();
@@ -116,9 +120,11 @@ __attribute__((target("avx2"))) size_t gpuhist_cpu_test_keys_f64(const unsigned 
                                    _mm256_cmp_pd(f, zero, _CMP_GE_OQ));
         ok = _mm256_and_pd(ok, _mm256_cmp_pd(f, bins, _CMP_LT_OQ));
         const __m128i k = _mm256_cvttpd_epi32(f); /* bins <= 2^24: fits */
-        const __m256d fr = _mm256_sub_pd(f, _mm256_cvtepi32_pd(k));
-        ok = _mm256_and_pd(ok, _mm256_and_pd(_mm256_cmp_pd(fr, t_lo, _CMP_GT_OQ),
-                                             _mm256_cmp_pd(fr, t_hi, _CMP_LT_OQ)));
+        if (cut) {
+            const __m256d fr = _mm256_sub_pd(f, _mm256_cvtepi32_pd(k));
+            ok = _mm256_and_pd(ok, _mm256_and_pd(_mm256_cmp_pd(fr, t_lo, _CMP_GT_OQ),
+                                                 _mm256_cmp_pd(fr, t_hi, _CMP_LT_OQ)));
+        }
         _mm_storeu_si128((__m128i *)(void *)(key + i), k);
         unsigned bad = ~(unsigned)_mm256_movemask_pd(ok) & 0xFu;
         while (__builtin_expect(bad != 0u, 0)) {
@@ -133,6 +139,24 @@ __attribute__((target("avx2"))) size_t gpuhist_cpu_test_keys_f64(const unsigned 
             miss[nm++] = (uint32_t)i;
     }
     return nm;
+}
+
+__attribute__((target("avx2"))) size_t gpuhist_cpu_test_keys_f32(const unsigned char *p, size_t n,
+                                                                  const gpuhist_cpu_test_f32 *c,
+                                                                  uint32_t *key, uint32_t *miss)
+{
+    if (c->t_lo < 0.0f && c->t_hi >= 1.0f)
+        return keys_f32(p, n, c, key, miss, 0);
+    return keys_f32(p, n, c, key, miss, 1);
+}
+
+__attribute__((target("avx2"))) size_t gpuhist_cpu_test_keys_f64(const unsigned char *p, size_t n,
+                                                                  const gpuhist_cpu_test_f64 *c,
+                                                                  uint32_t *key, uint32_t *miss)
+{
+    if (c->t_lo < 0.0 && c->t_hi >= 1.0)
+        return keys_f64(p, n, c, key, miss, 0);
+    return keys_f64(p, n, c, key, miss, 1);
 }
 
 #else /* no AVX2 kernels on this target */
