@@ -257,7 +257,8 @@ class Histogram:
         """Add the samples of `a` (any shape; NumPy arrays of every supported dtype, strided or
         byte-swapped, anything np.asarray takes, CuPy arrays, torch CUDA tensors), with one
         weight per sample when `weights` (an array of a's shape, where `a` is). A fill of a
-        CuPy array or torch tensor only enqueues its work on the device (weighted or not)."""
+        CuPy array or torch tensor only enqueues its work on the device (weighted or not; unless
+        its weights had to be converted to float32/float64 or made contiguous)."""
         self._cache = None
         dev = _device.lookup(a, _context.stream_pointer(self._stream))
         if dev is not None:
@@ -374,6 +375,10 @@ class Histogram:
                                    *acc.args, acc.counts_ptr, True, acc.stats_ptr, None,
                                    None if w is None else w.ptr, None if w is None else w.dtype,
                                    acc.sums, acc.sq, None, True, acc.state_ptr)
+        if w is not None and w.obj is not weights:
+            # weights converted to float32/64 or made contiguous: a temporary, freed when this
+            # returns, which the queued kernel may not have read yet
+            acc.res.synchronize()
         self._checked_first(auto, key, t, dev.obj)
         return self
 
