@@ -272,7 +272,7 @@ static gpuhist_status cpu_stream_begin(gpuhist_ctx *ctx, const gpuhist_plan *pla
         c->wacc = calloc(nweights, sizeof *c->wacc);
     /* many even bins: their edge table once, not once per chunk and thread */
     if (c && c->slots && plan->map.kind == GH_KIND_EVEN && plan->bins >= 4096 &&
-        !gpuhist_small_value_count(plan->dtype))
+        !gpuhist_small_value_count(plan->dtype) && !gpuhist_cpu_even_table_unneeded(plan))
         c->edge_table = gpuhist_cpu_even_edge_table(plan); /* NULL: each call builds its own */
     if (c) {
         c->nslots = nslots;

@@ -368,6 +368,8 @@ typedef struct slot_state {
     const float *ef;     /* EVEN, f32 samples: E[0..bins] as float */
     const double *ed;    /* EVEN, other types: E[0..bins] as double */
     gpuhist_fe_cert cert; /* EVEN: fast_even.h's certificate of the spec */
+    float ef0, efn;       /* EVEN, f32 samples: E[0] and E[bins] (read without the table) */
+    double ed0, edn;      /* EVEN, other types: the same */
     float lower_f, scale_f; /* EVEN: the estimate's constants (binmap), kept in the state */
     double lower, scale;
     uint32_t bins, slots, active, channels;
@@ -572,14 +574,14 @@ DEFINE_EVEN(even_d, double, search_d)
  * (Measured on AMD EPYC against THE TEST - an int-to-float conversion, a subtraction and two
  * compares - and the branch-free one-edge rule - an edge load on every increment's address:
  * both slower, ~10% on f64 / i32 with 1000 bins, up to 2x on f32 with 2^20 bins.) */
-#define DEFINE_EVEN_CERT(NAME, T, ESTIMATE, LOWER, SCALE)                                       \
+#define DEFINE_EVEN_CERT(NAME, T, ESTIMATE, LOWER, SCALE, FIRST, LAST)                         \
     static inline uint32_t NAME(const slot_state *s, const T *e, T x)                            \
     {                                                                                            \
         uint32_t bins = s->bins;                                                                 \
-        if (!(x >= e[0]))                                                                        \
+        if (!(x >= s->FIRST))                                                                    \
             return x != x ? GPUHIST_SLOT_NAN(bins) : GPUHIST_SLOT_UNDERFLOW(bins);               \
-        if (x >= e[bins])                                                                        \
-            return (s->m->last_inclusive && x == e[bins]) ? bins - 1u                            \
+        if (x >= s->LAST)                                                                        \
+            return (s->m->last_inclusive && x == s->LAST) ? bins - 1u                            \
                                                           : GPUHIST_SLOT_OVERFLOW(bins);         \
         const T f = ESTIMATE(x, s->LOWER, s->SCALE); /* >= 0: x >= E[0] */                       \
         const uint32_t k = f < (T)bins ? (uint32_t)f : bins - 1u;                                \
@@ -592,8 +594,8 @@ DEFINE_EVEN(even_d, double, search_d)
             return below ? k - 1u : k + 1u;                                                      \
         return k;                                                                                \
     }
-DEFINE_EVEN_CERT(cert_f, float, gpuhist_fe_estimate_f32, lower_f, scale_f)
-DEFINE_EVEN_CERT(cert_d, double, gpuhist_fe_estimate_f64, lower, scale)
+DEFINE_EVEN_CERT(cert_f, float, gpuhist_fe_estimate_f32, lower_f, scale_f, ef0, efn)
+DEFINE_EVEN_CERT(cert_d, double, gpuhist_fe_estimate_f64, lower, scale, ed0, edn)
 
 static inline uint32_t int_slot(const slot_state *s, int64_t x)
 {
@@ -838,6 +840,15 @@ static segment_fn pick_slot_loop(const gpuhist_plan *plan, int certified)
     }
 }
 
+int gpuhist_cpu_even_table_unneeded(const gpuhist_plan *plan)
+{
+    if (plan->map.kind != GH_KIND_EVEN)
+        return 0;
+    gpuhist_fe_cert c;
+    gpuhist_fe_cert_of(&plan->map, &c); /* cached per spec */
+    return c.ok && c.direct;
+}
+
 void *gpuhist_cpu_even_edge_table(const gpuhist_plan *plan)
 {
     /* Exactly binmap.h's edges: E[i] from gpuhist_even_edge_*, so comparisons agree. */
@@ -888,6 +899,13 @@ static gpuhist_status count_slots(const gpuhist_plan *plan, uint64_t begin, uint
 
     void *edge_table = NULL; /* built here (freed here) when the plan carries none */
     if (plan->map.kind == GH_KIND_EVEN) {
+        s.ef0 = gpuhist_even_edge_f32(&plan->map, 0);
+        s.efn = gpuhist_even_edge_f32(&plan->map, plan->bins);
+        s.ed0 = gpuhist_even_edge_f64(&plan->map, 0);
+        s.edn = gpuhist_even_edge_f64(&plan->map, plan->bins);
+    }
+    /* a direct certificate reads no edge but the first and the last: no table */
+    if (plan->map.kind == GH_KIND_EVEN && !gpuhist_cpu_even_table_unneeded(plan)) {
         const void *table = plan->even_edge_table;
         if (!table && !(table = edge_table = gpuhist_cpu_even_edge_table(plan)))
             return GPUHIST_ERROR_OUT_OF_MEMORY;
