@@ -1,7 +1,7 @@
 /*
  * finish.cuh - the last step of every CUDA histogram, shared by the backend's finish kernels
  * (cuda_finish.cu) and the strategies that finish in their own launch (GPUHIST_CAP_FINISH,
- * one_block.cu): the outlier policy (CLAMP adds the underflow / overflow slots to the end
+ * one_launch.cu): the outlier policy (CLAMP adds the underflow / overflow slots to the end
  * bins), the counts, and the four tallies per channel (underflow, overflow, nan, total) written
  * where the caller wants them.
  */

@@ -21,7 +21,7 @@ extern const gpuhist_strategy gpuhist_strategy_cuda_multipass;
 extern const gpuhist_strategy gpuhist_strategy_cuda_optimized;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_bytes;
 extern const gpuhist_strategy gpuhist_strategy_cuda_byte_pairs;
-extern const gpuhist_strategy gpuhist_strategy_cuda_one_block;
+extern const gpuhist_strategy gpuhist_strategy_cuda_one_launch;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_smem;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16_f32;
@@ -54,7 +54,7 @@ const gpuhist_strategy *const gpuhist_cuda_strategies[] = {
     &gpuhist_strategy_cuda_two_pass,
     &gpuhist_strategy_cuda_weighted_smem,
     &gpuhist_strategy_cuda_weighted_global,
-    &gpuhist_strategy_cuda_one_block,
+    &gpuhist_strategy_cuda_one_launch,
 };
 const size_t gpuhist_cuda_strategy_count =
     sizeof(gpuhist_cuda_strategies) / sizeof(gpuhist_cuda_strategies[0]);
@@ -65,9 +65,10 @@ const size_t gpuhist_cuda_strategy_count =
  * min bins, max bins, samples per CPU thread, max samples; 0 imposes nothing.
  */
 static const gpuhist_rule cuda_rules[] = {
-    /* Small device-resident calls: one block counts and writes the result in one launch (the
-     * fixed cost of a count and a finish kernel, and of a 2-D copy, is most of such a call). */
-    {&gpuhist_strategy_cuda_one_block, 0, 0, 0, 0, 0, 1u << 16},
+    /* Device-resident calls up to image sizes: counted and finished in one launch (the fixed
+     * cost of a count and a finish kernel, and of a 2-D copy or a gap kernel, is most of such
+     * a call). */
+    {&gpuhist_strategy_cuda_one_launch, 0, 0, 0, 0, 0, 1u << 22},
     /* 8-bit data in the layouts it takes: two bytes per packed 16-bit shared atomic. */
     {&gpuhist_strategy_cuda_byte_pairs, 0, 0, 0, 0, 0, 0},
     /* 8-bit data in the other layouts: per-warp 256-value shared histograms. */

@@ -6,10 +6,11 @@
  *   channels_roi interleaved channels (subset mask) in a strided ROI, odd strides (rows not
  *                aligned to the sample size), host and device data, small staging chunks
  *   unaligned    device pointers not aligned to the sample size, multi-byte types
- *   small_calls  device-resident calls of at most 2^16 samples, which auto counts with
- *                cuda-one-block in one launch (pitched rows read in place, channels, every
- *                bin kind, CLAMP, NaN and outliers), synchronous and asynchronous with the
- *                tallies on the device; one sample more goes to another strategy
+ *   small_calls  device-resident calls of at most 2^22 samples, which auto counts with
+ *                cuda-one-launch (one block or several, pitched rows read in place,
+ *                channels, every bin kind, CLAMP, NaN and outliers), synchronous and
+ *                asynchronous with the tallies on the device, the same context again and
+ *                again (its counters left zero); one sample more goes to another strategy
  * Every result is compared bin by bin with the CPU reference (or the known answer), with the
  * tallies (underflow, overflow, nan, total). Exit 77 (ctest: skipped) without a GPU.
  */
@@ -124,8 +125,8 @@ static void case_unaligned(void)
     gpuhist_destroy(ctx);
 }
 
-/* One small device-resident call by auto: the strategy it took (one-block when the plan has
- * at most 2^16 samples), counts and tallies against cpu-reference, synchronously and then
+/* One small device-resident call by auto: the strategy it took (one-launch when the plan has
+ * at most 2^22 samples), counts and tallies against cpu-reference, synchronously and then
  * asynchronously with the tallies left on the device. */
 static void small_call(gpuhist_ctx *ctx, gpuhist_dtype dt, uint32_t C, uint32_t mask,
                        uint64_t row_len, uint64_t rows, size_t pad, gpuhist_bin_spec b,
@@ -192,7 +193,7 @@ static void small_call(gpuhist_ctx *ctx, gpuhist_dtype dt, uint32_t C, uint32_t 
 static void case_small_calls(void)
 {
     gpuhist_ctx *ctx = cuda_ctx();
-    const char *one = "cuda-one-block";
+    const char *one = "cuda-one-launch";
     gpuhist_bin_spec clamp = gpuhist_bins_even(50, -1.0, 1.0);
     clamp.outliers = GPUHIST_OUTLIERS_CLAMP;
     const double edges[] = {-1.0, -0.5, -0.25, 0.0, 1e-3, 0.5, 0.75, 1.0};
@@ -212,9 +213,19 @@ static void case_small_calls(void)
     small_call(ctx, GPUHIST_U64, 1, 0, 1, 1, 0, gpuhist_bins_even(10, 0.0, 10.0), 0, 10, one);
     small_call(ctx, GPUHIST_I64, 1, 0, 65536, 1, 0, gpuhist_bins_even(100, -1e6, 1e6), -1e6,
                1e6, one);
-    /* one sample past 2^16: the usual strategies (the first u8 rule) */
-    small_call(ctx, GPUHIST_U8, 1, 0, 65537, 1, 0, gpuhist_bins_integer(256, 0), 0, 256,
-               "cuda-byte-pairs");
+    /* several blocks, the last one finishing: an HD frame in a 2048-byte pitch, 4 channels,
+     * CLAMP, edges, and exactly 2^22 samples */
+    small_call(ctx, GPUHIST_U8, 1, 0, 1920, 1080, 128, gpuhist_bins_integer(256, 0), 0, 256,
+               one);
+    small_call(ctx, GPUHIST_U16, 4, 0, 700, 400, 8, gpuhist_bins_even(1000, 0.0, 65536.0), 0,
+               65536, one);
+    small_call(ctx, GPUHIST_F32, 1, 0, 4096, 300, 16, clamp, -1, 1, one);
+    small_call(ctx, GPUHIST_F64, 2, 0x2, 3001, 333, 0, gpuhist_bins_edges(7, edges), -1, 1,
+               one);
+    small_call(ctx, GPUHIST_U8, 1, 0, 2048, 2048, 0, gpuhist_bins_integer(256, 0), 0, 256, one);
+    /* one sample past 2^22: the usual strategies (the first u8 rule) */
+    small_call(ctx, GPUHIST_U8, 1, 0, (1u << 22) + 1u, 1, 0, gpuhist_bins_integer(256, 0), 0,
+               256, "cuda-byte-pairs");
     /* more counters than one block's 48 KiB: the next rule */
     small_call(ctx, GPUHIST_F32, 1, 0, 1000, 1, 0, gpuhist_bins_even(20000, -1.0, 1.0), -1, 1,
                "cuda-fast-smem");

@@ -147,8 +147,8 @@ typedef struct {
 /* CUDA: the first rule whose conditions hold and whose strategy accepts the plan; then the first
  * CUDA strategy of the registry that accepts it. */
 static const rule cuda_rules[] = {
-    /* device-resident calls of at most 2^16 samples only: never the host samples made here */
-    {ANY_DTYPE, ANY_KIND, 1, NO_LIMIT, "cuda-one-block"},
+    /* device-resident calls of at most 2^22 samples only: never the host samples made here */
+    {ANY_DTYPE, ANY_KIND, 1, NO_LIMIT, "cuda-one-launch"},
     {D(GPUHIST_U8) | D(GPUHIST_I8), ANY_KIND, 1, NO_LIMIT, "cuda-byte-pairs"},
     {D(GPUHIST_U8) | D(GPUHIST_I8), ANY_KIND, 1, NO_LIMIT, "cuda-histogram256"},
     {D(GPUHIST_U16) | D(GPUHIST_I16), ANY_KIND, 1, NO_LIMIT, "cuda-fast-packed16"},
