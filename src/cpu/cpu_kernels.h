@@ -28,8 +28,9 @@ size_t gpuhist_cpu_out_entries(const gpuhist_plan *plan);
  * NULL when out of memory. Set it as plan->even_edge_table to spare each call building it. */
 void *gpuhist_cpu_even_edge_table(const gpuhist_plan *plan);
 
-/* @return 1 when the CPU loops of this EVEN plan read no edge table (a direct certificate,
- * fast_even.h: E[0] and E[bins] are all they compare with), so none need be built. */
+/* @return 1 when the CPU loops of this EVEN plan read no edge table, so none need be built: a
+ * direct certificate (fast_even.h: E[0] and E[bins] are all they compare with), or the vector
+ * test of one-channel f32/f64 samples (the few samples it does not prove compute their edges). */
 int gpuhist_cpu_even_table_unneeded(const gpuhist_plan *plan);
 
 /* @return the bytes of scratch gpuhist_cpu_count_pixels() allocates for this plan (at most). */

@@ -574,10 +574,11 @@ DEFINE_EVEN(even_d, double, search_d)
  * (Measured on AMD EPYC against THE TEST - an int-to-float conversion, a subtraction and two
  * compares - and the branch-free one-edge rule - an edge load on every increment's address:
  * both slower, ~10% on f64 / i32 with 1000 bins, up to 2x on f32 with 2^20 bins.) */
-#define DEFINE_EVEN_CERT(NAME, T, ESTIMATE, LOWER, SCALE, FIRST, LAST)                         \
+#define DEFINE_EVEN_CERT(NAME, T, ESTIMATE, LOWER, SCALE, FIRST, LAST, EDGE)                   \
     static inline uint32_t NAME(const slot_state *s, const T *e, T x)                            \
     {                                                                                            \
         uint32_t bins = s->bins;                                                                 \
+        (void)e; /* the _calc forms compute their edges */                                       \
         if (!(x >= s->FIRST))                                                                    \
             return x != x ? GPUHIST_SLOT_NAN(bins) : GPUHIST_SLOT_UNDERFLOW(bins);               \
         if (x >= s->LAST)                                                                        \
@@ -589,13 +590,20 @@ DEFINE_EVEN(even_d, double, search_d)
             return k;                                                                            \
         /* one rarely taken branch (a select would put the edge loads on the address path);    \
          * below E[k]: k >= 1 since x >= E[0]; at/above E[k+1]: k + 1 < bins since x < E[bins] */ \
-        const int below = x < e[k];                                                              \
-        if (__builtin_expect(below | (x >= e[k + 1u]), 0))                                       \
+        const int below = x < EDGE(k);                                                           \
+        if (__builtin_expect(below | (x >= EDGE(k + 1u)), 0))                                    \
             return below ? k - 1u : k + 1u;                                                      \
         return k;                                                                                \
     }
-DEFINE_EVEN_CERT(cert_f, float, gpuhist_fe_estimate_f32, lower_f, scale_f, ef0, efn)
-DEFINE_EVEN_CERT(cert_d, double, gpuhist_fe_estimate_f64, lower, scale, ed0, edn)
+#define EDGE_TABLE(j) e[j]
+DEFINE_EVEN_CERT(cert_f, float, gpuhist_fe_estimate_f32, lower_f, scale_f, ef0, efn, EDGE_TABLE)
+DEFINE_EVEN_CERT(cert_d, double, gpuhist_fe_estimate_f64, lower, scale, ed0, edn, EDGE_TABLE)
+/* The same with the two edges computed (binmap.h's, as the table holds them): for the few
+ * samples the vector test does not prove, so that no table of all the edges is built. */
+#define EDGE_F32(j) gpuhist_fe_edge_f32(s->m, (j))
+#define EDGE_F64(j) gpuhist_even_edge_f64(s->m, (j))
+DEFINE_EVEN_CERT(cert_f_calc, float, gpuhist_fe_estimate_f32, lower_f, scale_f, ef0, efn, EDGE_F32)
+DEFINE_EVEN_CERT(cert_d_calc, double, gpuhist_fe_estimate_f64, lower, scale, ed0, edn, EDGE_F64)
 
 static inline uint32_t int_slot(const slot_state *s, int64_t x)
 {
@@ -738,7 +746,7 @@ static void map_f32_cert_simd(const slot_state *s, const unsigned char *p, size_
     for (size_t j = 0; j < nm; ++j) {
         float x;
         memcpy(&x, p + (size_t)miss[j] * sizeof x, sizeof x);
-        slot[miss[j]] = cert_f(s, s->ef, x);
+        slot[miss[j]] = cert_f_calc(s, NULL, x);
     }
 }
 
@@ -750,7 +758,7 @@ static void map_f64_cert_simd(const slot_state *s, const unsigned char *p, size_
     for (size_t j = 0; j < nm; ++j) {
         double x;
         memcpy(&x, p + (size_t)miss[j] * sizeof x, sizeof x);
-        slot[miss[j]] = cert_d(s, s->ed, x);
+        slot[miss[j]] = cert_d_calc(s, NULL, x);
     }
 }
 
@@ -846,7 +854,11 @@ int gpuhist_cpu_even_table_unneeded(const gpuhist_plan *plan)
         return 0;
     gpuhist_fe_cert c;
     gpuhist_fe_cert_of(&plan->map, &c); /* cached per spec */
-    return c.ok && c.direct;
+    /* direct: no edge but the first and last; the vector test (one channel, f32/f64): the
+     * samples it does not prove compute their two edges (cert_f_calc) */
+    return c.ok && (c.direct || (plan->channels == 1 &&
+                                 (plan->dtype == GPUHIST_F32 || plan->dtype == GPUHIST_F64) &&
+                                 gpuhist_cpu_simd()));
 }
 
 void *gpuhist_cpu_even_edge_table(const gpuhist_plan *plan)
@@ -904,7 +916,7 @@ static gpuhist_status count_slots(const gpuhist_plan *plan, uint64_t begin, uint
         s.ed0 = gpuhist_even_edge_f64(&plan->map, 0);
         s.edn = gpuhist_even_edge_f64(&plan->map, plan->bins);
     }
-    /* a direct certificate reads no edge but the first and the last: no table */
+    /* no table where the loops read no edge but the first and the last */
     if (plan->map.kind == GH_KIND_EVEN && !gpuhist_cpu_even_table_unneeded(plan)) {
         const void *table = plan->even_edge_table;
         if (!table && !(table = edge_table = gpuhist_cpu_even_edge_table(plan)))
