@@ -42,77 +42,22 @@ gpuhist_points gpuhist_points_interleaved(const void *data, gpuhist_dtype dtype,
     return p;
 }
 
-/* The checks of one axis's spec before its range is resolved (the 1-D rules, named per axis). */
+/* Axis a's spec: the 1-D checks (plan.c) with the axis's field names; N-D refuses CLAMP. */
 static gpuhist_status check_axis(gpuhist_ctx *ctx, uint32_t a, const gpuhist_bin_spec *b,
                                  gpuhist_dtype dtype)
 {
-    const gpuhist_status bad = GPUHIST_ERROR_INVALID_ARGUMENT;
-    if ((unsigned)b->kind > GPUHIST_BINS_INTEGER)
-        return gpuhist_fail(ctx, bad, "axes[%u].kind: unknown bin kind %d", a, (int)b->kind);
-    if (b->bins == 0)
-        return gpuhist_fail(ctx, bad, "axes[%u].bins: the number of bins must be at least 1", a);
-    if (b->bins > (1u << 31))
-        return gpuhist_fail(ctx, bad, "axes[%u].bins: %u bins is too many (at most 2^31)", a,
-                            b->bins);
-    if (b->outliers == GPUHIST_OUTLIERS_CLAMP)
-        return gpuhist_fail(ctx, bad,
-                            "axes[%u].outliers: clamping is not supported in N-D histograms "
-                            "(points outside an axis are dropped and tallied as out)",
-                            a);
-    if (b->outliers != GPUHIST_OUTLIERS_DROP)
-        return gpuhist_fail(ctx, bad, "axes[%u].outliers: unknown outlier policy %d", a,
-                            (int)b->outliers);
-    switch (b->kind) {
-    case GPUHIST_BINS_EVEN:
-        if (b->auto_range)
-            break;
-        if (!isfinite(b->lower) || !isfinite(b->upper))
-            return gpuhist_fail(ctx, bad, "axes[%u].range: [%g, %g] is not finite", a, b->lower,
-                                b->upper);
-        if (!(b->lower < b->upper))
-            return gpuhist_fail(ctx, bad,
-                                "axes[%u].range: lower bound %.17g must be below upper bound "
-                                "%.17g",
-                                a, b->lower, b->upper);
-        if (!isfinite(b->upper - b->lower))
-            return gpuhist_fail(ctx, bad, "axes[%u].range: upper - lower overflows a double", a);
-        if ((dtype == GPUHIST_F32 || dtype == GPUHIST_BF16) &&
-            (!isfinite((float)b->lower) || !isfinite((float)b->upper)))
-            return gpuhist_fail(ctx, bad,
-                                "axes[%u].range: [%g, %g] is beyond the float32 range of %s "
-                                "points",
-                                a, b->lower, b->upper, gpuhist_dtype_name(dtype));
-        if (dtype == GPUHIST_F16 &&
-            (!isfinite(gpuhist_round_f16(b->lower)) || !isfinite(gpuhist_round_f16(b->upper))))
-            return gpuhist_fail(ctx, bad,
-                                "axes[%u].range: [%g, %g] is beyond the float16 range of f16 "
-                                "points",
-                                a, b->lower, b->upper);
-        break;
-    case GPUHIST_BINS_EDGES:
-        if (!b->edges)
-            return gpuhist_fail(ctx, bad, "axes[%u].edges: NULL with %u bins", a, b->bins);
-        for (uint32_t i = 0; i <= b->bins; ++i) {
-            if (!isfinite(b->edges[i]))
-                return gpuhist_fail(ctx, bad, "axes[%u].edges: e[%u] = %g is not finite", a, i,
-                                    b->edges[i]);
-            if (i > 0 && !(b->edges[i] > b->edges[i - 1]))
-                return gpuhist_fail(ctx, bad,
-                                    "axes[%u].edges: e[%u] = %.17g is not greater than e[%u] = "
-                                    "%.17g (edges must increase strictly)",
-                                    a, i, b->edges[i], i - 1, b->edges[i - 1]);
-        }
-        break;
-    case GPUHIST_BINS_INTEGER:
-        if (dtype == GPUHIST_F32 || dtype == GPUHIST_F64 || dtype == GPUHIST_F16 ||
-            dtype == GPUHIST_BF16)
-            return gpuhist_fail(ctx, bad,
-                                "axes[%u].kind: integer bins need an integer coordinate type, "
-                                "but points.dtype is %s (use even bins with a range)",
-                                a, gpuhist_dtype_name(dtype));
-        break;
-    }
-    return GPUHIST_OK;
+    char kind[32], bins[32], outliers[32], range[32], edges[32];
+    snprintf(kind, sizeof kind, "axes[%u].kind", a);
+    snprintf(bins, sizeof bins, "axes[%u].bins", a);
+    snprintf(outliers, sizeof outliers, "axes[%u].outliers", a);
+    snprintf(range, sizeof range, "axes[%u].range", a);
+    snprintf(edges, sizeof edges, "axes[%u].edges", a);
+    const gpuhist_spec_fields f = {
+        kind, bins, outliers, range, edges, "points.dtype", "coordinate", "points",
+        "clamping is not supported in N-D histograms (points outside an axis are dropped and "
+        "tallied as out)",
+    };
+    return gpuhist_check_spec(ctx, b, dtype, &f);
 }
 
 /* Is this pointer device memory of the context (only CUDA answers yes)? */

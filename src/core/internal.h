@@ -322,6 +322,22 @@ gpuhist_status gpuhist_stream_absorb(gpuhist_stream *into, gpuhist_stream *from)
 /* Staging buffers a stream may lend at once (gpuhist_stream_buffer). */
 #define GPUHIST_STREAM_SLOTS 4
 
+/* How the checks of a bin spec name its fields in messages: a 1-D call's ("bins", "range",
+ * "edges", "samples.dtype") or an N-D axis's ("axes[a].bins", ..., "points.dtype"). */
+typedef struct gpuhist_spec_fields {
+    const char *kind, *bins, *outliers, *range, *edges; /* the spec's fields */
+    const char *dtype_field; /* the field holding the value type: "samples.dtype" */
+    const char *value_type;  /* "sample" / "coordinate" (integer bins need an integer ...) */
+    const char *values;      /* "samples" / "points" (a bound beyond the range of f32 ...) */
+    const char *clamp_refused; /* NULL, or why GPUHIST_OUTLIERS_CLAMP is refused */
+} gpuhist_spec_fields;
+
+/* THE checks of a bin spec before its auto range is resolved (plan.c): kind, bin count,
+ * outlier policy, a given range (finite, ordered, within the edge type of `dtype`), edges
+ * (finite, strictly increasing), integer bins on integer types. 1-D calls and each N-D axis. */
+gpuhist_status gpuhist_check_spec(gpuhist_ctx *ctx, const gpuhist_bin_spec *spec,
+                                  gpuhist_dtype dtype, const gpuhist_spec_fields *fields);
+
 /* THE binmap (binmap.h) of a resolved spec for samples of `dtype`: EVEN over [lower, upper],
  * EDGES from spec->edges, INTEGER from spec->integer_lower (plan.c; N-D axes use it too). */
 void gpuhist_binmap_of(const gpuhist_bin_spec *spec, gpuhist_dtype dtype, double lower,

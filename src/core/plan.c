@@ -124,75 +124,87 @@ static gpuhist_status plan_samples(gpuhist_ctx *ctx, const gpuhist_samples *s, g
     return GPUHIST_OK;
 }
 
-/* The bin spec, before auto range is resolved. */
-static gpuhist_status check_spec(gpuhist_ctx *ctx, const gpuhist_bin_spec *b, gpuhist_dtype dtype)
+/* The field names of a 1-D call's spec in messages. */
+static const gpuhist_spec_fields spec_fields_1d = {
+    "bins.kind", "bins", "bins.outliers", "range", "edges",
+    "samples.dtype", "sample", "samples", NULL,
+};
+
+/* The bin spec, before auto range is resolved: one check for a 1-D call's spec and each N-D
+ * axis (histogramdd.c), its messages naming the fields as `f` says. */
+gpuhist_status gpuhist_check_spec(gpuhist_ctx *ctx, const gpuhist_bin_spec *b,
+                                  gpuhist_dtype dtype, const gpuhist_spec_fields *f)
 {
     if ((unsigned)b->kind > GPUHIST_BINS_INTEGER)
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                            "bins.kind: unknown bin kind %d", (int)b->kind);
+                            "%s: unknown bin kind %d", f->kind, (int)b->kind);
     if (b->bins == 0)
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                            "bins: the number of bins must be at least 1");
+                            "%s: the number of bins must be at least 1", f->bins);
     if (b->bins > (1u << 31))
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                            "bins: %u bins is too many (at most 2^31)", b->bins);
+                            "%s: %u bins is too many (at most 2^31)", f->bins, b->bins);
+    if (f->clamp_refused && b->outliers == GPUHIST_OUTLIERS_CLAMP)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT, "%s: %s", f->outliers,
+                            f->clamp_refused);
     if ((unsigned)b->outliers > GPUHIST_OUTLIERS_CLAMP)
         return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                            "bins.outliers: unknown outlier policy %d", (int)b->outliers);
+                            "%s: unknown outlier policy %d", f->outliers, (int)b->outliers);
     switch (b->kind) {
     case GPUHIST_BINS_EVEN:
         if (b->auto_range)
             break;
         if (!isfinite(b->lower))
             return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                                "range: lower bound %g is not finite", b->lower);
+                                "%s: lower bound %g is not finite", f->range, b->lower);
         if (!isfinite(b->upper))
             return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                                "range: upper bound %g is not finite", b->upper);
+                                "%s: upper bound %g is not finite", f->range, b->upper);
         if (!(b->lower < b->upper))
             return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                                "range: lower bound %.17g must be below upper bound %.17g",
-                                b->lower, b->upper);
+                                "%s: lower bound %.17g must be below upper bound %.17g",
+                                f->range, b->lower, b->upper);
         if (!isfinite(b->upper - b->lower))
             return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                                "range: upper - lower overflows a double (%g - %g)", b->upper,
-                                b->lower);
+                                "%s: upper - lower overflows a double (%g - %g)", f->range,
+                                b->upper, b->lower);
         /* f32 (and bf16) samples use float edges, f16 samples float16 edges: a bound past the
          * edge type's largest value would become an infinite edge. */
         if (float_edge_dtype(dtype) &&
             !isfinite(dtype == GPUHIST_F16 ? gpuhist_round_f16(b->lower) : (float)b->lower))
             return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                                "range: lower bound %g is beyond the %s range of %s samples",
+                                "%s: lower bound %g is beyond the %s range of %s %s", f->range,
                                 b->lower, dtype == GPUHIST_F16 ? "float16" : "float32",
-                                gpuhist_dtype_name(dtype));
+                                gpuhist_dtype_name(dtype), f->values);
         if (float_edge_dtype(dtype) &&
             !isfinite(dtype == GPUHIST_F16 ? gpuhist_round_f16(b->upper) : (float)b->upper))
             return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                                "range: upper bound %g is beyond the %s range of %s samples",
+                                "%s: upper bound %g is beyond the %s range of %s %s", f->range,
                                 b->upper, dtype == GPUHIST_F16 ? "float16" : "float32",
-                                gpuhist_dtype_name(dtype));
+                                gpuhist_dtype_name(dtype), f->values);
         break;
     case GPUHIST_BINS_EDGES:
         if (!b->edges)
             return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                                "edges: NULL with %u bins", b->bins);
+                                "%s: NULL with %u bins", f->edges, b->bins);
         for (uint32_t i = 0; i <= b->bins; ++i) {
             if (!isfinite(b->edges[i]))
                 return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                                    "edges: e[%u] = %g is not finite", i, b->edges[i]);
+                                    "%s: e[%u] = %g is not finite", f->edges, i, b->edges[i]);
             if (i > 0 && !(b->edges[i] > b->edges[i - 1]))
                 return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                                    "edges: e[%u] = %.17g is not greater than e[%u] = %.17g "
+                                    "%s: e[%u] = %.17g is not greater than e[%u] = %.17g "
                                     "(edges must increase strictly)",
-                                    i, b->edges[i], i - 1, b->edges[i - 1]);
+                                    f->edges, i, b->edges[i], i - 1, b->edges[i - 1]);
         }
         break;
     case GPUHIST_BINS_INTEGER:
         /* Bins past INT64_MAX are fine: u64 samples can land there. */
         if (is_float_dtype(dtype))
             return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                                "bins.kind: integer bins need an integer sample type, but "
-                                "samples.dtype is %s (use even bins with a range)",
+                                "%s: integer bins need an integer %s type, but %s is %s (use "
+                                "even bins with a range)",
+                                f->kind, f->value_type, f->dtype_field,
                                 gpuhist_dtype_name(dtype));
         break;
     }
@@ -285,7 +297,7 @@ gpuhist_status gpuhist_compute_edges(const gpuhist_bin_spec *spec, gpuhist_dtype
 {
     if (!spec || !edges || (unsigned)dtype >= GPUHIST_DTYPE_COUNT)
         return GPUHIST_ERROR_INVALID_ARGUMENT;
-    gpuhist_status st = check_spec(NULL, spec, dtype);
+    gpuhist_status st = gpuhist_check_spec(NULL, spec, dtype, &spec_fields_1d);
     if (st != GPUHIST_OK)
         return st;
     if (spec->kind == GPUHIST_BINS_EVEN && spec->auto_range)
@@ -393,7 +405,7 @@ gpuhist_status gpuhist_prepare(gpuhist_ctx *ctx, const gpuhist_samples *samples,
     gpuhist_status st = plan_samples(ctx, samples, plan);
     if (st != GPUHIST_OK)
         return st;
-    st = check_spec(ctx, spec, plan->dtype);
+    st = gpuhist_check_spec(ctx, spec, plan->dtype, &spec_fields_1d);
     if (st != GPUHIST_OK)
         return st;
 

@@ -29,6 +29,68 @@ static void expect_error(gpuhist_ctx *ctx, const gpuhist_points *p, const gpuhis
     CHECK_CONTAINS(gpuhist_last_error(ctx), needle);
 }
 
+/* Replace the first `from` in s (of `size` bytes) by `to`. */
+static void replace_once(char *s, size_t size, const char *from, const char *to)
+{
+    char *at = strstr(s, from);
+    if (!at)
+        return;
+    char tail[600];
+    snprintf(tail, sizeof tail, "%s", at + strlen(from));
+    snprintf(at, size - (size_t)(at - s), "%s%s", to, tail);
+}
+
+/* Each axis is checked by the 1-D checks (plan.c's gpuhist_check_spec): for bad specs of every
+ * kind, the N-D message of axis 1 is the 1-D call's message with the axis's field names
+ * ("axes[1].range" for "range", "points" for "samples", ...). */
+static void same_checks_as_1d(gpuhist_ctx *ctx)
+{
+    check_context("axis checks = 1-D checks");
+    float pts[4] = {0.1f, 0.2f, 0.3f, 0.4f};
+    uint64_t counts[64];
+    static const double dup[3] = {0.0, 0.5, 0.5}, inf_e[3] = {0.0, INFINITY, 2.0};
+    struct {
+        gpuhist_bin_spec b;
+        const char *d1, *nd; /* the field as a 1-D call / axis 1 names it */
+    } cases[] = {
+        {gpuhist_bins_even(0, 0.0, 1.0), "bins:", "axes[1].bins:"},
+        {gpuhist_bins_even(2, 1.0, 1.0), "range:", "axes[1].range:"},
+        {gpuhist_bins_even(2, -INFINITY, 1.0), "range:", "axes[1].range:"},
+        {gpuhist_bins_even(2, 0.0, NAN), "range:", "axes[1].range:"},
+        {gpuhist_bins_even(2, -1.7e308, 1.7e308), "range:", "axes[1].range:"},
+        {gpuhist_bins_even(2, 0.0, 1e300), "range:", "axes[1].range:"},
+        {gpuhist_bins_even(2, -1e300, 0.0), "range:", "axes[1].range:"},
+        {gpuhist_bins_edges(2, dup), "edges:", "axes[1].edges:"},
+        {gpuhist_bins_edges(2, inf_e), "edges:", "axes[1].edges:"},
+        {gpuhist_bins_edges(2, NULL), "edges:", "axes[1].edges:"},
+        {gpuhist_bins_integer(2, 0), "bins.kind:", "axes[1].kind:"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        check_context("axis checks = 1-D checks, case %zu", i);
+        char one[512];
+        gpuhist_samples s = gpuhist_samples_1d(pts, GPUHIST_F32, 4);
+        gpuhist_result r1 = gpuhist_result_host(counts);
+        CHECK_EQ_INT(gpuhist_histogram(ctx, &s, &cases[i].b, &r1), GPUHIST_ERROR_INVALID_ARGUMENT);
+        snprintf(one, sizeof one, "%s", gpuhist_last_error(ctx));
+        gpuhist_bin_spec ax[2] = {gpuhist_bins_even(2, 0.0, 1.0), cases[i].b};
+        gpuhist_points p = gpuhist_points_interleaved(pts, GPUHIST_F32, 2, 2);
+        gpuhist_nd_result r;
+        memset(&r, 0, sizeof r);
+        r.counts = counts;
+        CHECK_EQ_INT(gpuhist_histogramdd(ctx, &p, ax, &r), GPUHIST_ERROR_INVALID_ARGUMENT);
+        /* the 1-D message with the axis's names */
+        char want[600];
+        const size_t k = strlen(cases[i].d1);
+        if (!CHECK_MSG(strncmp(one, cases[i].d1, k) == 0, "1-D message: %s", one))
+            continue;
+        snprintf(want, sizeof want, "%s%s", cases[i].nd, one + k);
+        replace_once(want, sizeof want, "samples.dtype", "points.dtype");
+        replace_once(want, sizeof want, "integer sample type", "integer coordinate type");
+        replace_once(want, sizeof want, "f32 samples", "f32 points");
+        CHECK_EQ_STR(gpuhist_last_error(ctx), want);
+    }
+}
+
 static void refusals(gpuhist_ctx *ctx)
 {
     check_context("refusals");
@@ -260,6 +322,7 @@ int main(int argc, char **argv)
            gpuhist_backend_name(backend), (unsigned long long)seed);
     rng_t rng = {seed};
     refusals(ctx);
+    same_checks_as_1d(ctx);
     tallies(ctx);
     large(ctx, &rng);
     gpuhist_destroy(ctx);
