@@ -345,10 +345,10 @@ class Histogram:
         w = None
         if weights is not None:
             w, _ = _device.device_weights(dev, weights)
+        if dev.size == 0:  # nothing to add (an empty array has no data pointer to pass)
+            return self
         auto = self._edges is None
         if auto:
-            if dev.size == 0:
-                return self
             ctx = _device_context(dev, self._backend, self._strategy, self._stream, False)
 
             def finite_minmax() -> Tuple[Any, Any]:

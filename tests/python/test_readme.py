@@ -49,7 +49,8 @@ def counts_of(r: Any) -> np.ndarray:
     """The counts of a result, on the host, as float64."""
     if isinstance(r, tuple):
         r = r[0]
-    if hasattr(r, "values") and callable(r.values):  # boost_histogram / gpuhist.Histogram
+    if hasattr(r, "values") and callable(r.values) and \
+            not type(r).__module__.startswith(("torch", "cupy")):  # boost_histogram / Histogram
         r = r.values()
     if hasattr(r, "compute"):  # dask
         r = r.compute()
