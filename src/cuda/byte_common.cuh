@@ -238,35 +238,29 @@ static inline gpuhist_status gh8_merge(gpuhist_ctx *ctx, const gpuhist_cuda_job 
 }
 
 /*
- * Blocks to launch for `kernel`: as many as are resident at once (occupancy x SMs), but no more
- * than there are `per_block` vectors of work. Raises the kernel's dynamic shared-memory limit
- * first when it needs more than the default 48 KiB.
+ * Blocks to launch for `kernel` under policy `pol` (launch_policy.h: as many as are resident at
+ * once, occupancy x SMs, but no more than there are threads x items_per_thread vectors of work).
+ * Raises the kernel's dynamic shared-memory limit first when it needs more than 48 KiB.
  */
 template <class K>
 static gpuhist_status gh8_grid(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, K kernel,
-                               int threads, size_t smem, uint64_t nvec, uint64_t per_block,
+                               const gh_launch_policy &pol, size_t smem, uint64_t nvec,
                                unsigned *grid, const char *name)
 {
     if (smem > job->smem_per_block_optin)
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                             "%s needs %zu bytes of shared memory per block, the device has %zu",
                             name, smem, job->smem_per_block_optin);
-    int per_sm = 0;
-    GPUHIST_CUDA_TRY(ctx,
-                     gpuhist_cuda_blocks_per_sm((const void *)kernel, threads, smem, job->device,
-                                                &per_sm),
-                     name);
-    if (per_sm < 1)
+    cudaError_t err;
+    const int g = gh_launch_grid(pol, (const void *)kernel, pol.threads, smem, job->device,
+                                 job->sm_count, job->blocks_per_sm_cap, nvec, &err);
+    if (g == 0 && err == cudaErrorInvalidConfiguration)
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
-                            "%s: no block of %d threads with %zu bytes of shared memory fits an SM",
-                            name, threads, smem);
-    /* GPUHIST_CUDA_BLOCKS_PER_SM (a tuning knob) caps the resident blocks when it is set */
-    if (job->blocks_per_sm_cap > 0 && per_sm > job->blocks_per_sm_cap)
-        per_sm = job->blocks_per_sm_cap;
-    uint64_t full = (uint64_t)(job->sm_count > 0 ? job->sm_count : 1) * (uint64_t)per_sm;
-    uint64_t need = (nvec + per_block - 1) / per_block;
-    uint64_t g = need < full ? need : full;
-    *grid = (unsigned)(g < 1 ? 1 : g);
+                            "%s: no block of %u threads with %zu bytes of shared memory fits an SM",
+                            name, pol.threads, smem);
+    if (g == 0)
+        return gpuhist_cuda_check(ctx, err, name);
+    *grid = (unsigned)g;
     return GPUHIST_OK;
 }
 
@@ -335,8 +329,8 @@ static gpuhist_status gh8_by_channels(unsigned channels, F &&f)
  */
 template <class Pick, class Go>
 static gpuhist_status gh8_start(gpuhist_ctx *ctx, const gpuhist_plan *plan,
-                                const gpuhist_cuda_job *job, int threads, size_t smem_per_key,
-                                uint64_t per_block, const char *name, Pick &&pick, Go &&go)
+                                const gpuhist_cuda_job *job, gh_lp_id id, size_t smem_per_key,
+                                const char *name, Pick &&pick, Go &&go)
 {
     gh8_keys k = {}; /* {}: gcc cannot tell that gh8_keys_of fills k whenever it returns OK */
     gpuhist_status st = gh8_keys_of(ctx, plan, &k);
@@ -346,8 +340,8 @@ static gpuhist_status gh8_start(gpuhist_ctx *ctx, const gpuhist_plan *plan,
     return gh8_by_channels(k.channels, [&](auto cc) -> gpuhist_status {
         auto kernel = pick(cc);
         unsigned grid = 1;
-        gpuhist_status s = gh8_grid(ctx, job, kernel, threads, smem, job->elements / GH8_VEC,
-                                    per_block, &grid, name);
+        gpuhist_status s = gh8_grid(ctx, job, kernel, gh_launch_policy_of(id), smem,
+                                    job->elements / GH8_VEC, &grid, name);
         if (s != GPUHIST_OK)
             return s;
         return go(kernel, grid, k, smem);

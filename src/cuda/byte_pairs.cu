@@ -91,8 +91,7 @@
 
 namespace {
 
-#define BP_THREADS P16_THREADS /* 1024: one block per SM */
-#define BP_U 3u                /* vectors per thread per iteration (packed16's measured choice) */
+/* BP_THREADS (1024: one block per SM), BP_U: launch_policy.h */
 #define BP_WARPS (BP_THREADS / 32u)
 #define BP_PAIR_WORDS 32768u   /* 65536 16-bit pair counters */
 #define BP_SWITCH 4u           /* lanes with a repeated pair key that turn a warp to bytes */
@@ -400,8 +399,8 @@ static gpuhist_status bp_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
                                                   : bp_kernel<4, 4>;
     const size_t smem = bp_smem((int)k.channels, k.nout);
     unsigned grid = 1;
-    st = gh8_grid(ctx, job, kernel, (int)BP_THREADS, smem, job->elements / GH8_VEC,
-                  (uint64_t)BP_THREADS * BP_U, &grid, "cuda-byte-pairs");
+    st = gh8_grid(ctx, job, kernel, gh_launch_policy_of(GH_LP_BYTE_PAIRS), smem,
+                  job->elements / GH8_VEC, &grid, "cuda-byte-pairs");
     if (st != GPUHIST_OK)
         return st;
     return gh8_drive(ctx, job, k, out, (uint64_t)grid * BP_BLOCK_VECTORS,

@@ -30,24 +30,7 @@
 /* A block (or thread) is handed at most this many samples per launch: < 2^32 with margin. */
 #define GH_MAX_PER_BLOCK (1ull << 31)
 
-/* Threads per block of the general strategies. 256 keeps 8 blocks per SM possible on Hopper when
- * the shared histogram is small (to be measured against 512/1024). */
-#define GH_BLOCK 256
-
-/* Block size of the shared-histogram kernels: a histogram too big for several resident blocks
- * per SM leaves one block per SM, which then needs many threads to keep loads in flight. The
- * kernels are compiled for up to GH_BLOCK_BIG threads (__launch_bounds__). */
-#define GH_BLOCK_BIG 1024
-static inline int gh_block_for_smem(size_t smem)
-{
-    return smem > 32u * 1024u ? GH_BLOCK_BIG : GH_BLOCK;
-}
-
-/* Resident blocks per SM used at most by the grid-stride kernels. 001 §V.B found 2 x SMs best
- * on its GPU; with small shared histograms more resident blocks hide latency better, up to 8 on
- * the H200 (docs/PERFORMANCE.md, "Seed experiments reproduced"; the environment variable
- * GPUHIST_CUDA_BLOCKS_PER_SM overrides it for a sweep). */
-#define GH_BLOCKS_PER_SM_CAP 8
+/* Block sizes (GH_BLOCK, GH_BLOCK_BIG) and every launch policy: launch_policy.h. */
 
 /* Kernel parameters common to the slot-counting strategies (passed by value). */
 struct gh_kparams {
@@ -381,32 +364,24 @@ static __device__ __forceinline__ void gh_vec16_walk(const gh_kparams &kp, uint6
 
 /* ---- host helpers ----------------------------------------------------------------------------- */
 
-/* Grid for a grid-stride kernel: as many blocks as can be resident (capped at
- * GH_BLOCKS_PER_SM_CAP per SM), but no more than the work needs (one block per
- * block * 4 items). Sets the dynamic shared memory attribute when it exceeds the default 48 KB.
+/* Grid of `kernel` for a job under launch policy `id` (launch_policy.h: gh_launch_grid) with
+ * `smem` bytes of dynamic shared memory over `work` items of the policy's unit; the block is
+ * gh_launch_threads of the policy.
  * @return 0 and a CUDA error in *err when the kernel cannot be configured. */
 template <typename K>
-static int gh_grid(const gpuhist_cuda_job *job, K *kernel, int block, size_t smem, uint64_t work,
-                   cudaError_t *err)
+static int gh_grid(const gpuhist_cuda_job *job, K *kernel, gh_lp_id id, size_t smem,
+                   uint64_t work, cudaError_t *err)
 {
-    int per_sm = 0;
-    *err = gpuhist_cuda_blocks_per_sm((const void *)kernel, block, smem, job->device, &per_sm);
-    if (*err != cudaSuccess)
-        return 0;
-    if (per_sm < 1) {
-        *err = cudaErrorInvalidConfiguration;
-        return 0;
-    }
-    const int cap = job->blocks_per_sm_cap > 0 ? job->blocks_per_sm_cap : GH_BLOCKS_PER_SM_CAP;
-    if (per_sm > cap)
-        per_sm = cap;
-    uint64_t grid = (uint64_t)job->sm_count * (uint64_t)per_sm;
-    uint64_t need = (work + (uint64_t)block * 4u - 1u) / ((uint64_t)block * 4u);
-    if (need < grid)
-        grid = need;
-    if (grid < 1)
-        grid = 1;
-    return (int)grid;
+    const gh_launch_policy p = gh_launch_policy_of(id);
+    return gh_launch_grid(p, (const void *)kernel, gh_launch_threads(&p, smem), smem,
+                          job->device, job->sm_count, job->blocks_per_sm_cap, work, err);
+}
+
+/* Threads per block of policy `id` for `smem` bytes of dynamic shared memory. */
+static inline int gh_block_of(gh_lp_id id, size_t smem)
+{
+    const gh_launch_policy p = gh_launch_policy_of(id);
+    return (int)gh_launch_threads(&p, smem);
 }
 
 /* Launch `launch(begin, end)` over [0, elements) in segments of at most max_per_launch items;
@@ -487,7 +462,7 @@ static inline const char *gh_what(char (&buf)[96], const char *a, const char *b)
 
 /*
  * run() of cuda-block-shared and cuda-warp-aggregated: kernel = pick(gh_tag<T>(), multi), taking
- * (gh_kparams, out), grid-stride over each gh_segments range of the job with gh_block_for_smem
+ * (gh_kparams, out), grid-stride over each gh_segments range of the job with GH_LP_BLOCK_SHARED's
  * threads and the counters in dynamic shared memory (gh_block_setup). `name` is the strategy's.
  */
 template <class Pick>
@@ -506,8 +481,8 @@ static gpuhist_status gh_block_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, c
         auto kernel = pick(tag, multi);
         cudaError_t err;
         char what[96];
-        const int block = gh_block_for_smem(smem);
-        int grid = gh_grid(job, kernel, block, smem, job->elements, &err);
+        const int block = gh_block_of(GH_LP_BLOCK_SHARED, smem);
+        int grid = gh_grid(job, kernel, GH_LP_BLOCK_SHARED, smem, job->elements, &err);
         if (!grid)
             return gpuhist_cuda_check(ctx, err, gh_what(what, "configure", name));
         return gh_segments(job->elements, grid, [&](uint64_t b, uint64_t e) -> gpuhist_status {

@@ -92,9 +92,7 @@ gpuhist_status cuda_stream_absorb(gpuhist_ctx *ctx, gpuhist_ctx *from)
                                                  fs->device, bufs[b].bytes, strm),
                              "copy counters from another device");
         const uint64_t n = bufs[b].bytes / sizeof(unsigned long long);
-        const uint64_t blocks = (n + GH_BLOCK - 1) / GH_BLOCK;
-        const uint64_t cap = (uint64_t)st->sm_count * 8u;
-        const int grid = (int)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
+        const int grid = gh_fixed_grid(GH_LP_COUNTER_PASS, st->sm_count, n);
         k_add_counters<<<grid, GH_BLOCK, 0, strm>>>(bufs[b].dst,
                                                     direct ? bufs[b].src : st->d_absorb, n);
         GPUHIST_CUDA_LAUNCH_CHECK(ctx, "add counters of another device");

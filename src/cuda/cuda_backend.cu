@@ -205,6 +205,11 @@ extern "C" size_t gpuhist_cuda_smem_optin(const gpuhist_ctx *ctx)
     return state_of(ctx)->smem_optin;
 }
 
+extern "C" int gpuhist_cuda_sm_count(const gpuhist_ctx *ctx)
+{
+    return state_of(ctx)->sm_count;
+}
+
 extern "C" int gpuhist_cuda_device_count(void)
 {
     int n = 0;

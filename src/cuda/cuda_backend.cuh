@@ -14,7 +14,8 @@
  *   cuda_minmax.cu    the finite min/max of the samples (auto range);
  *   cuda_absorb.cu    adding another device's counters (several devices);
  *   pitched_gaps.cu   a pitched device region counted in place, its row gaps taken back;
- *   launch_policy.cu  occupancy (resident blocks per SM), cached per kernel and device.
+ *   launch_policy.h   every launch's block and grid as data (the strategies' too); its .cu asks
+ *                     occupancy and raises shared-memory limits once per kernel and device.
  * Everything runs on ctx->stream, in order, so buffers of the context can be reused from one
  * call to the next without synchronising; growing a buffer synchronises the device first.
  */

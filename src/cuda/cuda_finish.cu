@@ -47,7 +47,6 @@ __global__ void k_finish(const unsigned long long *__restrict__ slots, gh_finish
  * (so the next call needs no memset), then finish: one block, one launch instead of a memset,
  * a fold and a finish. Every counter is read and zeroed by the one thread that owns it.
  * 6144 x 8 bytes is the 48 KiB of static shared memory a block may have: 4096 bins + 3 slots. */
-#define GH_SMALL_THREADS 1024
 __global__ void __launch_bounds__(GH_SMALL_THREADS)
     k_finish_small(unsigned long long *__restrict__ slots, unsigned long long *__restrict__ values,
                    uint32_t V, gpuhist_binmap m, const double *edges, gh_finish_out o)
@@ -139,14 +138,12 @@ gpuhist_status cuda_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *plan,
     } else {
         if (values) {
             uint64_t n = (uint64_t)plan->active * V;
-            int grid = (int)((n + GH_BLOCK - 1) / GH_BLOCK);
+            int grid = gh_fixed_grid(GH_LP_FOLD, st->sm_count, n);
             k_fold_values<<<grid, GH_BLOCK, 0, strm>>>(st->d_values, V, plan->active, plan->map,
                                                        d_edges, plan->slots, st->d_slots);
             GPUHIST_CUDA_LAUNCH_CHECK(ctx, "fold values into slots");
         }
-        uint64_t blocks = (ncounts + GH_BLOCK - 1) / GH_BLOCK;
-        uint64_t cap = (uint64_t)st->sm_count * 8u;
-        int grid = (int)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
+        int grid = gh_fixed_grid(GH_LP_COUNTER_PASS, st->sm_count, ncounts);
         k_finish<<<grid, GH_BLOCK, 0, strm>>>(st->d_slots, fo);
         GPUHIST_CUDA_LAUNCH_CHECK(ctx, "finish counts");
         /* the slot counters stay as they are: the next histogram zeroes them */

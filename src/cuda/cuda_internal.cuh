@@ -1,5 +1,6 @@
 /*
- * cuda_internal.cuh - what the CUDA backend (cuda_backend.cu) and the CUDA strategies share.
+ * cuda_internal.cuh - what the CUDA backend (cuda_backend.cuh and its files) and the CUDA
+ * strategies share.
  *
  * The backend turns any request into a sequence of *jobs*: contiguous, device-resident,
  * sample-aligned runs of pixels (host input is copied in chunks through pinned staging buffers,
@@ -17,6 +18,7 @@
 #define GPUHIST_CUDA_INTERNAL_CUH
 
 #include "internal.h"
+#include "launch_policy.h"
 
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -78,6 +80,8 @@ gpuhist_status gpuhist_cuda_check(gpuhist_ctx *ctx, cudaError_t err, const char 
 /* Opt-in shared memory per block of the context's device (cudaDevAttrMaxSharedMemoryPerBlockOptin)
  * for supports_fn checks; 48 KiB (the guaranteed minimum) when ctx is NULL or not a CUDA context. */
 size_t gpuhist_cuda_smem_optin(const gpuhist_ctx *ctx);
+/* Multiprocessors of the CUDA context's device (for launches without a job). */
+int gpuhist_cuda_sm_count(const gpuhist_ctx *ctx);
 #ifdef __cplusplus
 }
 #endif
@@ -90,6 +94,23 @@ size_t gpuhist_cuda_smem_optin(const gpuhist_ctx *ctx);
  * every histogram, before the kernel can start). */
 cudaError_t gpuhist_cuda_blocks_per_sm(const void *kernel, int block, size_t smem, int device,
                                        int *per_sm);
+/* Raise the dynamic shared-memory limit of `kernel` on `device` to `smem` when that exceeds
+ * 48 KiB, once (remembered as above). */
+cudaError_t gpuhist_cuda_smem_limit(const void *kernel, size_t smem, int device);
+/* The grid of a launch of `kernel` with `threads` threads and `smem` bytes of dynamic shared
+ * memory under policy `p` (launch_policy.h) over `work` items on a device of `sm_count` SMs;
+ * `tuned` = GPUHIST_CUDA_BLOCKS_PER_SM (job->blocks_per_sm_cap, 0 unset). Asks the kernel's
+ * occupancy (GH_LP_OCCUPANCY) or raises its shared-memory limit, each once.
+ * @return the grid, or 0 and the CUDA error in *err. */
+int gh_launch_grid(const gh_launch_policy &p, const void *kernel, unsigned threads, size_t smem,
+                   int device, int sm_count, int tuned, uint64_t work, cudaError_t *err);
+/* The grid of a policy that asks nothing of the runtime (no GH_LP_OCCUPANCY, no shared memory
+ * beyond 48 KiB): gh_launch_grid_of with its own block size. */
+static inline int gh_fixed_grid(gh_lp_id id, int sm_count, uint64_t work)
+{
+    const gh_launch_policy p = gh_launch_policy_of(id);
+    return (int)gh_launch_grid_of(&p, p.threads, sm_count, 0, 0, work);
+}
 #endif
 
 /* Check the last launch: use right after every <<<...>>>. */

@@ -129,7 +129,7 @@ gpuhist_status cuda_minmax(gpuhist_ctx *ctx, const gpuhist_plan *plan, double *l
             typedef typename decltype(tag)::type T;
             auto kernel = k_minmax<T, decltype(multi)::value>;
             cudaError_t err;
-            int grid = gh_grid(&job, kernel, GH_BLOCK, 0, job.elements, &err);
+            int grid = gh_grid(&job, kernel, GH_LP_GRID_STRIDE, 0, job.elements, &err);
             if (!grid)
                 return gpuhist_cuda_check(ctx, err, "configure minmax kernel");
             kernel<<<grid, GH_BLOCK, 0, job.stream>>>(p, st->d_minmax);

@@ -466,8 +466,11 @@ static gpuhist_status fb_go(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gp
     constexpr size_t smem = fb_cfg<K, T>::SMEM;
     auto kernel = fb_kernel<C, K, T>;
     unsigned grid = 1;
-    gpuhist_status s = gh8_grid(ctx, job, kernel, NT, smem, job->elements / GH8_VEC,
-                                (uint64_t)NT * U, &grid, "cuda-fast-bytes");
+    gh_launch_policy pol = gh_launch_policy_of(GH_LP_FAST_BYTES); /* the block per type: */
+    pol.threads = (unsigned)NT;
+    pol.items_per_thread = (unsigned)U;
+    gpuhist_status s =
+        gh8_grid(ctx, job, kernel, pol, smem, job->elements / GH8_VEC, &grid, "cuda-fast-bytes");
     if (s != GPUHIST_OK)
         return s;
     const uint64_t cap = sizeof(T) == 1 ? (uint64_t)grid * FB_BLOCK_VECTORS

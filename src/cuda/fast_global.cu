@@ -115,7 +115,7 @@ struct fg_params {
 /* Threads per block: 256 for the global route; the cluster route has one block per SM (its
  * shared memory is one SM's worth), which then needs 1024 threads to keep loads in flight. */
 template <int ROUTE> struct fg_threads {
-    static constexpr int value = ROUTE ? 1024 : 256;
+    static constexpr int value = ROUTE ? 1024 : GH_BLOCK; /* GH_LP_FAST_GLOBAL's block */
 };
 
 /* Fire-and-forget global add (RED: no result comes back, so no thread waits on the L2). */
@@ -402,11 +402,8 @@ static gpuhist_status fg_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
                     gpuhist_status st = launch(q, vb, nv, part);
                     if (st != GPUHIST_OK)
                         return st;
-                    uint32_t ag = (ncnt + 255u) / 256u;
-                    const uint32_t agmax = (uint32_t)job->sm_count * 8u;
-                    if (ag > agmax && agmax > 0u)
-                        ag = agmax;
-                    fg_add<<<ag, 256, 0, job->stream>>>(part, ncnt, out);
+                    const int ag = gh_fixed_grid(GH_LP_COUNTER_PASS, job->sm_count, ncnt);
+                    fg_add<<<ag, GH_BLOCK, 0, job->stream>>>(part, ncnt, out);
                     GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-fast-global add kernel");
                     return GPUHIST_OK;
                 });
@@ -416,8 +413,8 @@ static gpuhist_status fg_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
             constexpr int TH = fg_threads<0>::value;
             /* gh_grid wants one block per TH * 4 work items */
             const uint64_t work = job->elements / VE * 4u / (uint64_t)U + 1u;
-            const int grid = part ? gh_grid(job, kernel32, TH, 0, work, &err)
-                                  : gh_grid(job, kernel64, TH, 0, work, &err);
+            const int grid = part ? gh_grid(job, kernel32, GH_LP_FAST_GLOBAL, 0, work, &err)
+                                  : gh_grid(job, kernel64, GH_LP_FAST_GLOBAL, 0, work, &err);
             if (grid == 0)
                 return gpuhist_cuda_check(ctx, err, "cuda-fast-global configuration");
             return segments([&](const fg_params &q, uint64_t vb, uint64_t nv,

@@ -109,11 +109,10 @@ __host__ __device__ __forceinline__ uint32_t p16_row4(uint32_t nkeys)
 
 enum { P16_U16 = 0, P16_F32_DIRECT = 1, P16_F32_CUT = 2 };
 
-/* 16-byte vectors per thread per iteration, prefetched one iteration ahead: 3 prefetched is the
+/* P16_U (launch_policy.h), 16-byte vectors per thread per iteration, prefetched one iteration ahead: 3 prefetched is the
  * best overall on u16/65536 (against 2 prefetched and 4 loaded then counted) and on f32/65536
  * (against 6 loaded then counted); 4 prefetched spill on f32 (32 bytes of stack at 64
  * registers). Measured: docs/PERFORMANCE.md, "Measurements behind the CUDA sources". */
-#define P16_U 3u
 
 struct p16_params {
     gh_kparams k;
@@ -285,7 +284,7 @@ static gpuhist_status p16_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, 
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                             "cuda-fast-packed16: %zu bytes of shared memory needed", smem);
     cudaError_t err;
-    const int grid = gh_grid(job, kernel, P16_THREADS, smem, job->elements / 8u, &err);
+    const int grid = gh_grid(job, kernel, GH_LP_FAST_PACKED16, smem, job->elements / 8u, &err);
     if (grid == 0)
         return gpuhist_cuda_check(ctx, err, "cuda-fast-packed16 configuration");
     typedef typename std::conditional<MODE == P16_U16, uint16_t, float>::type T;

@@ -60,8 +60,7 @@
 
 namespace {
 
-#define FS_THREADS 256
-#define FS_U 4 /* 16-byte vectors per thread per iteration */
+/* FS_THREADS, FS_U: launch_policy.h */
 #define FS_REP_MAX_COUNTERS 1024u
 #define FS_REP 4u
 #define FS_LANE_REP_MAX_EDGES 320u /* 32 copies: 40 KiB at most */
@@ -285,7 +284,7 @@ static gpuhist_status fs_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
         constexpr bool MULTI = decltype(multi)::value;
         auto launch_with = [&](auto kernel) -> gpuhist_status {
             cudaError_t err;
-            const int grid = gh_grid(job, kernel, FS_THREADS, smem, job->elements / FS_U, &err);
+            const int grid = gh_grid(job, kernel, GH_LP_FAST_SMEM, smem, job->elements / FS_U, &err);
             if (grid == 0)
                 return gpuhist_cuda_check(ctx, err, "cuda-fast-smem configuration");
             return gh_segments(job->elements, grid, [&](uint64_t b, uint64_t e) -> gpuhist_status {

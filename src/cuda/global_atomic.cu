@@ -49,7 +49,7 @@ gpuhist_status run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobp,
         typedef typename decltype(tag)::type T;
         auto kernel = k_global_atomic<T, decltype(multi)::value>;
         cudaError_t err;
-        int grid = gh_grid(job, kernel, GH_BLOCK, 0, job->elements, &err);
+        int grid = gh_grid(job, kernel, GH_LP_GRID_STRIDE, 0, job->elements, &err);
         if (!grid)
             return gpuhist_cuda_check(ctx, err, "configure cuda-global-atomic");
         /* 64-bit counters cannot wrap: one launch for the whole job */

@@ -75,7 +75,7 @@
  */
 #include "byte_common.cuh"
 
-#define H256_THREADS 256u
+/* H256_THREADS: launch_policy.h */
 #define H256_WARPS (H256_THREADS / 32u)
 #define H256_SMEM_PER_KEY (H256_WARPS * sizeof(unsigned)) /* one counter per warp table */
 #define H256_U 4u /* vectors in flight per thread (atomic kernel) */
@@ -184,7 +184,7 @@ static gpuhist_status h256_atomic_run(gpuhist_ctx *ctx, const gpuhist_plan *plan
     const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobv;
     unsigned long long *out = (unsigned long long *)outv;
     return gh8_start(
-        ctx, plan, job, (int)H256_THREADS, H256_SMEM_PER_KEY, H256_THREADS, "cuda-histogram256",
+        ctx, plan, job, GH_LP_HISTOGRAM256, H256_SMEM_PER_KEY, "cuda-histogram256",
         [&](auto cc) {
             /* prefetching for one channel only: it speeds up u8 hot90 / constant and costs
              * uniform / bell ~2%; several channels lose 2-5% with it (measured:
@@ -271,8 +271,7 @@ static gpuhist_status h256_tagged_run(gpuhist_ctx *ctx, const gpuhist_plan *plan
     const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobv;
     unsigned long long *out = (unsigned long long *)outv;
     return gh8_start(
-        ctx, plan, job, (int)H256_THREADS, H256_SMEM_PER_KEY, H256_THREADS,
-        "cuda-histogram256-tagged",
+        ctx, plan, job, GH_LP_HISTOGRAM256, H256_SMEM_PER_KEY, "cuda-histogram256-tagged",
         [](auto cc) { return h256_tagged_kernel<decltype(cc)::value>; },
         [&](auto kernel, unsigned grid, const gh8_keys &k, size_t smem) -> gpuhist_status {
             void *scratch = NULL;

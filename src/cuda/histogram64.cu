@@ -43,8 +43,7 @@
  */
 #include "byte_common.cuh"
 
-#define H64_THREADS 128u          /* a multiple of 128: the bank is independent of the value */
-#define H64_STEPS 15u             /* vectors per thread between merges: 15 * 16 = 240 <= 255 */
+/* H64_THREADS, H64_STEPS: launch_policy.h */
 #define H64_MAX_STEPS (1u << 20)  /* per thread per launch: block total < 2^31 */
 #define H64_ROW_WORDS (H64_THREADS / 4u)
 
@@ -132,9 +131,9 @@ static gpuhist_status h64_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const 
         constexpr int C = decltype(cc)::value;
         auto kernel = h64_kernel<C, ATOMICS>;
         unsigned grid = 1;
-        gpuhist_status s = gh8_grid(ctx, job, kernel, (int)H64_THREADS, smem,
-                                    job->elements / GH8_VEC, H64_THREADS * H64_STEPS, &grid,
-                                    name);
+        gpuhist_status s =
+            gh8_grid(ctx, job, kernel, gh_launch_policy_of(GH_LP_HISTOGRAM64), smem,
+                     job->elements / GH8_VEC, &grid, name);
         if (s != GPUHIST_OK)
             return s;
         unsigned *partial = NULL;

@@ -71,8 +71,8 @@ gpuhist_status run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobp,
         typedef typename decltype(tag)::type T;
         auto kernel = k_multipass<T, decltype(multi)::value>;
         cudaError_t err;
-        const int block = gh_block_for_smem(smem);
-        int grid = gh_grid(job, kernel, block, smem, job->elements, &err);
+        const int block = gh_block_of(GH_LP_BLOCK_SHARED, smem);
+        int grid = gh_grid(job, kernel, GH_LP_BLOCK_SHARED, smem, job->elements, &err);
         if (!grid)
             return gpuhist_cuda_check(ctx, err, "configure cuda-multipass");
         for (uint64_t lo64 = 0; lo64 < p.counters; lo64 += window) {

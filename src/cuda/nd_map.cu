@@ -109,8 +109,7 @@ extern "C" gpuhist_status gpuhist_cuda_nd_map(gpuhist_ctx *ctx, const struct gpu
         s->slots_size = bytes;
     }
     if (n > 0) {
-        const uint64_t blocks = (n + GH_BLOCK - 1) / GH_BLOCK;
-        const int grid = (int)(blocks < 65536u ? blocks : 65536u);
+        const int grid = gh_fixed_grid(GH_LP_POINT_MAP, 0, n);
         cudaStream_t strm = gh_nd_stream(ctx);
         switch (m.dtype) {
         case GPUHIST_U8: k_nd_map<uint8_t><<<grid, GH_BLOCK, 0, strm>>>(m, first, n, s->slots); break;

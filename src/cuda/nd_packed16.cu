@@ -24,9 +24,8 @@
 
 namespace {
 
-/* 16-byte vectors per thread per iteration (the engine's U), not prefetched: the slot code of
+/* ND16_U (launch_policy.h), 16-byte vectors per thread per iteration (the engine's U), not prefetched: the slot code of
  * several axes is long, and prefetching doubles the vectors held in registers. */
-#define ND16_U 2u
 
 /* Points per vector for points of DIMS coordinates of type T: the most points whose bytes are
  * whole 32-bit words and at most 16; 0 if none. Fused kernels exist for u8, u16, f32 and f64
@@ -143,17 +142,12 @@ gpuhist_status nd16_launch(gpuhist_ctx *ctx, const gpuhist_nd_map &m, uint64_t f
     constexpr uint32_t P = nd16_points<T, DIMS>();
     auto kernel = k_nd_packed16<T, DIMS>;
     const size_t smem = nd16_smem(ctx, s->nkeys) + ND16_LUT_BYTES;
-    GPUHIST_CUDA_TRY(ctx,
-                     cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          (int)smem),
-                     "N-D: shared memory of the fused count");
-    int dev = ctx->device, sms = 0;
-    GPUHIST_CUDA_TRY(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
-                     "N-D: multiprocessors");
     const uint64_t nvec = n / P;
-    const uint64_t need = (nvec + (uint64_t)P16_THREADS * ND16_U - 1u) /
-                          ((uint64_t)P16_THREADS * ND16_U);
-    const int grid = (int)(need < (uint64_t)sms ? (need ? need : 1u) : (uint64_t)sms);
+    cudaError_t err;
+    const int grid = gh_launch_grid(gh_launch_policy_of(GH_LP_ND_FUSED), (const void *)kernel, P16_THREADS, smem,
+                                    ctx->device, gpuhist_cuda_sm_count(ctx), 0, nvec, &err);
+    if (!grid)
+        return gpuhist_cuda_check(ctx, err, "N-D: shared memory of the fused count");
     const unsigned char *base = m.axis[0].base + first * m.axis[0].stride;
     kernel<<<grid, P16_THREADS, smem, gh_nd_stream(ctx)>>>(m, base, nvec, s->counters, s->nkeys);
     GPUHIST_CUDA_LAUNCH_CHECK(ctx, "N-D: fused map and count");
@@ -209,8 +203,7 @@ gpuhist_status nd16_count(gpuhist_ctx *ctx, const gpuhist_nd_map &m, uint64_t fi
     gpuhist_status rc = GPUHIST_OK;
     if (interleaved && start % 4u == 0u && nd16_try<T>(ctx, m, first, n, s, &rc))
         return rc;
-    const uint64_t blocks = (n + GH_BLOCK - 1) / GH_BLOCK;
-    const int grid = (int)(blocks < 65536u ? blocks : 65536u);
+    const int grid = gh_fixed_grid(GH_LP_POINT_MAP, 0, n);
     k_nd_atomic<T><<<grid, GH_BLOCK, 0, gh_nd_stream(ctx)>>>(m, first, n, s->counters);
     GPUHIST_CUDA_LAUNCH_CHECK(ctx, "N-D: map and count point by point");
     return GPUHIST_OK;

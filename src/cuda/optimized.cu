@@ -36,8 +36,6 @@ template <typename T> struct ilp {
     enum { U = sizeof(T) <= 2 ? 2 : 4 };
 };
 
-/* Block size when the histogram leaves room for few blocks per SM (see gh_block_for_smem). */
-#define OPT_BLOCK_BIG 512
 
 template <typename T, bool MULTI>
 __global__ void __launch_bounds__(OPT_BLOCK_BIG, 1)
@@ -159,8 +157,8 @@ gpuhist_status run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobp,
             return GPUHIST_OK;
         auto kernel = k_optimized<T, M>;
         cudaError_t err;
-        const int block = smem > 32u * 1024u ? OPT_BLOCK_BIG : GH_BLOCK;
-        int grid = gh_grid(job, kernel, block, smem, nvec * N / 4u, &err);
+        const int block = gh_block_of(GH_LP_OPTIMIZED, smem);
+        int grid = gh_grid(job, kernel, GH_LP_OPTIMIZED, smem, nvec * N / 4u, &err);
         if (!grid)
             return gpuhist_cuda_check(ctx, err, "configure cuda-optimized");
         /* at most 2^30 samples per block per launch (a warp may overshoot by U vectors) */

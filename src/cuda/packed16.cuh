@@ -25,7 +25,7 @@
 
 #include "common.cuh"
 
-#define P16_THREADS 1024
+/* P16_THREADS (1024), the engine's block: launch_policy.h */
 #define P16_HOT_KEEP 8u  /* hk survives a flush period with at least this many hits per iteration */
 #define P16_HOT_STAY 64u /* a warp stays hot after a flush period with this many per iteration */
 /* Hot iterations per flush (the lean hot mode). Per half, a dummy then holds at most

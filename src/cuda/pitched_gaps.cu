@@ -108,10 +108,8 @@ gpuhist_status uncount_gaps(gpuhist_ctx *ctx, const gpuhist_plan *chunk, const g
     const uint64_t touched = (uint64_t)chunk->active * (V ? V : chunk->slots);
     const uint32_t local = touched <= GH_UNCOUNT_LOCAL ? (uint32_t)touched : 0u;
     /* shared-memory totals are flushed once per block: few blocks, each with many pixels */
-    const uint64_t per_block = local ? (uint64_t)GH_BLOCK * 16u : GH_BLOCK;
-    const uint64_t blocks = (n + per_block - 1) / per_block;
-    const uint64_t cap = (uint64_t)st->sm_count * (local ? 2u : 8u);
-    const int grid = (int)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
+    const int grid =
+        gh_fixed_grid(local ? GH_LP_UNCOUNT_LOCAL : GH_LP_UNCOUNT_GLOBAL, st->sm_count, n);
     rc = gh_dispatch(chunk, [&](auto tag, auto) -> gpuhist_status {
         typedef typename decltype(tag)::type T;
         k_uncount_gaps<T><<<grid, GH_BLOCK, local * sizeof(unsigned int), stream_of(ctx)>>>(

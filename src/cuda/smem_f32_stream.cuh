@@ -11,9 +11,7 @@
 
 #include "common.cuh"
 
-#define FX_THREADS 1024 /* one block per SM: the edge tables want most of shared memory */
-#define FE_U 4  /* 16-byte vectors per thread per stage (two stages in flight), even bins */
-#define FXE_U 4 /* the same, explicit edges (register budget of 64 at 1024 threads) */
+/* FX_THREADS, FE_U, FXE_U: launch_policy.h */
 
 namespace gh_fast_smem {
 
@@ -98,7 +96,7 @@ static gpuhist_status fx_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, K
                                 fx_params p, size_t smem, void *out)
 {
     cudaError_t err;
-    const int grid = gh_grid(job, kernel, FX_THREADS, smem, job->elements / 4u, &err);
+    const int grid = gh_grid(job, kernel, GH_LP_FAST_SMEM_F32, smem, job->elements / 4u, &err);
     if (grid == 0)
         return gpuhist_cuda_check(ctx, err, "cuda-fast-smem configuration");
     return gh_segments(job->elements, grid, [&](uint64_t b, uint64_t e) -> gpuhist_status {

@@ -114,7 +114,7 @@ gpuhist_status run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobp,
         typedef typename decltype(tag)::type T;
         auto kernel = k_keys<T, decltype(multi)::value>;
         cudaError_t err;
-        int grid = gh_grid(job, kernel, GH_BLOCK, 0, (uint64_t)chunk, &err);
+        int grid = gh_grid(job, kernel, GH_LP_GRID_STRIDE, 0, (uint64_t)chunk, &err);
         if (!grid)
             return gpuhist_cuda_check(ctx, err, "configure cuda-sort-rle");
         return gh_segments_max(job->elements, (uint64_t)chunk,
@@ -135,7 +135,7 @@ gpuhist_status run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobp,
                              cub::DeviceRunLengthEncode::Encode(temp, tb, db.Current(), unique,
                                                                 runs, num_runs, n, job->stream),
                              "cub::DeviceRunLengthEncode::Encode");
-            const int sgrid = (int)((max_runs + GH_BLOCK - 1) / GH_BLOCK);
+            const int sgrid = gh_fixed_grid(GH_LP_FOLD, job->sm_count, max_runs);
             k_scatter<<<sgrid, GH_BLOCK, 0, job->stream>>>(unique, runs, num_runs, counters,
                                                           (unsigned long long *)out);
             GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-sort-rle scatter");

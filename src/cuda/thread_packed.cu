@@ -33,8 +33,8 @@
  */
 #include "byte_common.cuh"
 
-#define TP_THREADS 64u        /* Listing 8's blockDimx: the table is 64 x 64 words */
-#define TP_STEPS 15u          /* vectors per thread between merges: 15 * 16 = 240 <= 255 */
+#define TP_THREADS THREAD_PACKED_THREADS /* launch_policy.h: Listing 8's 64 */
+#define TP_STEPS THREAD_PACKED_STEPS     /* launch_policy.h: 15 vectors between merges */
 #define TP_MAX_STEPS (1u << 20) /* per thread per launch: block total < 2^30 */
 
 /* Listings 6/7: fold the rows this thread owns into acc[] and clear them. */
@@ -117,9 +117,9 @@ static gpuhist_status tp_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
         constexpr int C = decltype(cc)::value;
         auto kernel = tp_kernel<C>;
         unsigned grid = 1;
-        gpuhist_status s = gh8_grid(ctx, job, kernel, (int)TP_THREADS, smem,
-                                    job->elements / GH8_VEC, TP_THREADS * TP_STEPS, &grid,
-                                    "cuda-thread-packed");
+        gpuhist_status s =
+            gh8_grid(ctx, job, kernel, gh_launch_policy_of(GH_LP_THREAD_PACKED), smem,
+                     job->elements / GH8_VEC, &grid, "cuda-thread-packed");
         if (s != GPUHIST_OK)
             return s;
         const uint64_t cap = (uint64_t)grid * TP_THREADS * TP_MAX_STEPS;

@@ -79,7 +79,7 @@ gpuhist_status launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, gh_kparams 
 {
     auto kernel = k_thread_registers<T, NS>;
     cudaError_t err;
-    int grid = gh_grid(job, kernel, GH_BLOCK, 0, job->elements, &err);
+    int grid = gh_grid(job, kernel, GH_LP_GRID_STRIDE, 0, job->elements, &err);
     if (!grid)
         return gpuhist_cuda_check(ctx, err, "configure cuda-thread-registers");
     const uint64_t max_per_launch = (uint64_t)grid * GH_BLOCK * TR_MAX_PER_THREAD;

@@ -83,7 +83,7 @@
 
 namespace {
 
-#define TP_THREADS 512
+#define TP_THREADS TWO_PASS_THREADS /* launch_policy.h */
 #define TP_PAGE 8192u                       /* 16-bit keys per page (16 KiB) */
 #define TP_PAGE_VEC (TP_PAGE / 8u)          /* 16-byte vectors per page */
 #define TP_MAX_BUCKETS 28u                  /* + 4 digits fit 5 radix bits */
@@ -507,15 +507,14 @@ static gpuhist_status tp_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, t
     constexpr uint64_t VE = 16u / sizeof(T);
     auto part = tp_partition<T, MAP>;
     cudaError_t err;
-    const int grid1 = gh_grid(job, part, TP_THREADS, 0, job->elements / tp_items<T>(), &err);
+    const int grid1 = gh_grid(job, part, GH_LP_TWO_PASS_PARTITION, 0, job->elements / tp_items<T>(), &err);
     if (grid1 == 0)
         return gpuhist_cuda_check(ctx, err, "cuda-two-pass partition configuration");
     const size_t smem2 = p16_smem(65536u);
-    GPUHIST_CUDA_TRY(ctx,
-                     cudaFuncSetAttribute(tp_count, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          (int)smem2),
-                     "cuda-two-pass count configuration");
-    const int grid2 = job->sm_count;
+    const int grid2 = gh_launch_grid(gh_launch_policy_of(GH_LP_TWO_PASS_COUNT),
+                                     (const void *)tp_count, P16_THREADS, smem2, job->device, job->sm_count, 0, 0, &err);
+    if (grid2 == 0)
+        return gpuhist_cuda_check(ctx, err, "cuda-two-pass count configuration");
 
     /* The biggest segment whose scratch can be had. Testing knob: GPUHIST_CUDA_TWO_PASS_SEGMENT
      * (samples) forces smaller segments, i.e. several pass pairs per job. */
@@ -567,8 +566,8 @@ static gpuhist_status tp_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, t
                          "cuda-two-pass: clear the list lengths");
         part<<<grid1, TP_THREADS, 0, job->stream>>>(q, vb, nvec, out);
         GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-two-pass partition kernel");
-        tp_group<<<(npages + 255u) / 256u, 256, 0, job->stream>>>(p.page_bucket, npages, lists,
-                                                                   list_len);
+        const int ggrid = gh_fixed_grid(GH_LP_FOLD, job->sm_count, npages);
+        tp_group<<<ggrid, GH_BLOCK, 0, job->stream>>>(p.page_bucket, npages, lists, list_len);
         GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-two-pass group kernel");
         tp_count<<<grid2, P16_THREADS, smem2, job->stream>>>(p.arena, lists, list_len, npages,
                                                              p.bins, p.buckets, out);

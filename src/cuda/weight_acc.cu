@@ -70,8 +70,7 @@ extern "C" gpuhist_status gpuhist_cuda_weight_normalize(gpuhist_ctx *ctx, const 
     const uint64_t records = (uint64_t)plan->active * plan->slots;
     long long *sums = (long long *)plan->weight_acc;
     const uint32_t sum_words = (uint32_t)GPUHIST_SUM_RECORD(plan);
-    const uint64_t blocks = (records + GH_BLOCK - 1) / GH_BLOCK;
-    const int grid = (int)(blocks < 1 ? 1 : blocks > 65535u ? 65535u : blocks);
+    const int grid = gh_fixed_grid(GH_LP_WEIGHT_NORMALIZE, 0, records);
     k_weight_normalize<<<grid, GH_BLOCK, 0, strm>>>(sums, records, sum_words);
     GPUHIST_CUDA_LAUNCH_CHECK(ctx, "normalise the weight sums");
     if (plan->want_squares) {

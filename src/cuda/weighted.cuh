@@ -25,8 +25,10 @@
 #define GPUHIST_CUDA_WEIGHTED_CUH
 
 #include "common.cuh"
+#include "fast_even.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Deposits a limb may take between normalisations: (2^31 - 1) * (2^32 - 1) + 2^32 < 2^63. */
 #define GH_W_DEPOSITS_MAX ((1ull << 31) - 2u)
@@ -73,6 +75,34 @@ static inline gpuhist_status gh_w_reserve(gpuhist_ctx *ctx, const gpuhist_plan *
     return GPUHIST_OK;
 }
 
+/* Kernel parameters of the weighted strategies (weighted_global.cu, weighted_smem.cu). */
+struct gh_wparams {
+    gh_kparams k;
+    gpuhist_fe_cert cert; /* FE: fast_even.h's certificate of the spec */
+    const unsigned char *weights;
+    unsigned long long *sums, *squares; /* the accumulator's records */
+    uint64_t pixel_begin, pixel_end;    /* pixels of the job this launch counts */
+    uint32_t sum_words, nan_slot;
+};
+
+/* *p for a job of a weighted plan (the launch range left zero); @return whether f32 EVEN bins
+ * take fast_even.h's certified estimate (FE: its certificate is in p->cert). */
+static inline bool gh_w_params_of(const gpuhist_plan *plan, const gpuhist_cuda_job *job,
+                                  gh_wparams *p)
+{
+    memset(p, 0, sizeof *p);
+    p->k = gh_make_params(plan, job);
+    const bool fe = plan->dtype == GPUHIST_F32 && plan->map.kind == GH_KIND_EVEN;
+    if (fe)
+        gpuhist_fe_cert_of(&plan->map, &p->cert); /* cached per spec */
+    p->weights = job->weights;
+    p->sum_words = (uint32_t)GPUHIST_SUM_RECORD(plan);
+    p->sums = (unsigned long long *)plan->weight_acc;
+    p->squares = p->sums ? p->sums + (uint64_t)plan->active * plan->slots * p->sum_words : NULL;
+    p->nan_slot = GPUHIST_SLOT_NAN(plan->bins);
+    return fe;
+}
+
 /* A weight as an integer: m * 2^pos units of the record's smallest value (exact_sum.h), its
  * sign, and r: 1 a deposit, 0 zero (nothing), or the GH_XSUM_* flag of a non-finite weight. */
 struct gh_wsplit {
@@ -81,42 +111,37 @@ struct gh_wsplit {
     bool neg;
 };
 
-/* f32 weight (bit pattern): units of 2^-149 (GH_XSUM_BIAS_F32). */
-static __device__ __forceinline__ gh_wsplit gh_w_split_f32(uint32_t bits)
+/* A binary float weight's bit pattern (U: uint32_t or unsigned long long; MBITS fraction bits,
+ * EMAX the all-ones exponent) in units of its smallest subnormal. */
+template <typename U, uint32_t MBITS, uint32_t EMAX>
+static __device__ __forceinline__ gh_wsplit gh_w_split(U bits)
 {
     gh_wsplit s;
-    const uint32_t e = (bits >> 23) & 0xFFu;
-    s.m = bits & 0x7FFFFFu;
-    s.neg = (bits >> 31) != 0u;
+    const uint32_t e = (uint32_t)(bits >> MBITS) & EMAX;
+    s.m = bits & (U)((1ull << MBITS) - 1u);
+    s.neg = (bits >> (8u * sizeof(U) - 1u)) != 0u;
     s.pos = 0;
-    if (e == 0xFFu)
+    if (e == EMAX)
         s.r = s.m ? GH_XSUM_NAN : s.neg ? GH_XSUM_NEG_INF : GH_XSUM_POS_INF;
     else
         s.r = (e == 0u && s.m == 0u) ? 0u : 1u;
-    if (e && e != 0xFFu) {
-        s.m |= 1ull << 23;
+    if (e && e != EMAX) {
+        s.m |= 1ull << MBITS;
         s.pos = e - 1u;
     }
     return s;
 }
 
+/* f32 weight (bit pattern): units of 2^-149 (GH_XSUM_BIAS_F32). */
+static __device__ __forceinline__ gh_wsplit gh_w_split_f32(uint32_t bits)
+{
+    return gh_w_split<uint32_t, 23u, 0xFFu>(bits);
+}
+
 /* f64 weight (bit pattern): units of 2^-1074 (GH_XSUM_BIAS_F64). */
 static __device__ __forceinline__ gh_wsplit gh_w_split_f64(unsigned long long bits)
 {
-    gh_wsplit s;
-    const uint32_t e = (uint32_t)(bits >> 52) & 0x7FFu;
-    s.m = bits & 0xFFFFFFFFFFFFFull;
-    s.neg = (bits >> 63) != 0u;
-    s.pos = 0;
-    if (e == 0x7FFu)
-        s.r = s.m ? GH_XSUM_NAN : s.neg ? GH_XSUM_NEG_INF : GH_XSUM_POS_INF;
-    else
-        s.r = (e == 0u && s.m == 0u) ? 0u : 1u;
-    if (e && e != 0x7FFu) {
-        s.m |= 1ull << 52;
-        s.pos = e - 1u;
-    }
-    return s;
+    return gh_w_split<unsigned long long, 52u, 0x7FFu>(bits);
 }
 
 /* The square of an f32 weight, exactly, in the f64 record's units (2^-1074): m^2 (< 2^48) at

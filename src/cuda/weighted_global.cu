@@ -28,14 +28,7 @@ namespace {
 /* Launches of at most this many pixels (2 deposits per limb each, below GH_W_DEPOSITS_MAX). */
 #define WG_MAX_PIXELS (1ull << 30)
 
-struct wg_params {
-    gh_kparams k;
-    gpuhist_fe_cert cert;   /* FE: fast_even.h's certificate of the spec */
-    const unsigned char *weights;
-    unsigned long long *sums, *squares; /* the accumulator's records */
-    uint64_t pixel_begin, pixel_end;    /* pixels of the job this launch counts */
-    uint32_t sum_words, nan_slot;
-};
+typedef gh_wparams wg_params; /* weighted.cuh */
 
 template <typename T, bool FE>
 __device__ __forceinline__ uint32_t wg_slot(const wg_params &p, const gpuhist_binmap &m, T x)
@@ -100,7 +93,7 @@ gpuhist_status wg_launch(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gpuhi
 {
     auto kernel = fe ? wg_kernel<T, WK, MULTI, SQ, true> : wg_kernel<T, WK, MULTI, SQ, false>;
     cudaError_t err;
-    const int grid = gh_grid(job, kernel, GH_BLOCK, 0, job->pixels, &err);
+    const int grid = gh_grid(job, kernel, GH_LP_GRID_STRIDE, 0, job->pixels, &err);
     if (!grid)
         return gpuhist_cuda_check(ctx, err, "configure cuda-weighted-global");
     for (uint64_t b = 0; b < job->pixels; b += WG_MAX_PIXELS) {
@@ -139,16 +132,7 @@ gpuhist_status wg_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jo
         return gpuhist_fail(ctx, GPUHIST_ERROR_BACKEND,
                             "cuda-weighted-global: no device weights or accumulator (internal)");
     wg_params p;
-    memset(&p, 0, sizeof p);
-    p.k = gh_make_params(plan, job);
-    const bool fe = plan->dtype == GPUHIST_F32 && plan->map.kind == GH_KIND_EVEN;
-    if (fe)
-        gpuhist_fe_cert_of(&plan->map, &p.cert); /* cached per spec */
-    p.weights = job->weights;
-    p.sum_words = (uint32_t)GPUHIST_SUM_RECORD(plan);
-    p.sums = (unsigned long long *)plan->weight_acc;
-    p.squares = p.sums ? p.sums + (uint64_t)plan->active * plan->slots * p.sum_words : NULL;
-    p.nan_slot = GPUHIST_SLOT_NAN(plan->bins);
+    const bool fe = gh_w_params_of(plan, job, &p);
     return gh_dispatch(plan, [&](auto tag, auto multi) -> gpuhist_status {
         typedef typename decltype(tag)::type T;
         return wg_pick<T, decltype(multi)::value>(ctx, plan, job, p, fe,

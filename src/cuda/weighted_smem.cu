@@ -46,7 +46,6 @@
 
 namespace {
 
-#define WS_BLOCK 256
 /* Pixels a block counts between flushes (each piece takes at most 2 deposits per pixel). */
 #define WS_TILE (1u << 17)
 /* Lanes of one key that a warp sums before depositing (__reduce_add_sync: sm_80 and later;
@@ -88,14 +87,7 @@ static inline uint32_t ws_words(int wk, int sq)
     return 2u + s + (sq == WS_SQ_SHARED ? q : 0u);
 }
 
-struct ws_params {
-    gh_kparams k;
-    gpuhist_fe_cert cert; /* FE: fast_even.h's certificate of the spec */
-    const unsigned char *weights;
-    unsigned long long *sums, *squares; /* the accumulator's records */
-    uint64_t pixel_begin, pixel_end;    /* pixels of the job this launch counts */
-    uint32_t sum_words, nan_slot;
-};
+typedef gh_wparams ws_params; /* weighted.cuh */
 
 /* The pieces of m * 2^pos (pos relative to the window's BASE) and the first piece's index. */
 template <class WIN>
@@ -405,7 +397,7 @@ gpuhist_status ws_launch(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gpuhi
 {
     auto kernel = fe ? ws_kernel<T, WK, MULTI, SQ, true> : ws_kernel<T, WK, MULTI, SQ, false>;
     cudaError_t err;
-    const int grid = gh_grid(job, kernel, WS_BLOCK, smem, job->pixels, &err);
+    const int grid = gh_grid(job, kernel, GH_LP_WEIGHTED_SMEM, smem, job->pixels, &err);
     if (!grid)
         return gpuhist_cuda_check(ctx, err, "configure cuda-weighted-smem");
     /* Deposits per global limb: a flush adds at most 8 per record (the low and high parts of the
@@ -462,16 +454,7 @@ gpuhist_status ws_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jo
                             "memory (%zu bytes)",
                             plan->bins, plan->active, job->smem_per_block_optin);
     ws_params p;
-    memset(&p, 0, sizeof p);
-    p.k = gh_make_params(plan, job);
-    const bool fe = plan->dtype == GPUHIST_F32 && plan->map.kind == GH_KIND_EVEN;
-    if (fe)
-        gpuhist_fe_cert_of(&plan->map, &p.cert); /* cached per spec */
-    p.weights = job->weights;
-    p.sum_words = (uint32_t)GPUHIST_SUM_RECORD(plan);
-    p.sums = (unsigned long long *)plan->weight_acc;
-    p.squares = p.sums ? p.sums + (uint64_t)plan->active * plan->slots * p.sum_words : NULL;
-    p.nan_slot = GPUHIST_SLOT_NAN(plan->bins);
+    const bool fe = gh_w_params_of(plan, job, &p);
     return gh_dispatch(plan, [&](auto tag, auto multi) -> gpuhist_status {
         typedef typename decltype(tag)::type T;
         return ws_pick<T, decltype(multi)::value>(ctx, plan, job, p, fe, smem, wk, sq,
