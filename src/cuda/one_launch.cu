@@ -26,7 +26,9 @@
  * a total fits a 32-bit shared counter; active * slots counters in the 48 KiB of shared memory
  * a block gets without opting in. Only the backend's call path runs it (GPUHIST_CAP_FINISH): a
  * stream is planned as a large input, which it declines. Grid: one block per
- * OL_PIXELS_PER_BLOCK pixels, at most two per SM (each flush is active * slots global atomics).
+ * OL_PIXELS_PER_BLOCK pixels, at most as many as are resident at once (one wave; each flush is
+ * active * slots global atomics);
+ * each thread loads OL_U pixels before it counts them, so their loads are in flight together.
  */
 #include "common.cuh"
 #include "finish.cuh"
@@ -34,7 +36,8 @@
 namespace {
 
 #define OL_THREADS 1024
-#define OL_PIXELS_PER_BLOCK (OL_THREADS * 16u)
+#define OL_U 4 /* pixels a thread loads before it counts them (loads in flight, not in turn) */
+#define OL_PIXELS_PER_BLOCK (OL_THREADS * OL_U)
 #define OL_MAX_SAMPLES (1u << 22)
 #define OL_MAX_COUNTERS 12288u /* 48 KiB of 32-bit counters */
 
@@ -50,14 +53,33 @@ __global__ void __launch_bounds__(OL_THREADS)
         ol_counts[i] = 0u;
     __syncthreads();
     const gpuhist_binmap m = p.map;
-    const uint32_t C = p.channels, n = rows * row_length;
-    for (uint32_t i = blockIdx.x * OL_THREADS + tid; i < n; i += gridDim.x * OL_THREADS) {
-        const uint32_t r = i / row_length, col = i - r * row_length;
-        const T *px = (const T *)(p.data + (size_t)r * row_stride) + (size_t)col * C;
-        for (uint32_t c = 0; c < C; ++c) {
-            const uint32_t k = gh_counter<T, true>(p, &m, px[c], c);
-            if (k != GH_NONE)
-                atomicAdd(&ol_counts[k], 1u);
+    const uint32_t C = p.channels, n = rows * row_length, step = gridDim.x * OL_THREADS;
+    for (uint32_t i0 = blockIdx.x * OL_THREADS + tid; i0 < n; i0 += OL_U * step) {
+        T v[OL_U][GPUHIST_MAX_CHANNELS];
+#pragma unroll
+        for (uint32_t u = 0; u < OL_U; ++u) {
+            const uint32_t i = i0 + u * step;
+            if (i < n) {
+                const uint32_t r = i / row_length, col = i - r * row_length;
+                const T *px = (const T *)(p.data + (size_t)r * row_stride) + (size_t)col * C;
+#pragma unroll
+                for (uint32_t c = 0; c < GPUHIST_MAX_CHANNELS; ++c)
+                    if (c < C)
+                        v[u][c] = px[c];
+            }
+        }
+#pragma unroll
+        for (uint32_t u = 0; u < OL_U; ++u) {
+            if (i0 + u * step >= n)
+                break;
+#pragma unroll
+            for (uint32_t c = 0; c < GPUHIST_MAX_CHANNELS; ++c) {
+                if (c >= C)
+                    break;
+                const uint32_t k = gh_counter<T, true>(p, &m, v[u][c], c);
+                if (k != GH_NONE)
+                    atomicAdd(&ol_counts[k], 1u);
+            }
         }
     }
     __syncthreads();
@@ -104,12 +126,19 @@ gpuhist_status run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobp,
     unsigned long long *slots = (unsigned long long *)out;
     unsigned int *done = (unsigned int *)(slots + p.counters);
     const uint32_t pixels = (uint32_t)(job->rows * job->row_length);
-    uint32_t grid = (pixels + OL_PIXELS_PER_BLOCK - 1u) / OL_PIXELS_PER_BLOCK;
-    const uint32_t cap = 2u * (uint32_t)(job->sm_count > 0 ? job->sm_count : 1);
-    grid = grid < 1u ? 1u : grid > cap ? cap : grid;
     const size_t smem = (size_t)p.counters * sizeof(unsigned int);
     return gh_dispatch(plan, [&](auto tag, auto) -> gpuhist_status {
         typedef typename decltype(tag)::type T;
+        /* one block per OL_PIXELS_PER_BLOCK pixels, no more than are resident at once */
+        int per_sm = 0;
+        cudaError_t err = gpuhist_cuda_blocks_per_sm((const void *)k_one_launch<T>, OL_THREADS,
+                                                     smem, job->device, &per_sm);
+        if (err != cudaSuccess)
+            return gpuhist_cuda_check(ctx, err, "configure cuda-one-launch");
+        uint32_t grid = (pixels + OL_PIXELS_PER_BLOCK - 1u) / OL_PIXELS_PER_BLOCK;
+        const uint32_t cap = (uint32_t)(per_sm > 0 ? per_sm : 1) *
+                             (uint32_t)(job->sm_count > 0 ? job->sm_count : 1);
+        grid = grid < 1u ? 1u : grid > cap ? cap : grid;
         k_one_launch<T><<<grid, OL_THREADS, smem, job->stream>>>(
             p, (uint32_t)job->rows, (uint32_t)job->row_length, job->row_stride, slots, done,
             *job->finish);
