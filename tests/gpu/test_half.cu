@@ -41,44 +41,10 @@
 #include <string>
 #include <vector>
 
-#include "../unit/check.h"
 #include "../unit/half_test.h"
+#include "cuda_test.cuh"
 
-#define CUDA_OK(call)                                                                          \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                      \
-                    cudaGetErrorString(e_));                                                   \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
-
-static const uint64_t SEED = 0x5EEDF16Bull;
-static uint64_t rng_state = SEED;
-static uint64_t rnd(void)
-{
-    uint64_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return rng_state = x;
-}
-
-static gpuhist_ctx *cuda_ctx(void)
-{
-    gpuhist_ctx *ctx = NULL;
-    gpuhist_status st = gpuhist_create(&ctx, GPUHIST_BACKEND_CUDA);
-    if (st == GPUHIST_ERROR_NO_DEVICE) {
-        fprintf(stderr, "no CUDA device: %s\n", ctx ? gpuhist_last_error(ctx) : "");
-        check_skip("no CUDA device");
-    }
-    if (st != GPUHIST_OK) {
-        fprintf(stderr, "gpuhist_create(cuda): %s\n", gpuhist_status_string(st));
-        exit(1);
-    }
-    return ctx;
-}
+static const uint64_t SEED = 0x5EEDF16Bull; /* rng_state (cuda_test.cuh) from main */
 
 static gpuhist_ctx *cpu_ctx(void)
 {
@@ -89,19 +55,6 @@ static gpuhist_ctx *cpu_ctx(void)
         exit(1);
     }
     return cpu;
-}
-
-/* The names of the CUDA strategies, "auto" first. */
-static std::vector<const char *> cuda_strategies(void)
-{
-    std::vector<const char *> v;
-    v.push_back("auto");
-    for (size_t i = 0; i < gpuhist_strategy_count(); ++i) {
-        gpuhist_strategy_desc d;
-        if (gpuhist_strategy_info(i, &d) == GPUHIST_OK && d.backend == GPUHIST_BACKEND_CUDA)
-            v.push_back(d.name);
-    }
-    return v;
 }
 
 /* Does strategy `name` take unweighted half-precision samples in `channels` channels? */
@@ -140,15 +93,6 @@ static std::vector<uint16_t> big_mix(gpuhist_dtype dt)
             v[i] = 0x8000u;
     }
     return v;
-}
-
-static void *to_device(const void *host, size_t bytes, size_t offset, void **base)
-{
-    unsigned char *d = NULL;
-    CUDA_OK(cudaMalloc((void **)&d, bytes + offset + 16));
-    CUDA_OK(cudaMemcpy(d + offset, host, bytes, cudaMemcpyHostToDevice));
-    *base = d;
-    return d + offset;
 }
 
 /* ---- specs -------------------------------------------------------------------------------------- */
@@ -193,16 +137,16 @@ static std::vector<spec_case> specs(gpuhist_dtype dt)
 
 /* ---- expectation and comparison -------------------------------------------------------------- */
 
-struct expected {
+struct half_expected {
     gpuhist_status st;
     std::vector<uint64_t> counts;
     std::vector<double> edges;
     gpuhist_result r;
 };
 
-static expected reference(const gpuhist_samples *s, const gpuhist_bin_spec *b)
+static half_expected half_reference(const gpuhist_samples *s, const gpuhist_bin_spec *b)
 {
-    expected e;
+    half_expected e;
     const uint32_t ch = s->channels ? s->channels : 1;
     e.counts.assign((size_t)b->bins * ch, 0);
     e.edges.assign((size_t)b->bins + 1, 0.0);
@@ -216,7 +160,7 @@ static expected reference(const gpuhist_samples *s, const gpuhist_bin_spec *b)
     return e;
 }
 
-static void compare(const expected &e, const gpuhist_result &r, const uint64_t *counts,
+static void compare(const half_expected &e, const gpuhist_result &r, const uint64_t *counts,
                     const double *edges)
 {
     if (!CHECK_EQ_U64(r.channels, e.r.channels) || !CHECK_EQ_U64(r.bins, e.r.bins))
@@ -249,7 +193,7 @@ static void compare(const expected &e, const gpuhist_result &r, const uint64_t *
  * widened by half_test.h, bin i holds E[i] <= x < E[i+1] (the last also E[n] when the rule says
  * so), outliers clamped when asked. */
 static void recount(const std::vector<uint16_t> &v, gpuhist_dtype dt, const gpuhist_bin_spec *b,
-                    const expected &e)
+                    const half_expected &e)
 {
     const std::vector<double> &E = e.edges;
     const size_t n = E.size() - 1;
@@ -287,7 +231,7 @@ static void recount(const std::vector<uint16_t> &v, gpuhist_dtype dt, const gpuh
 /* Run every CUDA strategy (and auto) on `s`, counts on host or device: the accepting ones must
  * give `e`, the others refuse by name. */
 static void every_strategy(gpuhist_ctx *ctx, const gpuhist_samples *s, const gpuhist_bin_spec *b,
-                           const expected &e, int counts_on_device, const char *what)
+                           const half_expected &e, int counts_on_device, const char *what)
 {
     const size_t n = (size_t)b->bins * GPUHIST_MAX_CHANNELS;
     uint64_t *d_counts = NULL;
@@ -360,7 +304,7 @@ static void case_all(void)
             for (const spec_case &sc : specs(dt)) {
                 gpuhist_samples s = gpuhist_samples_1d(v.data(), dt, v.size());
                 s.location = GPUHIST_MEMORY_HOST;
-                const expected e = reference(&s, &sc.b);
+                const half_expected e = half_reference(&s, &sc.b);
                 if (set == 0 && e.st == GPUHIST_OK) {
                     check_context("%s %s %s: recount", gpuhist_dtype_name(dt), sname, sc.what);
                     recount(v, dt, &sc.b, e);
@@ -441,7 +385,7 @@ static void stream_one(gpuhist_ctx *ctx, const std::vector<uint16_t> &v, gpuhist
 {
     gpuhist_samples s = gpuhist_samples_1d(v.data(), dt, v.size());
     s.location = GPUHIST_MEMORY_HOST;
-    const expected e = reference(&s, b);
+    const half_expected e = half_reference(&s, b);
     if (!CHECK_MSG(e.st == GPUHIST_OK, "cpu: %s", gpuhist_last_error(cpu_ctx())))
         return;
     gpuhist_samples layout = gpuhist_samples_1d(NULL, dt, 0);
@@ -558,7 +502,7 @@ static void case_channels(void)
                 for (const spec_case &sc : specs(dt)) {
                     gpuhist_samples h = s;
                     h.data = buf.data();
-                    const expected e = reference(&h, &sc.b);
+                    const half_expected e = half_reference(&h, &sc.b);
                     char what[256];
                     snprintf(what, sizeof what, "%s 3 channels (%s), ROI, %s, %s",
                              gpuhist_dtype_name(dt), sel == 0 ? "mask 0x5" : "first 2",
@@ -582,7 +526,7 @@ static void case_refuse(void)
         s.location = GPUHIST_MEMORY_HOST;
         /* integer bins: refused by both backends alike */
         const gpuhist_bin_spec ib = gpuhist_bins_integer(10, 0);
-        const expected e = reference(&s, &ib);
+        const half_expected e = half_reference(&s, &ib);
         std::vector<uint64_t> counts(10);
         gpuhist_result r = gpuhist_result_host(counts.data());
         const gpuhist_status st = gpuhist_histogram(ctx, &s, &ib, &r);
@@ -613,6 +557,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_half all|minmax|stream|channels|refuse\n");
         return 2;
     }
+    rng_state = SEED;
     printf("seed 0x%llx\n", (unsigned long long)SEED);
     const char *c = argv[1];
     if (!strcmp(c, "all"))

@@ -39,27 +39,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "../unit/check.h"
+#include "cuda_test.cuh"
 
-#define CUDA_OK(call)                                                                          \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                      \
-                    cudaGetErrorString(e_));                                                   \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
-
-static uint64_t rng_state = 0x5EED0F3A9E3779B9ull;
-static uint64_t rnd(void)
-{
-    uint64_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return rng_state = x;
-}
+static const uint64_t SEED = 0x5EED0F3A9E3779B9ull; /* rng_state (cuda_test.cuh) from main */
 static uint64_t below(uint64_t n) { return n ? rnd() % n : 0; }
 static double unit(void) { return (double)(rnd() >> 11) * (1.0 / 9007199254740992.0); }
 
@@ -633,6 +615,7 @@ static void case_streams(void)
 
 int main(int argc, char **argv)
 {
+    rng_state = SEED;
     const char *seed = getenv("GPUHIST_TEST_SEED");
     if (seed && *seed)
         rng_state = strtoull(seed, NULL, 0) | 1u;
