@@ -2,6 +2,7 @@
 """OpenCV and the gpuhist command on images, beside gpuhist-images (device-resident).
 
 usage: opencv_images.py --gpuhist PATH [--backend cuda|cpu] [--reps N] [--dir DIR] [--set N]
+                        [--case TEXT] [--sets-only]
 
 Makes the images of gpuhist-images (NumPy, seed 24): 8-bit grey 7680x4320 (uniform and 90% one
 value), 9248x6936 (64 MP), RGBA 7680x4320, 16-bit grey 7680x4320, writes each as PNG and TIFF
@@ -10,7 +11,8 @@ value), 9248x6936 (64 MP), RGBA 7680x4320, 16-bit grey 7680x4320, writes each as
     OpenCV has CUDA (8-bit grey; the upload is not timed);
   - from file: cv2.imread alone (the decoding), cv2.imread + calcHist, and the command
     (`gpuhist --backend B -f npy -o /dev/null FILE`, one process: start, decode, count);
-and checks that the command's counts equal np.bincount's.
+and checks that the command's counts equal np.bincount's. --case TEXT keeps the cases whose name
+contains TEXT (repeatable); --sets-only leaves out the single-file table.
 --set N (N > 0): also a directory of N files of each case and format (PNG, TIFF, JPEG for 8-bit),
 the set streamed through the command (`gpuhist -v DIR`: it decodes on its worker threads while
 it counts). Printed per set: the decoding alone (cv2.imread of every file on one thread, and
@@ -45,6 +47,8 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--dir", default=None)
     ap.add_argument("--set", type=int, default=0)
+    ap.add_argument("--case", action="append", default=[])
+    ap.add_argument("--sets-only", action="store_true")
     a = ap.parse_args()
     import cv2
     rng = np.random.default_rng(24)
@@ -63,6 +67,8 @@ def main():
     built = set(f.strip(" )\n") for f in ver.split("images:")[1].split(",")) if "images:" in ver \
         else set()
     a.formats = {"png": "png" in built, "tif": "tiff" in built, "jpg": "jpeg" in built}
+    if a.case:
+        cases = [(n, img) for n, img in cases if any(t in n for t in a.case)]
     cuda = hasattr(cv2, "cuda") and cv2.cuda.getCudaEnabledDeviceCount() > 0
     tmp = a.dir or tempfile.mkdtemp(prefix="gpuhist-images-")
     os.makedirs(tmp, exist_ok=True)
@@ -71,7 +77,7 @@ def main():
     print("%-34s %10s %10s | %-4s %10s %12s %10s  counts" % (
         "case", "calcHist", "cv2.cuda", "file", "imread", "imread+hist", "gpuhist"))
     bad = 0
-    for name, img in cases:
+    for name, img in ([] if a.sets_only else cases):
         C = 1 if img.ndim == 2 else img.shape[2]
         levels = 256 if img.dtype == np.uint8 else 65536
         chans = [img] if C == 1 else cv2.split(img)
