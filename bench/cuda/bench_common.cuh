@@ -169,6 +169,34 @@ static __global__ void bench_gen_half(uint16_t *p, uint64_t n, int dist, uint64_
 
 /* Arbitrary-dtype noise for the sanitizer driver: raw random bits (so NaN, inf, denormals and
  * -0.0 show up for floats), with every 7th sample pulled into [0, 1000) so in-range bins get hits. */
+/* Half-precision samples (f16 or bf16 bit patterns) with lower <= value < upper, counted into
+ * *n (zeroed by the caller): what a half-open range's counts must sum to. Rounding f32 data to
+ * a half type puts some values on the upper edge (1 - 2^-12 rounds to 1.0 in f16), outside
+ * [0, 1). Each pattern is widened to float by its bits, not by the library's loads. */
+static __global__ void bench_count_half_in(const uint16_t *p, uint64_t n, int bf16, float lower,
+                                           float upper, unsigned long long *in)
+{
+    unsigned long long c = 0;
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const uint32_t h = p[i];
+        float v;
+        if (bf16) {
+            v = __uint_as_float(h << 16);
+        } else {
+            const uint32_t s = (h >> 15) << 31, e = (h >> 10) & 31u, m = h & 1023u;
+            if (e == 31u)
+                v = __uint_as_float(s | 0x7F800000u | (m << 13)); /* inf / NaN */
+            else if (e == 0u)
+                v = (s ? -1.0f : 1.0f) * (float)m * 5.9604644775390625e-08f; /* m * 2^-24 */
+            else
+                v = __uint_as_float(s | ((e + 112u) << 23) | (m << 13));
+        }
+        c += v >= lower && v < upper;
+    }
+    atomicAdd(in, c);
+}
+
 static __global__ void bench_gen_bits(uint8_t *p, uint64_t bytes, uint32_t sample_size,
                                       int is_float, uint64_t seed)
 {
