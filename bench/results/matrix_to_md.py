@@ -10,15 +10,21 @@ path = sys.argv[1] if len(sys.argv) > 1 else "bench/results/latest.json"
 d = json.load(open(path))
 dists = ["uniform", "hot90", "constant", "bell"]
 print(f"Device: **{d['device']}**, {d['date']}, input {d.get('bytes', 0) / 2**30:.0f} GiB "
-      f"device-resident, median of >= 10 runs (CUDA events). Read ceiling: "
+      f"device-resident, median of >= {d.get('reps', 10)} runs (CUDA events). Read ceiling: "
       f"{d['ceiling_gbps']:.0f} GB/s.\n")
 print("| cell | dist | auto strategy | GB/s | / ceiling | target | CUB GB/s | vs CUB | auto / best |")
 print("|---|---|---|---|---|---|---|---|---|")
+def num(x, fmt):
+    """A figure, or '-' where the run has none (no CUB call for the type)."""
+    return "-" if x is None or x == 0 else format(x, fmt)
+
+
 for c in d["cells"]:
     met = "" if c.get("meets_target") else " (short)"
     print(f"| {c['name']} | {c['dist']} | {c['strategy']} | {c['gbps']:.0f} | "
-          f"{c['ceiling_ratio']:.2f} | {c['target_ceiling_ratio']:.2f}{met} | {c['cub_gbps']:.0f} | "
-          f"{c['vs_cub']:.2f} | {c.get('auto_vs_best', 1):.2f} |")
+          f"{c['ceiling_ratio']:.2f} | {c['target_ceiling_ratio']:.2f}{met} | "
+          f"{num(c.get('cub_gbps'), '.0f')} | {num(c.get('vs_cub'), '.2f')} | "
+          f"{c.get('auto_vs_best', 1):.2f} |")
 table = defaultdict(dict)
 for r in d.get("all", []):
     table[r["name"]][(r["strategy"], r["dist"])] = r["gbps"]
