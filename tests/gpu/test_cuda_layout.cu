@@ -16,14 +16,16 @@
  */
 #include "cuda_test.cuh"
 
-static void roi_case(gpuhist_ctx *ctx, gpuhist_dtype dt, uint32_t C, uint32_t mask,
-                     uint32_t active, uint64_t row_len, uint64_t rows, size_t pad,
-                     const gpuhist_bin_spec *b, double lo, double hi, const char *tag)
+/* A region of rows `pad` bytes apart beyond their pixels, random samples of make_data in `h`,
+ * described as host samples. */
+static gpuhist_samples region(gpuhist_dtype dt, uint32_t C, uint32_t mask, uint32_t active,
+                              uint64_t row_len, uint64_t rows, size_t pad, double lo, double hi,
+                              std::vector<unsigned char> &h)
 {
     const size_t sz = gpuhist_dtype_size(dt);
     const size_t stride = row_len * C * sz + pad;
     const size_t bytes = stride * rows;
-    std::vector<unsigned char> h = make_data(dt, (bytes + sz - 1) / sz, lo, hi);
+    h = make_data(dt, (bytes + sz - 1) / sz, lo, hi);
     h.resize(bytes);
     gpuhist_samples hs;
     memset(&hs, 0, sizeof hs);
@@ -36,6 +38,16 @@ static void roi_case(gpuhist_ctx *ctx, gpuhist_dtype dt, uint32_t C, uint32_t ma
     hs.active_channels = active;
     hs.channel_mask = mask;
     hs.location = GPUHIST_MEMORY_HOST;
+    return hs;
+}
+
+static void roi_case(gpuhist_ctx *ctx, gpuhist_dtype dt, uint32_t C, uint32_t mask,
+                     uint32_t active, uint64_t row_len, uint64_t rows, size_t pad,
+                     const gpuhist_bin_spec *b, double lo, double hi, const char *tag)
+{
+    std::vector<unsigned char> h;
+    const gpuhist_samples hs = region(dt, C, mask, active, row_len, rows, pad, lo, hi, h);
+    const size_t bytes = h.size();
     expected e = reference(&hs, b);
     void *base;
     gpuhist_samples ds = hs;
@@ -132,21 +144,9 @@ static void small_call(gpuhist_ctx *ctx, gpuhist_dtype dt, uint32_t C, uint32_t 
                        uint64_t row_len, uint64_t rows, size_t pad, gpuhist_bin_spec b,
                        double lo, double hi, const char *want)
 {
-    const size_t sz = gpuhist_dtype_size(dt);
-    const size_t stride = row_len * C * sz + pad;
-    const size_t bytes = stride * rows;
-    std::vector<unsigned char> h = make_data(dt, (bytes + sz - 1) / sz, lo, hi);
-    h.resize(bytes);
-    gpuhist_samples hs;
-    memset(&hs, 0, sizeof hs);
-    hs.data = h.data();
-    hs.dtype = dt;
-    hs.row_length = row_len;
-    hs.rows = rows;
-    hs.row_stride = stride;
-    hs.channels = C;
-    hs.channel_mask = mask;
-    hs.location = GPUHIST_MEMORY_HOST;
+    std::vector<unsigned char> h;
+    const gpuhist_samples hs = region(dt, C, mask, 0, row_len, rows, pad, lo, hi, h);
+    const size_t bytes = h.size();
     expected e = reference(&hs, &b);
     void *base;
     gpuhist_samples ds = hs;
