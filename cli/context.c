@@ -21,8 +21,9 @@ const char *cli_without_backend_prefix(const char *why, const char *backend)
 int cli_context_options(const cli_options *o, cli_options *eff)
 {
     *eff = *o;
-    /* Weights are summed on the CPU backend only: auto goes there straight away, rather than
-     * starting a device it would then have to give up. */
+    /* auto sums weights on the CPU backend, which takes every weighted request (CUDA refuses
+     * f16/bf16 samples with weights); the GPU backends give the same bits when asked for by
+     * name (-B cuda / -B opencl). Chosen before any device is started. */
     if (o->weights && o->backend == GPUHIST_BACKEND_AUTO) {
         if (o->device > 0)
             return cli_error(CLI_EXIT_FAIL,

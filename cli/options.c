@@ -101,7 +101,7 @@ static const char usage_text[] =
     "                          (default: 10 bins per axis over its min:max, last edge\n"
     "                          inclusive). Output: table (non-empty bins), csv (every bin),\n"
     "                          json (nested as the shape), npy (X.edges0.npy... beside)\n"
-    "Weights (summed per bin, exactly; on the CPU backend, which auto then uses)\n"
+    "Weights (summed per bin exactly; auto: on the CPU; -B cuda|opencl: on the GPU, same bits)\n"
     "      --weights FILE      one weight per pixel, in pixel order: a .npy of float32 or\n"
     "                          float64, else raw little-endian samples of --weights-type\n"
     "      --weights-type T    f32 | f64 (default): the type of raw weights\n"
