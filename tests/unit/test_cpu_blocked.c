@@ -46,13 +46,17 @@ static size_t fill(int f32, const double *e, uint32_t nedges, double lower, doub
                    void *buf, size_t cap)
 {
     size_t n = 0;
+/* buf is deliberately misaligned: samples are copied in, not stored through a typed pointer */
 #define PUT(v)                                                                                     \
     do {                                                                                           \
         if (n < cap) {                                                                             \
-            if (f32)                                                                               \
-                ((float *)buf)[n++] = (float)(v);                                                  \
-            else                                                                                   \
-                ((double *)buf)[n++] = (v);                                                        \
+            if (f32) {                                                                             \
+                const float x_ = (float)(v);                                                       \
+                memcpy((unsigned char *)buf + 4u * n++, &x_, 4);                                   \
+            } else {                                                                               \
+                const double x_ = (v);                                                             \
+                memcpy((unsigned char *)buf + 8u * n++, &x_, 8);                                   \
+            }                                                                                      \
         }                                                                                          \
     } while (0)
     for (uint32_t i = 0; i < nedges; ++i) {
