@@ -88,15 +88,17 @@ pass_f32v(const __m256 x, const __m256 f, const __m256i k, const gpuhist_cpu_tes
 {
     const __m256 bins = _mm256_set1_ps(c->bins);
     if (sgn)
-        return (unsigned)_mm256_movemask_ps(_mm256_andnot_ps(f, _mm256_cmp_ps(f, bins, _CMP_LT_OQ)));
+        return (unsigned)_mm256_movemask_ps(
+            _mm256_andnot_ps(f, _mm256_cmp_ps(f, bins, _CMP_LT_OQ)));
     const __m256 lower = _mm256_set1_ps(c->lower);
     __m256 ok = _mm256_and_ps(_mm256_cmp_ps(x, lower, _CMP_GE_OQ),
                               _mm256_cmp_ps(f, _mm256_setzero_ps(), _CMP_GE_OQ));
     ok = _mm256_and_ps(ok, _mm256_cmp_ps(f, bins, _CMP_LT_OQ));
     if (cut) {
         const __m256 fr = _mm256_sub_ps(f, _mm256_cvtepi32_ps(k));
-        ok = _mm256_and_ps(ok, _mm256_and_ps(_mm256_cmp_ps(fr, _mm256_set1_ps(c->t_lo), _CMP_GT_OQ),
-                                             _mm256_cmp_ps(fr, _mm256_set1_ps(c->t_hi), _CMP_LT_OQ)));
+        const __m256 t_lo = _mm256_set1_ps(c->t_lo), t_hi = _mm256_set1_ps(c->t_hi);
+        ok = _mm256_and_ps(ok, _mm256_and_ps(_mm256_cmp_ps(fr, t_lo, _CMP_GT_OQ),
+                                             _mm256_cmp_ps(fr, t_hi, _CMP_LT_OQ)));
     }
     return (unsigned)_mm256_movemask_ps(ok);
 }
@@ -107,15 +109,17 @@ pass_f64v(const __m256d x, const __m256d f, const __m128i k, const gpuhist_cpu_t
 {
     const __m256d bins = _mm256_set1_pd(c->bins);
     if (sgn)
-        return (unsigned)_mm256_movemask_pd(_mm256_andnot_pd(f, _mm256_cmp_pd(f, bins, _CMP_LT_OQ)));
+        return (unsigned)_mm256_movemask_pd(
+            _mm256_andnot_pd(f, _mm256_cmp_pd(f, bins, _CMP_LT_OQ)));
     const __m256d lower = _mm256_set1_pd(c->lower);
     __m256d ok = _mm256_and_pd(_mm256_cmp_pd(x, lower, _CMP_GE_OQ),
                                _mm256_cmp_pd(f, _mm256_setzero_pd(), _CMP_GE_OQ));
     ok = _mm256_and_pd(ok, _mm256_cmp_pd(f, bins, _CMP_LT_OQ));
     if (cut) {
         const __m256d fr = _mm256_sub_pd(f, _mm256_cvtepi32_pd(k));
-        ok = _mm256_and_pd(ok, _mm256_and_pd(_mm256_cmp_pd(fr, _mm256_set1_pd(c->t_lo), _CMP_GT_OQ),
-                                             _mm256_cmp_pd(fr, _mm256_set1_pd(c->t_hi), _CMP_LT_OQ)));
+        const __m256d t_lo = _mm256_set1_pd(c->t_lo), t_hi = _mm256_set1_pd(c->t_hi);
+        ok = _mm256_and_pd(ok, _mm256_and_pd(_mm256_cmp_pd(fr, t_lo, _CMP_GT_OQ),
+                                             _mm256_cmp_pd(fr, t_hi, _CMP_LT_OQ)));
     }
     return (unsigned)_mm256_movemask_pd(ok);
 }
