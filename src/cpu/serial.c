@@ -43,7 +43,6 @@
  * Seed: 001 §IV (CPU baseline); the sub-table idea is the classic remedy of byte histograms
  *    (e.g. zstd's HIST_count_parallel).
  */
-#define _DEFAULT_SOURCE /* madvise */
 #include "cpu_kernels.h"
 #include "cpu_simd.h"
 #include "fast_even.h"
@@ -51,9 +50,6 @@
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 /* Sub-counters are 32-bit: flush after at most this many pixels (each counter then holds at most
  * 2^30 per lane, far from 2^32). Overridable only so tests can exercise the flush on small data. */
@@ -896,27 +892,6 @@ void *gpuhist_cpu_even_edge_table(const gpuhist_plan *plan)
     return e;
 }
 
-/* n zeroed 32-bit counters. Tables of 2 MiB and more are asked for in huge pages where Linux
- * gives them on request (transparent huge pages in "madvise" mode): random increments over 4 MiB
- * of counters (2^20 bins) then miss the TLB far less (measured, AMD EPYC, f32 2^20 even bins:
- * 3.43-3.46 GB/s against 3.25-3.27 in 4 KiB pages, same run). Freed with free(). */
-static uint32_t *alloc_counters(size_t n)
-{
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const size_t huge = (size_t)2u << 20, bytes = n * sizeof(uint32_t);
-    if (bytes >= huge) {
-        const size_t rounded = (bytes + huge - 1u) & ~(huge - 1u);
-        uint32_t *t = aligned_alloc(huge, rounded);
-        if (t) {
-            (void)madvise(t, rounded, MADV_HUGEPAGE); /* a hint: refused, 4 KiB pages serve */
-            memset(t, 0, bytes);
-        }
-        return t;
-    }
-#endif
-    return calloc(n, sizeof(uint32_t));
-}
-
 static gpuhist_status count_slots(const gpuhist_plan *plan, uint64_t begin, uint64_t end,
                                   uint64_t *out)
 {
@@ -973,7 +948,7 @@ static gpuhist_status count_slots(const gpuhist_plan *plan, uint64_t begin, uint
         free(edge_table);
         return GPUHIST_ERROR_OUT_OF_MEMORY;
     }
-    s.t = alloc_counters((size_t)plan->active * plan->slots);
+    s.t = calloc((size_t)plan->active * plan->slots, sizeof *s.t);
     if (!s.t) {
         free(edge_table);
         free(s.cell_first);
