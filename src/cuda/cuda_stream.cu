@@ -65,29 +65,12 @@ gpuhist_status cuda_stream_begin(gpuhist_ctx *ctx, const gpuhist_plan *plan,
     }
     st->last_stream = strm;
     st->called = 1;
-    const size_t slot_bytes = (size_t)counters * sizeof(unsigned long long);
-    /* A strategy that finishes in its own launch (GPUHIST_CAP_FINISH) counts the whole call at
-     * finish; its blocks add into the zeroed slot counters, followed by one more zeroed word
-     * (its count of finished blocks), and leave all of them zero. */
+    /* A strategy that finishes in its own launch (GPUHIST_CAP_FINISH; never a value counter)
+     * counts the whole call at finish: its blocks add into the zeroed slot counters, followed by
+     * one more zeroed word (its count of finished blocks), and leave all of them zero. */
     run.fused = (s->caps & GPUHIST_CAP_FINISH) != 0;
-    if (run.fused) {
-        run.values = 0;
-        run.V = 0;
-        run.small = 1;
-        run.use_slots = 1;
-        run.slot_bytes = slot_bytes + sizeof(unsigned long long);
-        run.value_bytes = 0;
-        if ((rc = zeroed_counters(ctx, &st->d_slots, &st->slots_size, &st->slots_zero,
-                                  run.slot_bytes, strm, "slot counters")) != GPUHIST_OK)
-            return rc;
-        run.out = st->d_slots;
-        run.slots_zero_after = st->slots_zero;
-        run.values_zero_after = st->values_zero;
-        st->slots_zero = 0;
-        run.weight_deposits = 0;
-        run.open = 1;
-        return GPUHIST_OK;
-    }
+    const size_t slot_bytes =
+        ((size_t)counters + (run.fused ? 1u : 0u)) * sizeof(unsigned long long);
     const size_t vb = run.values ? (size_t)plan->active * run.V * sizeof(unsigned long long) : 0;
     run.small = counters <= GH_SMALL_SLOTS &&
                 (!run.values || plan->active * run.V <= GH_SMALL_SLOTS);
