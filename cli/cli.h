@@ -259,6 +259,7 @@ typedef struct cli_stream_input {
     int shared;              /* cli_stream_input_share narrowed the data to a range of pixels */
     uint64_t whole_bytes;    /* then: the data bytes of the whole input */
     uint64_t share_first;    /* and the first pixel of the range */
+    int cpu_threads;         /* threads of the CPU backend's first pass (0: one per core) */
     char name[512];
 } cli_stream_input;
 

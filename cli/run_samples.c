@@ -34,7 +34,7 @@ static int streamable(const cli_options *o, const cli_stream_input *si, int have
         return o->have_bins || cli_is_small_int(si->dtype);
     if (cli_is_small_int(si->dtype))
         return 1;
-    /* auto range: a first pass over the mapped file finds it (not for byte-swapped data; a
+    /* auto range: a first pass over the file finds it (not for byte-swapped data; a
      * pipe cannot be read twice) */
     return si->is_regular && !si->swap;
 }
@@ -224,6 +224,7 @@ int cli_run_samples(const cli_options *o)
             double lo = 0, hi = 0, t_mm = cli_now();
             int found = 0;
             /* MPI: each rank's pass over its share, then the min and max of them all */
+            si.cpu_threads = o->threads ? o->threads : cli_mpi_threads();
             rc = cli_stream_input_minmax(&si, ctx, o->channels, o->active, &lo, &hi, &found);
             if ((rc = cli_mpi_agree(rc, 0)) || (rc = cli_mpi_minmax(&lo, &hi, &found)))
                 goto done;

@@ -9,6 +9,9 @@
  * (no copy; counting on all cores is the only work). Pipes and standard input are read with
  * read() into the lent buffers; bytes of a pixel split across reads are carried to the next
  * chunk. Big-endian .npy data is byte-swapped in the staging buffer.
+ * The auto range's first pass on the CPU backend reads by copy instead: threads pread pieces of
+ * 512 KiB into buffers of their own, which stay in cache while their min and max are found
+ * (a copy into cache costs about half the page-table work of a mapping).
  * Weights (--weights): a weighted stream takes no lent buffers, so its data is read into one
  * buffer of its own (or fed from the mapping in place); each piece of pixels is fed with its
  * weights, read in step from the weights file by weights.c.
@@ -23,6 +26,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -44,6 +49,13 @@ typedef struct reader_slice {
 /* Fault injection for the tests: GPUHIST_FAULT_READ_AT=N makes the read covering byte N of the
  * file fail with EIO, as a failing disk would. */
 static uint64_t g_fault_read_at = UINT64_MAX;
+
+static void fault_from_env(void)
+{
+    const char *fault = getenv("GPUHIST_FAULT_READ_AT");
+    if (fault && *fault)
+        g_fault_read_at = strtoull(fault, NULL, 10);
+}
 
 static void *read_slice(void *arg)
 {
@@ -579,9 +591,7 @@ static int feed_text(cli_stream_input *in, gpuhist_stream *st, cli_progress *bar
 int cli_stream_input_run(cli_stream_input *in, gpuhist_stream *st, int cpu_backend,
                          int progress)
 {
-    const char *fault = getenv("GPUHIST_FAULT_READ_AT");
-    if (fault && *fault)
-        g_fault_read_at = strtoull(fault, NULL, 10);
+    fault_from_env();
     cli_progress bar;
     double size = !in->is_regular ? 0 : in->format == CLI_IN_TEXT ? (double)in->text_bytes
                                                                    : (double)in->data_bytes;
@@ -854,24 +864,179 @@ static void *minmax_job_run(void *arg)
     return NULL;
 }
 
-/* The first pass. On the CPU backend the mapped file is scanned in place; on a device backend
- * the reader pool fills one of two page-locked staging buffers (so the device reads it by DMA at
- * full speed) while the device finds the min and max of the other. */
+/* ---- the first pass on the CPU backend ---------------------------------------------------- */
+
+/* Bytes a thread reads at a time: small enough to be still in the core's L2 cache when its min
+ * and max are found, large enough that the fixed cost of a pread is small against the copy. */
+#define PASS_PIECE ((size_t)512 << 10)
+
+typedef struct cpu_pass {
+    const cli_stream_input *in;
+    uint32_t channels, active;
+    size_t piece;               /* bytes of a piece, whole pixels */
+    uint64_t pieces;            /* pieces of the data */
+    atomic_uint_fast64_t next;  /* the next piece to claim */
+    atomic_int stop;            /* a thread failed: the others claim no more */
+} cpu_pass;
+
+typedef struct cpu_pass_seat {
+    cpu_pass *pass;
+    double lo, hi;
+    int found;
+    uint64_t failed_at;         /* the first byte of the failed piece (UINT64_MAX: none) */
+    char msg[1024];             /* what failed there, for the one message of the pass */
+} cpu_pass_seat;
+
+/* Add a min a and a max b. Which of -0 and +0 (equal, other bits) is kept depends on the order
+ * the pieces are finished in; it never changes the bins (gpuhist_bins_from_minmax takes either as
+ * +0). */
+static void pass_take(cpu_pass_seat *s, double a, double b)
+{
+    if (!s->found || a < s->lo)
+        s->lo = a;
+    if (!s->found || b > s->hi)
+        s->hi = b;
+    s->found = 1;
+}
+
+/* The piece at `at` failed (s->msg says how): the other threads claim no more. */
+static void pass_fail(cpu_pass_seat *s, uint64_t at)
+{
+    s->failed_at = at;
+    atomic_store(&s->pass->stop, 1);
+}
+
+/* A thread of the pass: a one-thread CPU context of its own; pieces claimed in turn from the
+ * shared counter (a thread slowed by another process takes fewer), each read with pread into
+ * the thread's own buffer and scanned there by gpuhist_minmax. */
+static void *cpu_pass_run(void *arg)
+{
+    cpu_pass_seat *s = arg;
+    cpu_pass *p = s->pass;
+    const cli_stream_input *in = p->in;
+    gpuhist_ctx *ctx = NULL;
+    unsigned char *buf = malloc(p->piece);
+    if (!buf) {
+        snprintf(s->msg, sizeof s->msg, "%s: out of memory for the first pass", in->name);
+        pass_fail(s, 0);
+        goto done;
+    }
+    if (gpuhist_create(&ctx, GPUHIST_BACKEND_CPU) != GPUHIST_OK ||
+        gpuhist_set_threads(ctx, 1) != GPUHIST_OK) {
+        snprintf(s->msg, sizeof s->msg, "%s: the first pass: %.400s", in->name,
+                 gpuhist_last_error(ctx));
+        pass_fail(s, 0);
+        goto done;
+    }
+    while (!atomic_load(&p->stop)) {
+        const uint64_t k = atomic_fetch_add(&p->next, 1);
+        if (k >= p->pieces)
+            break;
+        const uint64_t at = k * p->piece;
+        const uint64_t left = in->data_bytes - at;
+        const size_t len = left < p->piece ? (size_t)left : p->piece;
+        reader_slice r = {in->fd, buf, in->data_offset + at, len, 0, 0};
+        read_slice(&r);
+        if (r.err) {
+            snprintf(s->msg, sizeof s->msg, "%s: read error: %s", in->name, strerror(r.err));
+            pass_fail(s, at);
+            break;
+        }
+        if (r.short_read) {
+            snprintf(s->msg, sizeof s->msg,
+                     "%s: the file became shorter while being read (at byte %llu)", in->name,
+                     (unsigned long long)(in->data_offset + at));
+            pass_fail(s, at);
+            break;
+        }
+        gpuhist_samples smp = gpuhist_samples_1d(buf, in->dtype, len / in->pixel_bytes);
+        smp.channels = p->channels;
+        smp.active_channels = p->active;
+        smp.location = GPUHIST_MEMORY_HOST;
+        double a, b;
+        int f;
+        if (gpuhist_minmax(ctx, &smp, &a, &b, &f) != GPUHIST_OK) {
+            snprintf(s->msg, sizeof s->msg, "%s: %.400s", in->name, gpuhist_last_error(ctx));
+            pass_fail(s, at);
+            break;
+        }
+        if (f)
+            pass_take(s, a, b);
+    }
+done:
+    if (ctx)
+        gpuhist_destroy(ctx);
+    free(buf);
+    return NULL;
+}
+
+/* The first pass on the CPU backend: threads that each read pieces of the file into a buffer of
+ * their own that stays in cache (reading the page cache by copy costs about half the page-table
+ * work of mapping it) and find their min and max there. */
+static int cpu_first_pass(const cli_stream_input *in, uint32_t channels, uint32_t active,
+                          double *lo, double *hi, int *found)
+{
+    cpu_pass p;
+    memset(&p, 0, sizeof p);
+    p.in = in;
+    p.channels = channels;
+    p.active = active;
+    p.piece = PASS_PIECE / in->pixel_bytes * in->pixel_bytes;
+    if (p.piece == 0)
+        p.piece = in->pixel_bytes;
+    p.pieces = (in->data_bytes + p.piece - 1) / p.piece;
+    atomic_init(&p.next, 0);
+    atomic_init(&p.stop, 0);
+    int threads = in->cpu_threads > 0 ? in->cpu_threads : threads_wanted();
+    if (threads > MAX_READERS)
+        threads = MAX_READERS;
+    if ((uint64_t)threads > p.pieces)
+        threads = p.pieces ? (int)p.pieces : 1;
+    cpu_pass_seat seat[MAX_READERS];
+    pthread_t tid[MAX_READERS];
+    int started[MAX_READERS] = {0};
+    for (int t = 0; t < threads; ++t)
+        seat[t] = (cpu_pass_seat){&p, 0.0, 0.0, 0, UINT64_MAX, ""};
+    for (int t = 1; t < threads; ++t)
+        started[t] = pthread_create(&tid[t], NULL, cpu_pass_run, &seat[t]) == 0;
+    cpu_pass_run(&seat[0]); /* threads that did not start leave their pieces to the others */
+    cpu_pass_seat all = {&p, 0.0, 0.0, 0, UINT64_MAX, ""};
+    const cpu_pass_seat *first_failure = NULL;
+    for (int t = 0; t < threads; ++t) {
+        if (t > 0 && started[t])
+            pthread_join(tid[t], NULL);
+        if (t > 0 && !started[t])
+            continue;
+        if (seat[t].failed_at != UINT64_MAX &&
+            (!first_failure || seat[t].failed_at < first_failure->failed_at))
+            first_failure = &seat[t];
+        if (seat[t].found)
+            pass_take(&all, seat[t].lo, seat[t].hi);
+    }
+    if (first_failure) /* the failure nearest the start, as a reading in order would meet it */
+        return cli_error(CLI_EXIT_FAIL, "%s", first_failure->msg);
+    *lo = all.lo, *hi = all.hi, *found = all.found;
+    return CLI_EXIT_OK;
+}
+
+/* The first pass. On the CPU backend: cpu_first_pass; on a device backend the reader pool fills
+ * one of two page-locked staging buffers (so the device reads it by DMA at full speed) while
+ * the device finds the min and max of the other. */
 int cli_stream_input_minmax(const cli_stream_input *in, gpuhist_ctx *ctx, uint32_t channels,
                             uint32_t active, double *lo, double *hi, int *found)
 {
     const size_t pb = in->pixel_bytes;
     minmax_pass m = {in, ctx, channels, active, 0.0, 0.0, 0};
     int rc = CLI_EXIT_OK;
-    if (gpuhist_context_backend(ctx) == GPUHIST_BACKEND_CPU) {
-        rc = each_window(in, CHUNK_BYTES * 4, NULL, minmax_part, &m);
-        *lo = m.lo, *hi = m.hi, *found = m.found;
-        return rc;
-    }
+    fault_from_env();
+    *found = 0;
+    if (gpuhist_context_backend(ctx) == GPUHIST_BACKEND_CPU)
+        return in->data_bytes ? cpu_first_pass(in, channels, active, lo, hi, found)
+                              : CLI_EXIT_OK;
     const size_t span = CHUNK_BYTES * 2 / pb * pb;
     void *buf;
     if (gpuhist_host_alloc(ctx, 2 * span, &buf) != GPUHIST_OK)
-        return cli_error(CLI_EXIT_FAIL, "%s: %s", in->name, gpuhist_last_error(ctx));
+        return cli_error(CLI_EXIT_FAIL, "%s: %.400s", in->name, gpuhist_last_error(ctx));
     reader_pool pool;
     pool_start(&pool, threads_wanted());
     minmax_job job = {&m, NULL, 0, CLI_EXIT_OK};

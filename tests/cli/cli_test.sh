@@ -885,6 +885,48 @@ PY
         [ -e got.csv ] && fail "a failed read left got.csv behind ($B)"
         ls got.csv.tmp.* >/dev/null 2>&1 && fail "a failed read left a temporary file ($B)"
     done
+    # The CPU backend's auto-range first pass (threads pread 512 KiB pieces and find their min
+    # and max): any thread count finds the range the whole read finds, with the extremes in the
+    # last, partial piece; a -0 and a +0 as the minimum in different pieces, in either order
+    # (zeros.f32: +0 first, zerosr.f32: -0 first): the same bins from 0; a read that fails in
+    # the pass: one error, no output file.
+    "$py" - <<'PY' || { fail "cannot generate the first-pass test files"; return; }
+import random, struct
+r = random.Random(20261127)
+vals = [0.25 + 0.5 * r.random() for _ in range(400001)]  # 1.6 MB: 3 pieces and a part
+vals[10], vals[300000], vals[-1], vals[-2] = 0.0, -0.0, 1.5, -0.0
+open("zeros.f32", "wb").write(struct.pack("<%df" % len(vals), *vals))
+vals[10], vals[300000] = -0.0, 0.0
+open("zerosr.f32", "wb").write(struct.pack("<%df" % len(vals), *vals))
+# the counts of 3 even bins over [0, 1.5] (last edge inclusive) of the float32 values
+v32 = struct.unpack("<%df" % len(vals), open("zeros.f32", "rb").read())
+c = [sum(1 for v in v32 if lo <= v < hi) for lo, hi in ((0, 0.5), (0.5, 1.0))]
+c.append(sum(1 for v in v32 if 1.0 <= v <= 1.5))
+open("zeros.want", "w").write("%d %d %d\n" % tuple(c))
+PY
+    read -r z0 z1 z2 <zeros.want
+    for spec in "f32.bin:-t f32" "zeros.f32:-t f32 -b 3" "zerosr.f32:-t f32 -b 3" \
+        "f64.bin:-t f64 --channels 2 -b 7" "i64.npy:-b 9"; do
+        f=${spec%%:*}
+        args=${spec#*:}
+        # shellcheck disable=SC2086
+        cat "$f" | "$G" -B cpu $args -f csv - >whole.txt 2>err.txt
+        for j in 1 2 3; do
+            # shellcheck disable=SC2086
+            ok "$G" -B cpu -j $j $args -f csv "$f"
+            cmp -s out.txt whole.txt || fail "first pass of $f ($args, -j $j) differs from the whole read"
+        done
+    done
+    ok "$G" -B cpu -t f32 -b 3 -f csv zeros.f32
+    line 2 "0,0,0.5,$z0" out.txt
+    line 3 "1,0.5,1,$z1" out.txt
+    line 4 "2,1,1.5,$z2" out.txt
+    ok "$G" -B cpu -t f32 -b 3 -f csv zerosr.f32
+    line 2 "0,0,0.5,$z0" out.txt
+    rm -f got.csv
+    GPUHIST_FAULT_READ_AT=1500000 err 1 'zeros.f32: read error: Input/output error' \
+        "$G" -B cpu -t f32 -f csv -o got.csv zeros.f32
+    [ -e got.csv ] && fail "a read failed in the first pass left got.csv behind"
     # Text above 4 MiB is parsed in pieces on all cores: the same values as the raw file, and a
     # bad token deep inside is reported with its own line number.
     "$py" - <<'PY' || { fail "cannot generate the text test files"; return; }
