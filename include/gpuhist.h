@@ -594,8 +594,16 @@ typedef struct gpuhist_points {
 } gpuhist_points;
 
 typedef struct gpuhist_nd_result {
-    /* in (the caller owns every buffer; host memory) */
+    /* in (the caller owns every buffer; host memory unless counts_location says otherwise) */
     uint64_t *counts;                       /* required: bins_total entries, row-major */
+    gpuhist_memory counts_location;         /* HOST (AUTO means HOST) or DEVICE: counts in
+                                               device memory of a CUDA context of one device,
+                                               for points in device memory (one-shot calls) */
+    uint64_t *device_stats;                 /* optional, with DEVICE counts: 4 device words,
+                                               nan, out, 0, total (the 1-D layout) */
+    int accumulate;                         /* nonzero: add into counts, out / nan / total,
+                                               device_stats and weight_state instead of
+                                               overwriting them (see below) */
     double *edges[GPUHIST_MAX_DIMS];        /* optional, per axis: bins + 1 edges used */
     double *sums;                           /* with weights (required): bins_total sums */
     double *sums_squared;                   /* optional, with weights: sums of squares */
@@ -617,6 +625,22 @@ typedef struct gpuhist_nd_result {
     const char *strategy;                   /* the strategy that counted them (static string) */
     double seconds;                         /* wall time of the whole call */
 } gpuhist_nd_result;
+
+/*
+ * Accumulating N-D calls (result.accumulate nonzero) follow gpuhist_result's contract: the call
+ * adds its counts into `counts` (host, or device with counts_location DEVICE), its tallies into
+ * out / nan / total (keep the same result between calls, zeroed before the first) and
+ * device_stats, and with weights its exact sums into weight_state (required then: zeroed before
+ * the first call, gpuhist_weight_state_words(bins_total, 1, weight_dtype, sums_squared != NULL)
+ * int64); sums (and sums_squared) receive the accumulated state's sums, rounded once. N
+ * accumulating calls give the counts, tallies and sums of one call over the concatenation of
+ * their points, bit for bit. gpuhist_nd_stream_finish() honours it (host counts only).
+ * DEVICE counts: device points on a CUDA context of one device (unweighted, as device points
+ * are); with gpuhist_set_async(ctx, 1) the call only enqueues its work on the context's stream
+ * (counts and device_stats added on the device, out / nan / total of the result not written:
+ * read device_stats), else it waits and writes them as usual. Edges, ranges, bins, backend,
+ * strategy and seconds are written as usual.
+ */
 
 /** Points of `dims` interleaved coordinates per point (a row-major (count, dims) array). */
 GPUHIST_API gpuhist_points gpuhist_points_interleaved(const void *data, gpuhist_dtype dtype,

@@ -199,6 +199,35 @@ static gpuhist_status check_axes(gpuhist_ctx *ctx, const gpuhist_points *pts,
     return GPUHIST_OK;
 }
 
+/* Where the result's buffers are (counts_location, device_stats) and what accumulating needs. */
+static gpuhist_status check_result_memory(gpuhist_ctx *ctx, const gpuhist_nd_result *res,
+                                          int weighted)
+{
+    const gpuhist_status bad = GPUHIST_ERROR_INVALID_ARGUMENT;
+    if ((unsigned)res->counts_location > GPUHIST_MEMORY_DEVICE)
+        return gpuhist_fail(ctx, bad, "result.counts_location: unknown memory location %d",
+                            (int)res->counts_location);
+    if (res->counts_location == GPUHIST_MEMORY_DEVICE) {
+        if (!on_device(ctx, res->counts))
+            return gpuhist_fail(ctx, bad,
+                                "result.counts: not device memory of the context's device "
+                                "(result.counts_location is DEVICE)");
+        if (res->device_stats && !on_device(ctx, res->device_stats))
+            return gpuhist_fail(ctx, bad,
+                                "result.device_stats: not device memory of the context's device");
+    } else if (res->device_stats) {
+        return gpuhist_fail(ctx, bad,
+                            "result.device_stats: given with counts in host memory (device "
+                            "tallies go with result.counts_location DEVICE)");
+    }
+    if (weighted && res->accumulate && !res->weight_state)
+        return gpuhist_fail(ctx, bad,
+                            "result.weight_state: NULL with result.accumulate (weighted sums "
+                            "accumulate exactly in the state: give one, zeroed before the first "
+                            "call)");
+    return GPUHIST_OK;
+}
+
 /* ---- the N-D stream: the axes' maps and a 1-D stream of joint slots ---------------------------- */
 
 struct gpuhist_nd_stream {
@@ -209,6 +238,7 @@ struct gpuhist_nd_stream {
     int device;                       /* points in device memory: mapped by ops->nd_map */
     int fused;                        /* device points counted by ops->nd_count (no 1-D
                                          stream; the context held by this stream) */
+    gpuhist_memory counts_location;   /* of the result: DEVICE only for a one-shot call */
     const void *weighted;             /* non-NULL: weighted (fed with feed_weighted) */
     gpuhist_dtype weight_dtype;
     uint32_t *own;                    /* weighted: the slots of a chunk (no lent buffers) */
@@ -320,7 +350,9 @@ static gpuhist_status nd_open(gpuhist_nd_stream *nd)
     layout.weights = nd->weighted;
     layout.weight_dtype = nd->weight_dtype;
     gpuhist_bin_spec spec = gpuhist_bins_integer(nd->map.total, 1);
-    gpuhist_status rc = gpuhist_stream_begin(ctx, &layout, &spec, GPUHIST_MEMORY_HOST, &nd->st);
+    const gpuhist_memory where =
+        nd->counts_location == GPUHIST_MEMORY_DEVICE ? GPUHIST_MEMORY_DEVICE : GPUHIST_MEMORY_HOST;
+    gpuhist_status rc = gpuhist_stream_begin(ctx, &layout, &spec, where, &nd->st);
     if (rc != GPUHIST_OK)
         return rc;
     /* The CPU backend counts a submitted chunk before submit returns: one staging buffer does
@@ -427,6 +459,13 @@ static gpuhist_status nd_finish(gpuhist_nd_stream *nd, gpuhist_nd_result *res)
         rc = gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                           "result.%s: given without weights (points.weights is NULL)",
                           res->sums ? "sums" : res->sums_squared ? "sums_squared" : "weight_state");
+    if (rc == GPUHIST_OK && nd->counts_location != GPUHIST_MEMORY_DEVICE) /* else checked */
+        rc = check_result_memory(ctx, res, nd->weighted != NULL);
+    if (rc == GPUHIST_OK && res->counts_location == GPUHIST_MEMORY_DEVICE &&
+        nd->counts_location != GPUHIST_MEMORY_DEVICE)
+        rc = gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                          "result.counts_location: DEVICE counts are written by "
+                          "gpuhist_histogramdd() only (a stream's result is in host memory)");
     if (rc != GPUHIST_OK) {
         if (nd->failed != GPUHIST_OK)
             snprintf(ctx->error, sizeof ctx->error, "%s", nd->error);
@@ -434,11 +473,43 @@ static gpuhist_status nd_finish(gpuhist_nd_stream *nd, gpuhist_nd_result *res)
         nd_free(nd);
         return rc;
     }
+    const int device_counts = nd->counts_location == GPUHIST_MEMORY_DEVICE;
+    /* DEVICE counts with an asynchronous context: only enqueued, no tallies on the host */
+    const int async = device_counts && ctx->async;
+    const int add = res->accumulate;
     gpuhist_result r = gpuhist_result_host(res->counts);
+    r.counts_location = device_counts ? GPUHIST_MEMORY_DEVICE : GPUHIST_MEMORY_HOST;
+    r.device_stats = res->device_stats;
+    r.accumulate = add; /* counts, device_stats and weight_state added into by the 1-D finish */
     r.sums = res->sums;
     r.sums_squared = res->sums_squared;
     r.weight_state = res->weight_state; /* the joint bins' 1-D state: the N-D state */
-    if (nd->fused) {
+    if (nd->fused && device_counts) {
+        /* the joint bins stored or added on the device; the tallies from the counters when
+         * the call waits */
+        const uint64_t total = nd->map.total;
+        uint64_t *all = NULL;
+        rc = ctx->ops->nd_collect
+                 ? ctx->ops->nd_collect(ctx, res->counts, res->device_stats, nd->points, add)
+                 : gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                                "result.counts_location: this backend cannot write N-D counts "
+                                "to device memory");
+        if (rc == GPUHIST_OK && !async) {
+            rc = gpuhist_need_host_memory(ctx, (total + 2u) * 8u, "the counts of the joint slots");
+            if (rc == GPUHIST_OK && !(all = malloc((size_t)(total + 2u) * 8u)))
+                rc = gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
+                                  "no host memory for %llu counts", (unsigned long long)total + 2u);
+            if (rc == GPUHIST_OK)
+                rc = ctx->ops->nd_count(ctx, NULL, 0, 0, all);
+            if (rc == GPUHIST_OK) {
+                r.underflow[0] = all[0];
+                r.overflow[0] = all[total + 1u];
+            }
+        }
+        r.backend = ctx->backend;
+        r.strategy = "cuda-nd-fused";
+        free(all);
+    } else if (nd->fused) {
         /* the counters in ndmap.h's encoding: nan, the bins, out */
         const uint64_t total = nd->map.total;
         uint64_t *all = NULL;
@@ -449,7 +520,11 @@ static gpuhist_status nd_finish(gpuhist_nd_stream *nd, gpuhist_nd_result *res)
         if (rc == GPUHIST_OK)
             rc = ctx->ops->nd_count(ctx, NULL, 0, 0, all);
         if (rc == GPUHIST_OK) {
-            memcpy(res->counts, all + 1, (size_t)total * 8u);
+            if (add)
+                for (uint64_t i = 0; i < total; ++i)
+                    res->counts[i] += all[i + 1u];
+            else
+                memcpy(res->counts, all + 1, (size_t)total * 8u);
             r.underflow[0] = all[0];
             r.overflow[0] = all[total + 1u];
             r.backend = ctx->backend;
@@ -473,9 +548,11 @@ static gpuhist_status nd_finish(gpuhist_nd_stream *nd, gpuhist_nd_result *res)
             if (on && res->edges[a])
                 memcpy(res->edges[a], nd->edges[a], ((size_t)bins + 1u) * sizeof(double));
         }
-        res->nan = r.underflow[0];
-        res->out = r.overflow[0];
-        res->total = nd->points;
+        if (!async) { /* the call's tallies (accumulating: added to the result's) */
+            res->nan = (add ? res->nan : 0u) + r.underflow[0];
+            res->out = (add ? res->out : 0u) + r.overflow[0];
+            res->total = (add ? res->total : 0u) + nd->points;
+        }
         res->backend = r.backend;
         res->strategy = r.strategy;
         res->seconds = gpuhist_now() - nd->t0;
@@ -600,6 +677,21 @@ static gpuhist_status prepare(gpuhist_ctx *ctx, const gpuhist_points *pts,
                           : res->sums_squared ? "sums_squared"
                                               : "weight_state");
     if (st == GPUHIST_OK)
+        st = check_result_memory(ctx, res, pts->weights != NULL);
+    /* DEVICE counts are counted on the device: the points must be there (an empty call with
+     * AUTO location is taken as device points) */
+    const int device_counts = st == GPUHIST_OK && res->counts_location == GPUHIST_MEMORY_DEVICE;
+    const int device = st == GPUHIST_OK &&
+                       (points_on_device(ctx, pts) ||
+                        (device_counts && pts->count == 0 &&
+                         pts->location == GPUHIST_MEMORY_AUTO));
+    if (device_counts && !device)
+        st = gpuhist_fail(ctx, bad,
+                          "result.counts_location: DEVICE counts need points in device memory "
+                          "(points.location DEVICE); copy the counts for host points");
+    if (st == GPUHIST_OK && device && pts->location == GPUHIST_MEMORY_AUTO)
+        st = check_device_points(ctx, pts);
+    if (st == GPUHIST_OK)
         st = check_axes(ctx, pts, axes, 0, &total);
     if (st != GPUHIST_OK)
         return st;
@@ -634,8 +726,10 @@ static gpuhist_status prepare(gpuhist_ctx *ctx, const gpuhist_points *pts,
                                 a, resolved[a].lower, resolved[a].upper);
     }
     st = nd_build(ctx, pts, resolved, total, out);
-    if (st == GPUHIST_OK)
-        (*out)->device = points_on_device(ctx, pts);
+    if (st == GPUHIST_OK) {
+        (*out)->device = device;
+        (*out)->counts_location = device_counts ? GPUHIST_MEMORY_DEVICE : GPUHIST_MEMORY_HOST;
+    }
     return st;
 }
 

@@ -233,6 +233,12 @@ typedef struct gpuhist_backend_ops {
      * waiting for the device. */
     gpuhist_status (*nd_count)(gpuhist_ctx *ctx, const struct gpuhist_nd_map *map,
                                uint64_t first, uint64_t n, uint64_t *collect);
+    /* The fused count's joint bins into device memory, optional (with nd_count): store, or add
+     * (add nonzero), them into the device `counts` (total entries) and, when `stats` is not NULL,
+     * nan, out, 0 and `points` into its 4 device words; enqueued on the context's stream, not
+     * waited for. */
+    gpuhist_status (*nd_collect)(gpuhist_ctx *ctx, uint64_t *counts, uint64_t *stats,
+                                 uint64_t points, int add);
 } gpuhist_backend_ops;
 
 /* The public calls as a context of several devices takes them (multi.c), once the context is
