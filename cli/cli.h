@@ -259,7 +259,17 @@ typedef struct cli_stream_input {
     int shared;              /* cli_stream_input_share narrowed the data to a range of pixels */
     uint64_t whole_bytes;    /* then: the data bytes of the whole input */
     uint64_t share_first;    /* and the first pixel of the range */
-    int cpu_threads;         /* threads of the CPU backend's first pass (0: one per core) */
+    int cpu_threads;         /* CPU backend: threads of the first pass and of the counting
+                                (0: one per core) */
+    /* CPU backend, set before cli_stream_input_run to count a regular raw or .npy file on
+     * counting threads (source.c): the stream's layout, bins and --strategy (NULL: auto). Their
+     * counts and tallies are then in side (counts: side_counts), for cli_stream_input_add_side;
+     * layout NULL: everything is fed to the run's stream. */
+    const gpuhist_samples *layout;
+    const gpuhist_bin_spec *spec;
+    const char *strategy;
+    uint64_t *side_counts;
+    gpuhist_result side;
     char name[512];
 } cli_stream_input;
 
@@ -275,6 +285,9 @@ void cli_readahead(const char *path);
 /* Read the whole input into the open stream `st` (see source.c). @return CLI_EXIT_*. */
 int cli_stream_input_run(cli_stream_input *in, gpuhist_stream *st, int cpu_backend, int progress);
 void cli_stream_input_close(cli_stream_input *in);
+/* Add what the counting threads counted (in->side) into r, the run's stream's finished result,
+ * and free it; nothing when they did not run. */
+void cli_stream_input_add_side(cli_stream_input *in, gpuhist_result *r);
 /* Narrow an open regular raw or .npy input to pixels [first, first + pixels) of its data (whole
  * pixels, so channels never split): the run, the first pass and their reads see only those
  * (an MPI rank's share). */

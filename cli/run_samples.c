@@ -253,6 +253,14 @@ int cli_run_samples(const cli_options *o)
             si.weights = &w;
             weights_streamed = 1;
         }
+        /* the CPU backend counts a file on threads of its own contexts (one device; MPI
+         * merges the stream's counts, so not under MPI) */
+        if (gpuhist_context_device_count(ctx) == 1 && !cli_mpi_on()) {
+            si.cpu_threads = o->threads;
+            si.layout = &layout;
+            si.spec = &spec;
+            si.strategy = o->strategy;
+        }
         gpuhist_stream *gs;
         double t0 = cli_now();
         st = gpuhist_stream_begin(ctx, &layout, &spec, GPUHIST_MEMORY_HOST, &gs);
@@ -276,6 +284,8 @@ int cli_run_samples(const cli_options *o)
             merged = cli_mpi_on();
             st = merged ? cli_mpi_stream_finish(ctx, gs, &layout, &spec, &r)
                         : gpuhist_stream_finish(gs, &r);
+            if (st == GPUHIST_OK)
+                cli_stream_input_add_side(&si, &r);
             if (o->verbose)
                 cli_note("streamed: begin %.3f s, read and count %.3f s, finish %.3f s "
                          "(context created in %.3f s)",

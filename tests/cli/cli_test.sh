@@ -885,6 +885,24 @@ PY
         [ -e got.csv ] && fail "a failed read left got.csv behind ($B)"
         ls got.csv.tmp.* >/dev/null 2>&1 && fail "a failed read left a temporary file ($B)"
     done
+    # The CPU backend counts a file on threads that each read 1 MiB pieces (GPUHIST_CHUNK_MIB=1;
+    # the last one partial, pixels of 3 channels whole) into streams of their own: any -j, and
+    # a forced strategy, give the whole read's counts and tallies (JSON; the time and the
+    # strategy, which -j 1 changes, left out).
+    for spec in "u8.bin:" "u8.bin:-b 17 -r 3:200" "f32.bin:-t f32 -b 1000 -r 0:1" \
+        "f64.bin:-t f64 -e 0,0.25,0.5,1 --outliers clamp" "rgb.bin:--channels 3:2" \
+        "i64pad.npy:-b 33 -r -1e12:1e12" "u8.bin:-s cpu-serial -b 7 -r 0:256"; do
+        f=${spec%%:*}
+        args=${spec#*:}
+        # shellcheck disable=SC2086
+        cat "$f" | "$G" -B cpu $args -f json - | grep -Ev '"(seconds|strategy)"' >whole.txt 2>err.txt
+        for j in 1 2 3; do
+            # shellcheck disable=SC2086
+            GPUHIST_CHUNK_MIB=1 ok "$G" -B cpu -j $j $args -f json "$f"
+            grep -Ev '"(seconds|strategy)"' out.txt >got.txt
+            cmp -s got.txt whole.txt || fail "threads' counts of $f ($args, -j $j) differ from the whole read"
+        done
+    done
     # The CPU backend's auto-range first pass (threads pread 512 KiB pieces and find their min
     # and max): any thread count finds the range the whole read finds, with the extremes in the
     # last, partial piece; a -0 and a +0 as the minimum in different pieces, in either order
