@@ -5,13 +5,17 @@
  * Mechanism: regular files are read with pread() by several threads at once, each filling a
  * slice of a staging buffer lent by the stream (page-locked on CUDA), which is then submitted:
  * on CUDA the copy to the device and the counting run while the threads read the next chunk.
- * On the CPU backend a regular file is mapped window by window and each window is fed in place
- * (no copy; counting on all cores is the only work). Pipes and standard input are read with
- * read() into the lent buffers; bytes of a pixel split across reads are carried to the next
- * chunk. Big-endian .npy data is byte-swapped in the staging buffer.
- * The auto range's first pass on the CPU backend reads by copy instead: threads pread pieces of
- * 512 KiB into buffers of their own, which stay in cache while their min and max are found
- * (a copy into cache costs about half the page-table work of a mapping).
+ * On the CPU backend a regular file is read by counting threads: each has a one-thread context
+ * and stream of its own, claims 2 MiB pieces in turn, reads them with pread into its own buffer
+ * and counts them while they are still in its L2 cache; the streams' results are added at the
+ * end. A copy into cache costs about half the page-table work of mapping the page cache, and
+ * no thread competes with the counting for the cores. The auto range's first pass works the
+ * same way (512 KiB pieces, min and max). Histograms of 2^18 entries or more (the backend sets
+ * up a table as large per call) and weighted streams: the file is mapped window by window and
+ * each window fed in place, the next one mapped by a second thread meanwhile.
+ * Pipes and standard input are read with read() into the lent buffers; bytes of a pixel split
+ * across reads are carried to the next chunk. Big-endian .npy data is byte-swapped in the
+ * staging buffer.
  * Weights (--weights): a weighted stream takes no lent buffers, so its data is read into one
  * buffer of its own (or fed from the mapping in place); each piece of pixels is fed with its
  * weights, read in step from the weights file by weights.c.
