@@ -264,4 +264,5 @@ extern "C" const gpuhist_backend_ops gpuhist_cuda_backend = {
     cuda_stream_absorb,   NULL, /* requests: planned here */
     gpuhist_cuda_nd_map,  gpuhist_cuda_nd_release, /* nd_map.cu */
     gpuhist_cuda_nd_count, /* nd_packed16.cu */
+    gpuhist_cuda_nd_collect, /* nd_collect.cu */
 };

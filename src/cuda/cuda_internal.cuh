@@ -72,6 +72,9 @@ gpuhist_status gpuhist_cuda_nd_map(gpuhist_ctx *ctx, const struct gpuhist_nd_map
 void gpuhist_cuda_nd_release(gpuhist_ctx *ctx);
 gpuhist_status gpuhist_cuda_nd_count(gpuhist_ctx *ctx, const struct gpuhist_nd_map *map,
                                      uint64_t first, uint64_t n, uint64_t *collect);
+/* The backend's nd_collect operation (nd_collect.cu; see internal.h). */
+gpuhist_status gpuhist_cuda_nd_collect(gpuhist_ctx *ctx, uint64_t *counts, uint64_t *stats,
+                                       uint64_t points, int add);
 
 /* Check a CUDA runtime status: on failure record "<what>: <cuda error string>" on ctx and
  * return GPUHIST_ERROR_BACKEND (OUT_OF_MEMORY for cudaErrorMemoryAllocation). */
