@@ -2,6 +2,16 @@
  * cpu_backend.c - the CPU backend: host memory only; runs a strategy over the plan (or over each
  * chunk of a stream, adding into the same counters), folds raw-value counts when the strategy
  * counts values, applies the outlier policy.
+ *
+ * The context's state (ctx->backend_state, from open to close) keeps the 64-bit counters and the
+ * counting threads' scratch (cpu_kernels.h) from one histogram to the next, so that a call of the
+ * same size as the last takes no fresh pages from the kernel: page faults and the clearing of
+ * fresh pages cost as much as the counting with 2^20 bins on two threads, and glibc returns
+ * large blocks to the kernel on free. What it relies on: a context runs one call or stream at a
+ * time (the busy flag, SEMANTICS.md), so the state needs no lock; each thread of a call touches
+ * only its own scratch entry. When a histogram ends holding more than CPU_KEEP_BYTES, all of it
+ * is freed then (a one-off huge histogram does not stay in memory); gpuhist_destroy frees the
+ * rest.
  */
 #define _GNU_SOURCE
 #include "cpu_kernels.h"
@@ -34,6 +44,9 @@ static void read_cpu_model(char *buf, size_t size)
     fclose(f);
 }
 
+static gpuhist_status cpu_state_new(gpuhist_ctx *ctx);
+static void cpu_state_free(gpuhist_ctx *ctx);
+
 static gpuhist_status cpu_open(gpuhist_ctx *ctx, int device)
 {
     if (device != 0)
@@ -44,14 +57,12 @@ static gpuhist_status cpu_open(gpuhist_ctx *ctx, int device)
     read_cpu_model(model, sizeof model);
     snprintf(ctx->device_name, sizeof ctx->device_name, "CPU%s%s (%d threads)",
              model[0] ? ": " : "", model, gpuhist_cpu_threads(ctx));
-    return GPUHIST_OK;
+    return cpu_state_new(ctx);
 }
-
-static void cpu_stream_abort(gpuhist_ctx *ctx);
 
 static void cpu_close(gpuhist_ctx *ctx)
 {
-    cpu_stream_abort(ctx);
+    cpu_state_free(ctx);
 }
 
 /* ---- min and max of contiguous one-channel data: typed loops on all cores ------------------- */
@@ -235,16 +246,154 @@ typedef struct cpu_counters {
     size_t nslots, nvalues;
 } cpu_counters;
 
+/* Scratch kept after a histogram ends while it takes at most this much (counters and every
+ * thread's tables): 2^20 bins on 16 threads take about 200 MiB. The environment variable
+ * GPUHIST_CPU_KEEP_MIB sets another limit in MiB (0: free everything after each histogram), so
+ * that tests run the release path. */
+#define CPU_KEEP_BYTES ((size_t)256 << 20)
+
+static size_t cpu_keep_bytes(void)
+{
+    const char *e = getenv("GPUHIST_CPU_KEEP_MIB");
+    if (!e || !*e)
+        return CPU_KEEP_BYTES;
+    char *end;
+    unsigned long long mib = strtoull(e, &end, 10);
+    return *end == '\0' && mib < ((size_t)-1 >> 20) ? (size_t)mib << 20 : CPU_KEEP_BYTES;
+}
+
+/* ctx->backend_state of a CPU context. */
+typedef struct cpu_state {
+    cpu_counters c;          /* the histogram in progress, when open */
+    int open;
+    uint64_t *slots_buf;     /* c.slots' memory, kept: slots_cap entries */
+    uint64_t *values_buf;    /* c.values' memory, kept: values_cap entries */
+    size_t slots_cap, values_cap;
+    gpuhist_cpu_scratch *scratch; /* one per counting thread, nscratch of them */
+    int nscratch;
+} cpu_state;
+
+static gpuhist_status cpu_state_new(gpuhist_ctx *ctx)
+{
+    ctx->backend_state = calloc(1, sizeof(cpu_state));
+    return ctx->backend_state ? GPUHIST_OK
+                              : gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
+                                             "cpu: cannot allocate the context's state");
+}
+
+/* Free every kept buffer (the counters of no open histogram). */
+static void cpu_state_release(cpu_state *k)
+{
+    for (int t = 0; t < k->nscratch; ++t) {
+        free(k->scratch[t].table);
+        free(k->scratch[t].hist);
+    }
+    free(k->scratch);
+    k->scratch = NULL;
+    k->nscratch = 0;
+    free(k->slots_buf);
+    free(k->values_buf);
+    k->slots_buf = k->values_buf = NULL;
+    k->slots_cap = k->values_cap = 0;
+}
+
+static size_t cpu_state_bytes(const cpu_state *k)
+{
+    size_t b = (k->slots_cap + k->values_cap) * 8u;
+    for (int t = 0; t < k->nscratch; ++t)
+        b += k->scratch[t].table_entries * 4u + k->scratch[t].hist_entries * 8u;
+    return b;
+}
+
+gpuhist_cpu_scratch *gpuhist_cpu_scratch_for(gpuhist_ctx *ctx, int threads)
+{
+    cpu_state *k = ctx->backend_state;
+    if (!k || threads < 1)
+        return NULL;
+    if (threads > k->nscratch) {
+        gpuhist_cpu_scratch *n = realloc(k->scratch, (size_t)threads * sizeof *n);
+        if (!n)
+            return NULL;
+        memset(n + k->nscratch, 0, (size_t)(threads - k->nscratch) * sizeof *n);
+        k->scratch = n;
+        k->nscratch = threads;
+    }
+    return k->scratch;
+}
+
+uint32_t *gpuhist_cpu_scratch_table(gpuhist_cpu_scratch *sc, size_t entries)
+{
+    if (!sc)
+        return calloc(entries ? entries : 1u, sizeof(uint32_t));
+    if (sc->table_entries < entries) {
+        free(sc->table);
+        sc->table_entries = 0;
+        /* calloc: zero, and the invariant (all zero between uses) holds from here on */
+        sc->table = calloc(entries, sizeof(uint32_t));
+        if (!sc->table)
+            return NULL;
+        sc->table_entries = entries;
+    }
+    return sc->table;
+}
+
+uint64_t *gpuhist_cpu_scratch_hist(gpuhist_cpu_scratch *sc, size_t entries)
+{
+    if (sc->hist_entries < entries) {
+        free(sc->hist);
+        sc->hist_entries = 0;
+        sc->hist = calloc(entries, sizeof(uint64_t));
+        if (!sc->hist)
+            return NULL;
+        sc->hist_entries = entries;
+        return sc->hist;
+    }
+    memset(sc->hist, 0, entries * sizeof(uint64_t));
+    return sc->hist;
+}
+
+/* Zeroed counters of `entries` from a kept buffer (grown when too small); NULL when out of memory.
+ * n == 0 gives NULL without failing (no buffer needed). */
+static uint64_t *kept_counters(uint64_t **buf, size_t *cap, size_t entries)
+{
+    if (entries == 0)
+        return NULL;
+    if (*cap < entries) {
+        free(*buf);
+        *cap = 0;
+        if (!(*buf = calloc(entries, sizeof **buf)))
+            return NULL;
+        *cap = entries;
+        return *buf;
+    }
+    memset(*buf, 0, entries * sizeof **buf);
+    return *buf;
+}
+
+/* End the histogram in progress (if any); free the kept buffers when they take too much. */
 static void cpu_stream_abort(gpuhist_ctx *ctx)
 {
-    cpu_counters *c = ctx->backend_state;
-    if (!c)
+    cpu_state *k = ctx->backend_state;
+    if (!k)
         return;
-    free(c->slots);
-    free(c->values);
-    free(c->edge_table);
-    free(c->wacc);
-    free(c);
+    if (k->open) {
+        free(k->c.edge_table);
+        free(k->c.wacc);
+        memset(&k->c, 0, sizeof k->c);
+        k->open = 0;
+    }
+    if (cpu_state_bytes(k) > cpu_keep_bytes())
+        cpu_state_release(k);
+}
+
+static void cpu_state_free(gpuhist_ctx *ctx)
+{
+    cpu_state *k = ctx->backend_state;
+    if (!k)
+        return;
+    cpu_stream_abort(ctx);
+    cpu_state_release(k);
+    free(k);
     ctx->backend_state = NULL;
 }
 
@@ -252,6 +401,7 @@ static gpuhist_status cpu_stream_begin(gpuhist_ctx *ctx, const gpuhist_plan *pla
                                        const gpuhist_strategy *s)
 {
     cpu_stream_abort(ctx);
+    cpu_state *k = ctx->backend_state;
     size_t nslots = (size_t)plan->active * plan->slots;
     size_t nvalues = (s->caps & GPUHIST_CAP_VALUES)
                          ? (size_t)plan->active * gpuhist_small_value_count(plan->dtype)
@@ -263,23 +413,20 @@ static gpuhist_status cpu_stream_begin(gpuhist_ctx *ctx, const gpuhist_plan *pla
         gpuhist_need_host_memory(ctx, (uint64_t)(nslots + nvalues + nweights) * 8u, what);
     if (st != GPUHIST_OK)
         return st;
-    cpu_counters *c = calloc(1, sizeof *c);
-    if (c)
-        c->slots = calloc(nslots, sizeof *c->slots);
-    if (c && c->slots && nvalues)
-        c->values = calloc(nvalues, sizeof *c->values);
-    if (c && c->slots && nweights)
+    cpu_counters *c = &k->c;
+    k->open = 1;
+    c->nslots = nslots;
+    c->nvalues = nvalues;
+    c->slots = kept_counters(&k->slots_buf, &k->slots_cap, nslots);
+    if (c->slots && nvalues)
+        c->values = kept_counters(&k->values_buf, &k->values_cap, nvalues);
+    if (c->slots && nweights)
         c->wacc = calloc(nweights, sizeof *c->wacc);
     /* many even bins: their edge table once, not once per chunk and thread */
-    if (c && c->slots && plan->map.kind == GH_KIND_EVEN && plan->bins >= 4096 &&
+    if (c->slots && plan->map.kind == GH_KIND_EVEN && plan->bins >= 4096 &&
         !gpuhist_small_value_count(plan->dtype) && !gpuhist_cpu_even_table_unneeded(plan))
         c->edge_table = gpuhist_cpu_even_edge_table(plan); /* NULL: each call builds its own */
-    if (c) {
-        c->nslots = nslots;
-        c->nvalues = nvalues;
-    }
-    ctx->backend_state = c;
-    if (!c || !c->slots || (nvalues && !c->values) || (nweights && !c->wacc)) {
+    if (!c->slots || (nvalues && !c->values) || (nweights && !c->wacc)) {
         cpu_stream_abort(ctx);
         return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
                             "cpu: cannot allocate %zu bin counters", nslots + nvalues + nweights);
@@ -290,7 +437,7 @@ static gpuhist_status cpu_stream_begin(gpuhist_ctx *ctx, const gpuhist_plan *pla
 static gpuhist_status cpu_stream_count(gpuhist_ctx *ctx, const gpuhist_plan *chunk,
                                        const gpuhist_strategy *s)
 {
-    cpu_counters *c = ctx->backend_state;
+    cpu_counters *c = &((cpu_state *)ctx->backend_state)->c;
     if (chunk->pixels == 0)
         return GPUHIST_OK;
     gpuhist_plan p = *chunk;
@@ -303,7 +450,7 @@ static gpuhist_status cpu_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *pl
                                         const gpuhist_strategy *s, gpuhist_result *result)
 {
     (void)s;
-    cpu_counters *c = ctx->backend_state;
+    cpu_counters *c = &((cpu_state *)ctx->backend_state)->c;
     if (c->values)
         gpuhist_fold_values(plan, c->values, c->slots);
     gpuhist_finish_slots(plan, c->slots, result->counts, result);
@@ -317,7 +464,8 @@ static gpuhist_status cpu_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *pl
  * counters of `from`'s histogram (same plan and strategy, unweighted) into `ctx`'s. */
 static gpuhist_status cpu_stream_absorb(gpuhist_ctx *ctx, gpuhist_ctx *from)
 {
-    cpu_counters *c = ctx->backend_state, *f = from->backend_state;
+    cpu_state *kc = ctx->backend_state, *kf = from->backend_state;
+    cpu_counters *c = kc && kc->open ? &kc->c : NULL, *f = kf && kf->open ? &kf->c : NULL;
     if (!c || !f || c->nslots != f->nslots || c->nvalues != f->nvalues || c->wacc || f->wacc)
         return gpuhist_fail(ctx, GPUHIST_ERROR_BACKEND,
                             "cpu: the histograms of two contexts do not match (internal)");

@@ -37,14 +37,45 @@ int gpuhist_cpu_even_table_unneeded(const gpuhist_plan *plan);
 size_t gpuhist_cpu_count_scratch(const gpuhist_plan *plan);
 
 /*
+ * Scratch a counting thread keeps from call to call, so that a call takes no fresh pages from the
+ * kernel (page faults, page clearing: with a 2^20-bin histogram these took more time than the
+ * counting of 256 MiB on two threads). A context holds one per thread (cpu_backend.c); a context
+ * runs one call at a time (SEMANTICS.md), and thread t of a call touches only entry t.
+ *  - table: 32-bit sub-counters of gpuhist_cpu_count_pixels(), ALL ZERO between uses: each flush
+ *    of the counting loops adds what it counted to the output and zeroes it.
+ *  - hist: a 64-bit histogram, zeroed on each use by the thread that uses it: the private
+ *    histogram of a thread of cpu-threads, or the raw-value histogram of the calling thread.
+ */
+typedef struct gpuhist_cpu_scratch {
+    uint32_t *table;
+    size_t table_entries;
+    uint64_t *hist;
+    size_t hist_entries;
+} gpuhist_cpu_scratch;
+
+/* The context's scratch for `threads` counting threads (entry t for thread t), grown as needed
+ * and kept until the histogram ends (then freed when the context keeps too much, see
+ * cpu_backend.c) or the context is destroyed. NULL when out of memory. */
+gpuhist_cpu_scratch *gpuhist_cpu_scratch_for(gpuhist_ctx *ctx, int threads);
+
+/* At least `entries` zero 32-bit counters: sc's table (grown when too small), or when sc is NULL
+ * a fresh calloc'd table the caller frees. NULL when out of memory. */
+uint32_t *gpuhist_cpu_scratch_table(gpuhist_cpu_scratch *sc, size_t entries);
+
+/* sc's 64-bit histogram, grown to at least `entries` and its first `entries` zeroed (by the
+ * calling thread). NULL when out of memory. */
+uint64_t *gpuhist_cpu_scratch_hist(gpuhist_cpu_scratch *sc, size_t entries);
+
+/*
  * Add the counts of pixels [begin, end) of `plan` (host data, any alignment, any row stride,
  * interleaved channels) to `out` (gpuhist_cpu_out_entries() uint64 counters).
- * Uses 32-bit private sub-counters, flushed to `out` before they can overflow.
+ * Uses 32-bit private sub-counters, flushed to `out` before they can overflow: sc's table (left
+ * all zero again), or a table of its own when sc is NULL.
  * @return GPUHIST_OK, or GPUHIST_ERROR_OUT_OF_MEMORY if the sub-counters cannot be allocated
  *         (nothing has been added to `out` then).
  */
 gpuhist_status gpuhist_cpu_count_pixels(const gpuhist_plan *plan, uint64_t begin, uint64_t end,
-                                        uint64_t *out);
+                                        uint64_t *out, gpuhist_cpu_scratch *sc);
 
 #ifdef __cplusplus
 }

@@ -339,7 +339,7 @@ static void v16_flush(void *state)
 }
 
 static gpuhist_status count_values16(const gpuhist_plan *plan, uint64_t begin, uint64_t end,
-                                     uint64_t *out)
+                                     uint64_t *out, gpuhist_cpu_scratch *sc)
 {
     v16_state s;
     s.plan = plan;
@@ -350,12 +350,14 @@ static gpuhist_status count_values16(const gpuhist_plan *plan, uint64_t begin, u
      * over all lanes, and 8 x 256 KiB no longer fits L2 (measured: 8 lanes ~10-30% slower) */
     s.lanes_hot = c <= 2 ? 4 : 2 * c;
     s.used = 0;
-    /* calloc: untouched hot lanes stay unmapped zero pages until a hot block needs them */
-    s.t = calloc((size_t)s.lanes_hot * 65536u, sizeof *s.t);
+    /* zero: untouched hot lanes of a fresh table stay unmapped zero pages until a hot block
+     * needs them; v16_flush leaves the lanes it used zero again, so sc's table stays zero */
+    s.t = gpuhist_cpu_scratch_table(sc, (size_t)s.lanes_hot * 65536u);
     if (!s.t)
         return GPUHIST_ERROR_OUT_OF_MEMORY;
     for_each_segment(plan, begin, end, &s, v16_segment, v16_flush);
-    free(s.t);
+    if (!sc)
+        free(s.t);
     return GPUHIST_OK;
 }
 
@@ -893,7 +895,7 @@ void *gpuhist_cpu_even_edge_table(const gpuhist_plan *plan)
 }
 
 static gpuhist_status count_slots(const gpuhist_plan *plan, uint64_t begin, uint64_t end,
-                                  uint64_t *out)
+                                  uint64_t *out, gpuhist_cpu_scratch *sc)
 {
     slot_state s;
     memset(&s, 0, sizeof s);
@@ -948,7 +950,8 @@ static gpuhist_status count_slots(const gpuhist_plan *plan, uint64_t begin, uint
         free(edge_table);
         return GPUHIST_ERROR_OUT_OF_MEMORY;
     }
-    s.t = calloc((size_t)plan->active * plan->slots, sizeof *s.t);
+    /* zero; slot_flush leaves it zero again */
+    s.t = gpuhist_cpu_scratch_table(sc, (size_t)plan->active * plan->slots);
     if (!s.t) {
         free(edge_table);
         free(s.cell_first);
@@ -956,7 +959,8 @@ static gpuhist_status count_slots(const gpuhist_plan *plan, uint64_t begin, uint
         return GPUHIST_ERROR_OUT_OF_MEMORY;
     }
     for_each_segment(plan, begin, end, &s, loop, slot_flush);
-    free(s.t);
+    if (!sc)
+        free(s.t);
     free(edge_table);
     free(s.cell_first);
     free(s.cell);
@@ -976,7 +980,7 @@ size_t gpuhist_cpu_count_scratch(const gpuhist_plan *plan)
 }
 
 gpuhist_status gpuhist_cpu_count_pixels(const gpuhist_plan *plan, uint64_t begin, uint64_t end,
-                                        uint64_t *out)
+                                        uint64_t *out, gpuhist_cpu_scratch *sc)
 {
     if (begin >= end)
         return GPUHIST_OK;
@@ -984,9 +988,9 @@ gpuhist_status gpuhist_cpu_count_pixels(const gpuhist_plan *plan, uint64_t begin
     case 256u:
         return count_values8(plan, begin, end, out);
     case 65536u:
-        return count_values16(plan, begin, end, out);
+        return count_values16(plan, begin, end, out, sc);
     default:
-        return count_slots(plan, begin, end, out);
+        return count_slots(plan, begin, end, out, sc);
     }
 }
 
@@ -1002,8 +1006,13 @@ static gpuhist_status serial_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, con
         ctx, values_bytes + gpuhist_cpu_count_scratch(plan), "cpu-serial: its sub-counters");
     if (need != GPUHIST_OK)
         return need;
+    /* the context's scratch of one thread: no fresh pages on each call */
+    gpuhist_cpu_scratch *sc = gpuhist_cpu_scratch_for(ctx, 1);
+    if (!sc)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
+                            "cpu-serial: cannot allocate its scratch");
     if (!gpuhist_cpu_counts_values(plan)) {
-        gpuhist_status st = gpuhist_cpu_count_pixels(plan, 0, plan->pixels, slots);
+        gpuhist_status st = gpuhist_cpu_count_pixels(plan, 0, plan->pixels, slots, sc);
         if (st != GPUHIST_OK)
             return gpuhist_fail(ctx, st, "cpu-serial: cannot allocate %zu sub-counters",
                                 gpuhist_cpu_out_entries(plan));
@@ -1012,14 +1021,13 @@ static gpuhist_status serial_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, con
     /* Raw values, folded into the slots here (not by the backend: the strategy takes every dtype,
      * and only 8/16-bit ones count values). */
     size_t n = gpuhist_cpu_out_entries(plan);
-    uint64_t *values = calloc(n, sizeof *values);
+    uint64_t *values = gpuhist_cpu_scratch_hist(sc, n);
     if (!values)
         return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
                             "cpu-serial: cannot allocate %zu value counters", n);
-    gpuhist_status st = gpuhist_cpu_count_pixels(plan, 0, plan->pixels, values);
+    gpuhist_status st = gpuhist_cpu_count_pixels(plan, 0, plan->pixels, values, sc);
     if (st == GPUHIST_OK)
         gpuhist_fold_values(plan, values, slots);
-    free(values);
     if (st != GPUHIST_OK)
         return gpuhist_fail(ctx, st, "cpu-serial: cannot allocate value sub-counters");
     return GPUHIST_OK;

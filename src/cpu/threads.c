@@ -13,6 +13,11 @@
  *    the merge (T * active * bins additions) dominates.
  * When slow: small inputs (so each thread gets at least MIN_SAMPLES_PER_THREAD samples, else
  *    fewer threads are used) and huge bin counts (T private tables to allocate, zero and merge).
+ * Memory: each thread's 32-bit sub-counters and private histogram are the context's scratch
+ *    (cpu_kernels.h), kept from call to call: allocated and zeroed by the thread that uses them,
+ *    so a call takes no fresh pages. With fresh tables on each call (2^20 even f32 bins, two
+ *    threads: two 4 MiB tables and an 8 MiB private histogram), the two threads took their page
+ *    faults at once and ran slower than one thread.
  * Limits: T - 1 extra histograms of active * (slots or 256 / 65536 values) uint64 each.
  * Data dependence: as cpu-serial; on skewed data every thread sees the skew in its own table.
  * Seed: 003 (intro, privatized per-thread histograms on CPUs), 001 §IV for the inner loop.
@@ -33,7 +38,9 @@
 typedef struct share {
     const gpuhist_plan *plan;
     uint64_t begin, end;
-    uint64_t *out;
+    uint64_t *out;  /* thread 0: the result; others: set by the thread, its private histogram */
+    gpuhist_cpu_scratch *sc; /* this thread's scratch */
+    size_t entries; /* counters of a private histogram */
     gpuhist_status status;
     /* merge phase */
     uint64_t *const *priv;
@@ -44,7 +51,11 @@ typedef struct share {
 static void *count_share(void *arg)
 {
     share *s = arg;
-    s->status = gpuhist_cpu_count_pixels(s->plan, s->begin, s->end, s->out);
+    if (!s->out && !(s->out = gpuhist_cpu_scratch_hist(s->sc, s->entries))) {
+        s->status = GPUHIST_ERROR_OUT_OF_MEMORY;
+        return NULL;
+    }
+    s->status = gpuhist_cpu_count_pixels(s->plan, s->begin, s->end, s->out, s->sc);
     return NULL;
 }
 
@@ -97,26 +108,19 @@ static gpuhist_status threads_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, co
     size_t entries = gpuhist_cpu_out_entries(plan);
     gpuhist_status st = GPUHIST_OK;
 
-    /* Raw values are counted into a value histogram then folded into `out` (see serial.c). */
-    uint64_t *result = out;
-    if (values) {
-        result = calloc(entries, sizeof *result);
-        if (!result)
-            return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
-                                "cpu-threads: cannot allocate %zu value counters", entries);
-    }
-
+    gpuhist_cpu_scratch *sc = gpuhist_cpu_scratch_for(ctx, nthreads);
     share *shares = calloc((size_t)nthreads, sizeof *shares);
     uint64_t **priv = calloc((size_t)nthreads, sizeof *priv);
-    int ok = shares && priv;
-    for (int t = 1; ok && t < nthreads; ++t) {
-        priv[t] = calloc(entries, sizeof **priv);
-        ok = priv[t] != NULL;
-    }
-    if (!ok) {
+    /* Raw values are counted into a value histogram then folded into `out` (see serial.c). */
+    uint64_t *result = out;
+    if (sc && values && !(result = gpuhist_cpu_scratch_hist(&sc[0], entries))) {
         st = gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
-                          "cpu-threads: cannot allocate %d private histograms of %zu counters",
-                          nthreads, entries);
+                          "cpu-threads: cannot allocate %zu value counters", entries);
+        goto done;
+    }
+    if (!sc || !shares || !priv) {
+        st = gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
+                          "cpu-threads: cannot allocate the state of %d threads", nthreads);
         goto done;
     }
 
@@ -124,7 +128,9 @@ static gpuhist_status threads_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, co
         shares[t].plan = plan;
         shares[t].begin = pixels / (uint64_t)nthreads * (uint64_t)t +
                           (uint64_t)t * (pixels % (uint64_t)nthreads) / (uint64_t)nthreads;
-        shares[t].out = t == 0 ? result : priv[t];
+        shares[t].out = t == 0 ? result : NULL; /* the others take their private histogram */
+        shares[t].sc = &sc[t];
+        shares[t].entries = entries;
     }
     for (int t = 0; t < nthreads; ++t)
         shares[t].end = t + 1 < nthreads ? shares[t + 1].begin : pixels;
@@ -132,9 +138,10 @@ static gpuhist_status threads_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, co
     for (int t = 0; t < nthreads; ++t) {
         if (shares[t].status != GPUHIST_OK) {
             st = gpuhist_fail(ctx, shares[t].status,
-                              "cpu-threads: thread %d could not allocate its sub-counters", t);
+                              "cpu-threads: thread %d could not allocate its counters", t);
             goto done;
         }
+        priv[t] = shares[t].out;
     }
 
     if (nthreads > 1) {
@@ -155,13 +162,8 @@ static gpuhist_status threads_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, co
         gpuhist_fold_values(plan, result, out);
 
 done:
-    if (priv)
-        for (int t = 1; t < nthreads; ++t)
-            free(priv[t]);
     free(priv);
     free(shares);
-    if (values)
-        free(result);
     return st;
 }
 
