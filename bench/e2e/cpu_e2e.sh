@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# cpu_e2e.sh BUILD_DIR [DIR] [RUNS] - the CPU backend end to end: the whole command's wall time
+# on 1 GiB page-cache files against the in-process counting time of the same data
+# (gpuhist-inprocess-cpu: the file read into memory first, not timed), the peak resident memory
+# of each run, and the time to write 2^20 bins in each output format (one sample in).
+# Cells: u8/256, f32/4096 -r 0:1, f32/2^20 -r 0:1 (written as npy, so the output is not timed),
+# f32/4096 auto range (a first pass over the file). Files in DIR (default /dev/shm): 1 GiB of
+# random bytes (seed 1) and 2^28 float32 uniform in [0, 1) (seed 2), made once by a small C
+# generator. Medians of RUNS (default 5) runs after one warm-up; `uptime` first, since the
+# machine's load moves every figure. BUILD_DIR must be configured with -DGPUHIST_BUILD_BENCH=ON.
+set -euo pipefail
+B=$(cd "$1" && pwd)
+DIR=${2:-/dev/shm}
+RUNS=${3:-5}
+G=$B/cli/gpuhist
+IP=$B/bench/e2e/gpuhist-inprocess-cpu
+[ -x "$G" ] || { echo "cpu_e2e: no $G" >&2; exit 2; }
+[ -x "$IP" ] || { echo "cpu_e2e: no $IP (configure with -DGPUHIST_BUILD_BENCH=ON)" >&2; exit 2; }
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+U8=$DIR/gpuhist-cpu-e2e-u8.bin
+F32=$DIR/gpuhist-cpu-e2e-f32.bin
+if [ ! -f "$U8" ] || [ ! -f "$F32" ]; then
+  cat >"$TMP/gen.c" <<'EOF'
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+/* gen u8|f32 BYTES SEED OUT: xorshift64 bytes, or float32 (x >> 40) / 2^24 in [0, 1) */
+int main(int argc, char **argv)
+{
+    if (argc != 5)
+        return 2;
+    uint64_t n = strtoull(argv[2], 0, 10), s = strtoull(argv[3], 0, 10) * 0x9E3779B97F4A7C15ull + 1;
+    FILE *f = fopen(argv[4], "wb");
+    static unsigned char buf[1 << 20];
+    int f32 = argv[1][0] == 'f';
+    for (uint64_t done = 0; f && done < n;) {
+        size_t k = n - done < sizeof buf ? (size_t)(n - done) : sizeof buf;
+        for (size_t i = 0; i < k; i += f32 ? 4 : 8) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            if (f32) {
+                float x = (float)((double)(s >> 40) / 16777216.0);
+                memcpy(buf + i, &x, 4);
+            } else {
+                memcpy(buf + i, &s, k - i < 8 ? k - i : 8);
+            }
+        }
+        if (fwrite(buf, 1, k, f) != k)
+            return 1;
+        done += k;
+    }
+    return f && fclose(f) == 0 ? 0 : 1;
+}
+EOF
+  cc -O2 -o "$TMP/gen" "$TMP/gen.c"
+  "$TMP/gen" u8 $((1 << 30)) 1 "$U8"
+  "$TMP/gen" f32 $((1 << 30)) 2 "$F32"
+fi
+cat "$U8" "$F32" >/dev/null # into the page cache
+
+# median wall seconds and the largest peak resident KiB of RUNS runs (after one warm-up)
+timed() {
+  "$@" >/dev/null 2>&1 || { echo "cpu_e2e: failed: $*" >&2; exit 1; }
+  : >"$TMP/t"
+  for _ in $(seq "$RUNS"); do
+    /usr/bin/time -f '%e %M' -a -o "$TMP/t" "$@" >/dev/null 2>&1
+  done
+  python3 - "$TMP/t" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+print("%.3f %d" % (statistics.median(float(r[0]) for r in rows), max(int(r[1]) for r in rows)))
+PY
+}
+
+uptime
+nproc
+echo "| case | in-process counting | whole command (median of $RUNS) | ratio | peak resident |"
+echo "|---|---|---|---|---|"
+for cell in "u8/256|$U8|u8|0|0|1|" "f32/4096 -r 0:1|$F32|f32|4096|0|1|-r 0:1" \
+  "f32/2^20 -r 0:1|$F32|f32|1048576|0|1|-r 0:1" "f32/4096 auto range|$F32|f32|4096|0|1|"; do
+  IFS='|' read -r name file type bins lo hi range <<<"$cell"
+  ip=$("$IP" "$file" "$type" "$bins" "$lo" "$hi" | sed -n 's/^in-process counting: \([0-9.]*\) s.*/\1/p')
+  args=(-B cpu -t "$type" -f npy -o "$TMP/out.npy")
+  [ "$bins" != 0 ] && args+=(-b "$bins")
+  # shellcheck disable=SC2206
+  [ -n "$range" ] && args+=($range)
+  read -r wall kib < <(timed "$G" "${args[@]}" "$file")
+  ratio=$(python3 -c "print('%.2f' % ($wall / $ip))")
+  echo "| $name | $ip s | $wall s | ${ratio}x | $((kib / 1024)) MiB |"
+done
+
+echo
+echo "2^20 bins written (one sample in; median of $RUNS whole runs, output to a file in $TMP):"
+printf '\0\0\0\0' >"$TMP/one.f32"
+for fmt in table csv json npy; do
+  read -r wall _ < <(timed "$G" -B cpu -t f32 -b 1048576 -r 0:1 -f "$fmt" -o "$TMP/o.$fmt" "$TMP/one.f32")
+  echo "  $fmt: $wall s"
+done
+uptime
