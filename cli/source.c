@@ -205,6 +205,16 @@ static int stream_status(const char *name, gpuhist_stream *st)
     return cli_error(CLI_EXIT_FAIL, "%s: %s", name, gpuhist_stream_error(st));
 }
 
+/* CPU threads that read and count (or find the min and max): -j, else one per core; at most
+ * MAX_CPU_THREADS. */
+#define MAX_CPU_THREADS 256
+
+static int cpu_threads_wanted(const cli_stream_input *in)
+{
+    long n = in->cpu_threads > 0 ? in->cpu_threads : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > MAX_CPU_THREADS ? MAX_CPU_THREADS : (int)n;
+}
+
 /* Reader threads: one per core, at most MAX_READERS; GPUHIST_READERS overrides it for
  * measurements. */
 static int threads_wanted(void)
@@ -485,9 +495,7 @@ static int feed_threads(cli_stream_input *in, cli_progress *bar)
     memset(&j, 0, sizeof j);
     j.in = in;
     j.bar = bar;
-    int threads = in->cpu_threads > 0 ? in->cpu_threads : threads_wanted();
-    if (threads > MAX_READERS)
-        threads = MAX_READERS;
+    int threads = cpu_threads_wanted(in);
     j.piece = count_piece(in, threads);
     j.pieces = (in->data_bytes + j.piece - 1) / j.piece;
     if ((uint64_t)threads > j.pieces)
@@ -495,9 +503,13 @@ static int feed_threads(cli_stream_input *in, cli_progress *bar)
     atomic_init(&j.next, 0);
     atomic_init(&j.done, 0);
     atomic_init(&j.stop, 0);
-    count_seat seat[MAX_READERS];
-    pthread_t tid[MAX_READERS];
-    int started[MAX_READERS] = {0};
+    count_seat *seat = calloc((size_t)threads, sizeof *seat);
+    pthread_t *tid = calloc((size_t)threads, sizeof *tid);
+    int *started = calloc((size_t)threads, sizeof *started);
+    if (!seat || !tid || !started) {
+        free(seat), free(tid), free(started);
+        return cli_error(CLI_EXIT_FAIL, "%s: out of memory for the counting threads", in->name);
+    }
     for (int t = 0; t < threads; ++t)
         seat[t] = (count_seat){&j, t == 0, NULL, NULL, UINT64_MAX, ""};
     for (int t = 1; t < threads; ++t)
@@ -535,6 +547,7 @@ static int feed_threads(cli_stream_input *in, cli_progress *bar)
         free(in->side_counts);
         in->side_counts = NULL;
     }
+    free(seat), free(tid), free(started);
     return rc;
 }
 
@@ -1179,14 +1192,16 @@ static int cpu_first_pass(const cli_stream_input *in, uint32_t channels, uint32_
     p.pieces = (in->data_bytes + p.piece - 1) / p.piece;
     atomic_init(&p.next, 0);
     atomic_init(&p.stop, 0);
-    int threads = in->cpu_threads > 0 ? in->cpu_threads : threads_wanted();
-    if (threads > MAX_READERS)
-        threads = MAX_READERS;
+    int threads = cpu_threads_wanted(in);
     if ((uint64_t)threads > p.pieces)
         threads = p.pieces ? (int)p.pieces : 1;
-    cpu_pass_seat seat[MAX_READERS];
-    pthread_t tid[MAX_READERS];
-    int started[MAX_READERS] = {0};
+    cpu_pass_seat *seat = calloc((size_t)threads, sizeof *seat);
+    pthread_t *tid = calloc((size_t)threads, sizeof *tid);
+    int *started = calloc((size_t)threads, sizeof *started);
+    if (!seat || !tid || !started) {
+        free(seat), free(tid), free(started);
+        return cli_error(CLI_EXIT_FAIL, "%s: out of memory for the first pass", in->name);
+    }
     for (int t = 0; t < threads; ++t)
         seat[t] = (cpu_pass_seat){&p, 0.0, 0.0, 0, UINT64_MAX, ""};
     for (int t = 1; t < threads; ++t)
@@ -1205,10 +1220,13 @@ static int cpu_first_pass(const cli_stream_input *in, uint32_t channels, uint32_
         if (seat[t].found)
             pass_take(&all, seat[t].lo, seat[t].hi);
     }
+    int rc = CLI_EXIT_OK;
     if (first_failure) /* the failure nearest the start, as a reading in order would meet it */
-        return cli_error(CLI_EXIT_FAIL, "%s", first_failure->msg);
-    *lo = all.lo, *hi = all.hi, *found = all.found;
-    return CLI_EXIT_OK;
+        rc = cli_error(CLI_EXIT_FAIL, "%s", first_failure->msg);
+    else
+        *lo = all.lo, *hi = all.hi, *found = all.found;
+    free(seat), free(tid), free(started);
+    return rc;
 }
 
 /* The first pass. On the CPU backend: cpu_first_pass; on a device backend the reader pool fills
