@@ -5,6 +5,8 @@
     counts = gpuhist.bincount(ids, minlength=10)                  # numpy.bincount
     h = gpuhist.Histogram(100, (0.0, 1.0))                        # fill again and again
     h.fill(batch1).fill(batch2, weights=w2)
+    h2 = gpuhist.HistogramDD((50, 40), range=[(0, 1), (0, 2)])    # N-D, filled again and again
+    h2.fill(x, y).fill(x2, y2, weight=w)
 
 Every count comes from the gpuhist C library (libgpuhist, linked into gpuhist._core); this
 package resolves NumPy's rules (edges, dtypes, errors) and hands arrays to it without copying
@@ -18,6 +20,7 @@ from typing import Dict, List
 from . import _core
 from ._api import bincount, histogram, histogram_bin_edges
 from ._core import GpuhistError
+from ._histdd import HistogramDD
 from ._histogram import Axis, Histogram, Kind, Traits
 from ._nd import histogram2d, histogramdd
 
@@ -27,6 +30,7 @@ __all__ = [
     "Axis",
     "GpuhistError",
     "Histogram",
+    "HistogramDD",
     "Kind",
     "Traits",
     "backends",

@@ -893,8 +893,37 @@ done:
     return ret;
 }
 
+/* The library's spec of each of `dims` axes from the Python layer's tuples (kind, bins, lower,
+ * upper, edges or None, integer_lower, last_inclusive) and the product of their bins (at most
+ * 2^31). keep[] holds the edge arrays the specs point into (the caller releases them). */
+static int nd_specs(PyObject *specs, npy_intp dims, gpuhist_bin_spec *axes, PyArrayObject **keep,
+                    npy_intp *total)
+{
+    *total = 1;
+    for (npy_intp d = 0; d < dims; ++d) {
+        int kind, last_inclusive;
+        unsigned long long bins;
+        double lower, upper;
+        long long integer_lower;
+        PyObject *edges_obj;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(specs, d), "iKddOLp", &kind, &bins, &lower,
+                              &upper, &edges_obj, &integer_lower, &last_inclusive) ||
+            !build_spec(kind, bins, lower, upper, edges_obj, integer_lower, last_inclusive, 0,
+                        &axes[d], &keep[d]))
+            return 0;
+        if (bins > ((unsigned long long)1 << 31) / (unsigned long long)*total) {
+            PyErr_SetString(PyExc_ValueError, "gpuhist: the product of the bins is more than "
+                                              "2^31 (the most joint bins of a histogram)");
+            return 0;
+        }
+        *total *= (npy_intp)(bins ? bins : 1);
+    }
+    return 1;
+}
+
 /*
- * histogramdd(sample, specs, counts, weights=None, sums=None, weight_state=None)
+ * histogramdd(sample, specs, counts, weights=None, sums=None, weight_state=None,
+ *             sums_squared=None, accumulate=False)
  *   -> (out, nan, total, strategy, backend, seconds)
  * sample: a 2-D NumPy array (points, dims), native byte order, of a library dtype, C-contiguous
  * (interleaved points) or Fortran-contiguous (one column per axis); specs: one tuple per axis
@@ -902,18 +931,23 @@ done:
  * product of the bins; weights: None or a contiguous native float32/float64 array of `points`;
  * sums: float64 of the product (with weights); weight_state (with weights): int64 of
  * weight_state_words(product, weights' library dtype, False), receiving the exact unrounded
- * sums (gpuhist_nd_result.weight_state), which gpuhist.dask merges across chunks. The Python
- * layer resolves NumPy's rules first.
+ * sums (gpuhist_nd_result.weight_state), which gpuhist.dask merges across chunks; with
+ * sums_squared (float64 of the product) the state holds the squares too (its words then
+ * weight_state_words(product, dtype, True)). accumulate: add into counts and weight_state
+ * (required with weights) instead of overwriting them (gpuhist_nd_result.accumulate); the
+ * tallies returned are this call's. The Python layer resolves NumPy's rules first.
  */
 static PyObject *Context_histogramdd(ContextObject *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"sample", "specs", "counts", "weights", "sums", "weight_state",
-                             NULL};
+                             "sums_squared", "accumulate", NULL};
     PyObject *obj, *specs_obj, *counts_obj, *weights_obj = Py_None, *sums_obj = Py_None;
-    PyObject *state_obj = Py_None;
+    PyObject *state_obj = Py_None, *sq_obj = Py_None;
+    int accumulate = 0;
     if (!check_ctx(self) ||
-        !PyArg_ParseTupleAndKeywords(args, kwds, "OOO|OOO", kwlist, &obj, &specs_obj, &counts_obj,
-                                     &weights_obj, &sums_obj, &state_obj))
+        !PyArg_ParseTupleAndKeywords(args, kwds, "OOO|OOOOp", kwlist, &obj, &specs_obj,
+                                     &counts_obj, &weights_obj, &sums_obj, &state_obj, &sq_obj,
+                                     &accumulate))
         return NULL;
     if (!PyArray_Check(obj) || PyArray_NDIM((PyArrayObject *)obj) != 2) {
         PyErr_SetString(PyExc_TypeError, "gpuhist: histogramdd needs a 2-D NumPy array");
@@ -943,24 +977,8 @@ static PyObject *Context_histogramdd(ContextObject *self, PyObject *args, PyObje
     gpuhist_bin_spec axes[GPUHIST_MAX_DIMS];
     PyArrayObject *keep[GPUHIST_MAX_DIMS] = {0};
     npy_intp total = 1;
-    for (npy_intp d = 0; d < dims; ++d) {
-        int kind, last_inclusive;
-        unsigned long long bins;
-        double lower, upper;
-        long long integer_lower;
-        PyObject *edges_obj;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(specs, d), "iKddOLp", &kind, &bins, &lower,
-                              &upper, &edges_obj, &integer_lower, &last_inclusive) ||
-            !build_spec(kind, bins, lower, upper, edges_obj, integer_lower, last_inclusive, 0,
-                        &axes[d], &keep[d]))
-            goto done;
-        if (bins > ((unsigned long long)1 << 31) / (unsigned long long)total) {
-            PyErr_SetString(PyExc_ValueError, "gpuhist: the product of the bins is more than "
-                                              "2^31 (the most joint bins of a histogram)");
-            goto done;
-        }
-        total *= (npy_intp)(bins ? bins : 1);
-    }
+    if (!nd_specs(specs, dims, axes, keep, &total))
+        goto done;
     gpuhist_points p;
     memset(&p, 0, sizeof p);
     p.dims = (uint32_t)dims;
@@ -975,6 +993,7 @@ static PyObject *Context_histogramdd(ContextObject *self, PyObject *args, PyObje
     }
     gpuhist_nd_result r;
     memset(&r, 0, sizeof r);
+    r.accumulate = accumulate;
     if (!(r.counts = output_buffer(counts_obj, "counts", total, 'i')))
         goto done;
     if (weights_obj != Py_None) {
@@ -990,15 +1009,112 @@ static PyObject *Context_histogramdd(ContextObject *self, PyObject *args, PyObje
         p.weight_dtype = PyArray_TYPE(w) == NPY_FLOAT32 ? GPUHIST_F32 : GPUHIST_F64;
         if (!(r.sums = output_buffer(sums_obj, "sums", total, 'f')))
             goto done;
+        if (sq_obj != Py_None && !(r.sums_squared = output_buffer(sq_obj, "sums_squared", total,
+                                                                  'f')))
+            goto done;
         if (state_obj != Py_None) {
-            size_t words = gpuhist_weight_state_words((uint32_t)total, 1, p.weight_dtype, 0);
+            size_t words = gpuhist_weight_state_words((uint32_t)total, 1, p.weight_dtype,
+                                                      sq_obj != Py_None);
             if (!(r.weight_state = output_buffer(state_obj, "weight_state", (npy_intp)words, 'i')))
                 goto done;
         }
-    } else if (state_obj != Py_None) {
-        PyErr_SetString(PyExc_ValueError, "gpuhist: weight_state needs weights");
+    } else if (state_obj != Py_None || sq_obj != Py_None) {
+        PyErr_SetString(PyExc_ValueError, "gpuhist: weight_state and sums_squared need weights");
         goto done;
     }
+    gpuhist_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = gpuhist_histogramdd(self->ctx, &p, axes, &r);
+    Py_END_ALLOW_THREADS
+    if (st != GPUHIST_OK) {
+        raise_status(st, gpuhist_last_error(self->ctx));
+        goto done;
+    }
+    ret = Py_BuildValue("(KKKssd)", (unsigned long long)r.out, (unsigned long long)r.nan,
+                        (unsigned long long)r.total, r.strategy ? r.strategy : "",
+                        gpuhist_backend_name(r.backend), r.seconds);
+done:
+    for (int d = 0; d < GPUHIST_MAX_DIMS; ++d)
+        Py_XDECREF(keep[d]);
+    Py_DECREF(specs);
+    return ret;
+}
+
+/*
+ * histogramdd_raw(columns, dtype, count, specs, counts_ptr, counts_device, stats_ptr=None,
+ *                 accumulate=False) -> (out, nan, total, strategy, backend, seconds)
+ * Points in device memory (a CUDA context of one device), unweighted: `columns` one raw pointer
+ * per axis to `count` contiguous values of dtype (a name), or one int: the pointer of an
+ * interleaved (count, dims) C-contiguous array, dims given by specs. Counts to a raw pointer
+ * (device memory when counts_device, else host), stats_ptr: 4 device uint64 (nan, out, 0,
+ * total; gpuhist_nd_result.device_stats). accumulate: add into them (result.accumulate); with
+ * the context asynchronous and device counts the call only enqueues its work and the tallies
+ * returned are 0.
+ */
+static PyObject *Context_histogramdd_raw(ContextObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"columns", "dtype", "count", "specs", "counts_ptr",
+                             "counts_device", "stats_ptr", "accumulate", NULL};
+    PyObject *cols_obj, *dtype_obj, *specs_obj, *counts_ptr_obj, *stats_ptr_obj = Py_None;
+    unsigned long long count;
+    int counts_device, accumulate = 0;
+    if (!check_ctx(self) ||
+        !PyArg_ParseTupleAndKeywords(args, kwds, "OOKOOp|Op", kwlist, &cols_obj, &dtype_obj,
+                                     &count, &specs_obj, &counts_ptr_obj, &counts_device,
+                                     &stats_ptr_obj, &accumulate))
+        return NULL;
+    gpuhist_dtype dt;
+    if (!parse_dtype_name(dtype_obj, &dt))
+        return NULL;
+    PyObject *specs = PySequence_Fast(specs_obj, "gpuhist: specs must be a sequence");
+    if (!specs)
+        return NULL;
+    const npy_intp dims = PySequence_Fast_GET_SIZE(specs);
+    PyObject *ret = NULL;
+    gpuhist_bin_spec axes[GPUHIST_MAX_DIMS];
+    PyArrayObject *keep[GPUHIST_MAX_DIMS] = {0};
+    npy_intp total = 1;
+    gpuhist_points p;
+    memset(&p, 0, sizeof p);
+    if (dims < 1 || dims > GPUHIST_MAX_DIMS) {
+        PyErr_Format(PyExc_ValueError, "gpuhist: %zd bin specs (1 to %d dimensions)",
+                     (Py_ssize_t)dims, GPUHIST_MAX_DIMS);
+        goto done;
+    }
+    if (!nd_specs(specs, dims, axes, keep, &total))
+        goto done;
+    p.dims = (uint32_t)dims;
+    p.dtype = dt;
+    p.count = count;
+    p.location = GPUHIST_MEMORY_DEVICE;
+    if (PyLong_Check(cols_obj)) {
+        if (!(p.data = PyLong_AsVoidPtr(cols_obj)) && PyErr_Occurred())
+            goto done;
+    } else {
+        if (!PySequence_Check(cols_obj) || PySequence_Size(cols_obj) != dims) {
+            PyErr_SetString(PyExc_ValueError,
+                            "gpuhist: columns must be one pointer per axis, or one pointer");
+            goto done;
+        }
+        for (npy_intp d = 0; d < dims; ++d) {
+            PyObject *c = PySequence_GetItem(cols_obj, d);
+            if (!c)
+                goto done;
+            p.columns[d] = PyLong_AsVoidPtr(c);
+            Py_DECREF(c);
+            if (!p.columns[d] && PyErr_Occurred())
+                goto done;
+        }
+    }
+    gpuhist_nd_result r;
+    memset(&r, 0, sizeof r);
+    r.accumulate = accumulate;
+    r.counts_location = counts_device ? GPUHIST_MEMORY_DEVICE : GPUHIST_MEMORY_HOST;
+    if (!(r.counts = PyLong_AsVoidPtr(counts_ptr_obj)) && PyErr_Occurred())
+        goto done;
+    if (stats_ptr_obj != Py_None &&
+        !(r.device_stats = PyLong_AsVoidPtr(stats_ptr_obj)) && PyErr_Occurred())
+        goto done;
     gpuhist_status st;
     Py_BEGIN_ALLOW_THREADS
     st = gpuhist_histogramdd(self->ctx, &p, axes, &r);
@@ -1336,8 +1452,12 @@ static PyMethodDef Context_methods[] = {
      "as_double=None, accumulate=False) -> tallies tuple."},
     {"histogramdd", (PyCFunction)(void (*)(void))Context_histogramdd,
      METH_VARARGS | METH_KEYWORDS,
-     "histogramdd(sample, specs, counts, weights=None, sums=None, weight_state=None) -> "
-     "tallies (N-D)."},
+     "histogramdd(sample, specs, counts, weights=None, sums=None, weight_state=None, "
+     "sums_squared=None, accumulate=False) -> tallies (N-D)."},
+    {"histogramdd_raw", (PyCFunction)(void (*)(void))Context_histogramdd_raw,
+     METH_VARARGS | METH_KEYWORDS,
+     "histogramdd_raw(columns, dtype, count, specs, counts_ptr, counts_device, stats_ptr=None, "
+     "accumulate=False) -> tallies (N-D points in device memory)."},
     {"histogram_raw", (PyCFunction)(void (*)(void))Context_histogram_raw,
      METH_VARARGS | METH_KEYWORDS,
      "histogram_raw(ptr, dtype, shape, strides, device, kind, bins, lower, upper, edges, "
