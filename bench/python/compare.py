@@ -5,6 +5,7 @@ CuPy and torch, on the same arrays, in the same run.
     python3 bench/python/compare.py                       # the issue's cells, 1 GiB arrays
     python3 bench/python/compare.py --mib 64 --repeat 3   # smaller (CPU machines)
     python3 bench/python/compare.py --backends cpu,cuda --no-fills
+    python3 bench/python/compare.py --c-bench build/bench/cuda/gpuhist-capi-cells
 
 Cells: u8 with 256 bins over [0, 256) (histogram, and bincount), f32 with 4096 even bins over
 [0, 1), f32 with 2^20 even bins over [0, 1); uniform data; --mib MiB per array (default 1024).
@@ -21,6 +22,11 @@ Cells: u8 with 256 bins over [0, 256) (histogram, and bincount), f32 with 4096 e
   torch.histc / torch.bincount on the tensor (torch.histogram has no CUDA implementation);
   and the host-to-device copy rates of the u8 array from pageable and pinned memory (CuPy's
   set()), the ceiling of gpuhist [cuda] on host arrays.
+- The C API on the same device cells (--c-bench PATH: the built gpuhist-capi-cells, run in
+  this process's run after the device arrays are freed: gpuhist_histogram() from C, strategy
+  auto, device counts, the default stream synchronised after each call, timed as here; its
+  data are uniform like these, not the same bytes), and each device gpuhist figure's ratio to
+  it: binding / C API (the Python issue's target: >= 0.9 on device arrays).
 - Small repeated fills on the host (1 M f32 samples into a 100- and a 128-bin
   gpuhist.Histogram): see bench/python/fills.py for the device case and its overhead.
 
@@ -61,6 +67,7 @@ def cpu_name() -> str:
 
 
 BUDGET_S = 10.0  # per figure: fewer runs when one run is slow
+C_API = "C API gpuhist_histogram"  # the rows of --c-bench
 
 
 def timed(fn: Callable[[], Any], repeat: int, sync: Callable[[], None] = lambda: None
@@ -100,6 +107,13 @@ class Table:
         print(f"{case:<24} {where:<6} {impl:<34} {seconds * 1e3:10.2f} ms {row['gbs']:8.2f} GB/s"
               f" {r}  [{device}]{' ' + note if note else ''}", flush=True)
 
+    def c_api(self, case: str) -> float:
+        """The C API's GB/s on this device cell (0 when not timed)."""
+        for r in self.rows:
+            if r["case"] == case and r["impl"].startswith(C_API):
+                return float(r["gbs"])
+        return 0.0
+
     def skip(self, what: str) -> None:
         if what not in self.skipped:
             self.skipped.append(what)
@@ -108,20 +122,35 @@ class Table:
     def print_table(self) -> None:
         print()
         print("| cell | arrays | implementation | device | ms | GB/s | x NumPy | gpuhist / best "
-              "device peer |")
-        print("|---|---|---|---|---|---|---|---|")
+              "device peer | binding / C API |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for r in self.rows:
-            vs_peer = ""
+            vs_peer = vs_c = ""
+            binding = r["where"] == "device" and (r["impl"].startswith("gpuhist") or
+                                                  r["impl"].startswith("library call"))
             if r["where"] == "device" and r["impl"].startswith("gpuhist"):
                 peers = [p["gbs"] for p in self.rows if p["case"] == r["case"] and
                          p["where"] == "device" and not p["impl"].startswith("gpuhist") and
-                         not p["impl"].startswith("library call")]
+                         not p["impl"].startswith("library call") and
+                         not p["impl"].startswith(C_API)]
                 if peers:
                     vs_peer = f"{r['gbs'] / max(peers):.1f}x"
+            c_api = self.c_api(r["case"])
+            if binding and c_api:
+                vs_c = f"{r['gbs'] / c_api:.2f}"
             ratio = f"{r['ratio']:.1f}x" if r["ratio"] else "-"
             note = f" {r['note']}" if r["note"] else ""
             print(f"| {r['case']} | {r['where']} | {r['impl']}{note} | {r['device']} | "
-                  f"{r['seconds'] * 1e3:.2f} | {r['gbs']:.2f} | {ratio} | {vs_peer} |")
+                  f"{r['seconds'] * 1e3:.2f} | {r['gbs']:.2f} | {ratio} | {vs_peer} | {vs_c} |")
+        cells = [c for c in dict.fromkeys(r["case"] for r in self.rows) if self.c_api(c)]
+        if cells:
+            print()
+            print("binding / C API on device arrays (target >= 0.9):")
+            for c in cells:
+                parts = [f"{r['impl']} {r['gbs'] / self.c_api(c):.2f}" for r in self.rows
+                         if r["case"] == c and r["where"] == "device" and
+                         (r["impl"].startswith("gpuhist") or r["impl"].startswith("library"))]
+                print(f"  {c}: " + ("; ".join(parts) if parts else "no binding figure"))
         if self.skipped:
             print()
             print("skipped: " + "; ".join(self.skipped))
@@ -348,6 +377,30 @@ def device_cells(t: Table, cells: list, repeat: int) -> None:
             torch.cuda.empty_cache()
 
 
+def c_api_cells(t: Table, path: str, mib: int, repeat: int) -> None:
+    """The C API's figures on the device cells: gpuhist-capi-cells (bench/cuda/capi_cells.cu)
+    run with the same MiB and repeat count, its CAPI lines added as rows."""
+    import subprocess  # noqa: PLC0415
+
+    p = subprocess.run([path, "--mib", str(mib), "--repeat", str(repeat)],
+                       capture_output=True, text=True, check=False)
+    if p.returncode == 77:
+        t.skip(f"the C API cells ({p.stdout.strip() or 'no CUDA device'})")
+        return
+    if p.returncode != 0:
+        raise SystemExit(f"compare.py: --c-bench {path} failed (exit {p.returncode}): "
+                         f"{(p.stderr or p.stdout).strip()}")
+    rows = 0
+    for line in p.stdout.splitlines():
+        f = line.split("\t")
+        if len(f) == 6 and f[0] == "CAPI":
+            t.add(f[1], "device", f"{C_API} (device pointer)", f[5], float(f[2]), int(f[3]),
+                  f"[{f[4]}]")
+            rows += 1
+    if rows == 0:
+        raise SystemExit(f"compare.py: --c-bench {path} printed no CAPI line: {p.stdout!r}")
+
+
 # ---- small repeated fills on the host ----------------------------------------------------------
 
 def host_fills(t: Table, f32: np.ndarray, usable: list, fills: int, cpu: str,
@@ -384,9 +437,15 @@ def main() -> int:
     ap.add_argument("--no-fills", action="store_true", help="skip the host fills")
     ap.add_argument("--no-host", action="store_true", help="skip the host-array cells")
     ap.add_argument("--no-device", action="store_true", help="skip the device-array cells")
+    ap.add_argument("--c-bench", metavar="PATH", default="",
+                    help="the built gpuhist-capi-cells: time the C API on the device cells and "
+                    "print binding / C API per cell")
     ap.add_argument("--numpy-mib", type=int, default=256,
                     help="time NumPy on the first MiB of each array (default 256)")
     args = ap.parse_args()
+    if args.c_bench and not (os.path.isfile(args.c_bench) and os.access(args.c_bench, os.X_OK)):
+        ap.error(f"--c-bench {args.c_bench}: not an executable file (build gpuhist-capi-cells "
+                 f"with -DGPUHIST_CUDA=ON)")
 
     rng = np.random.default_rng(args.seed)
     n8 = args.mib << 20
@@ -421,6 +480,8 @@ def main() -> int:
         host_cells(t, cells, usable, args.repeat, cpu)
     if not args.no_device:
         device_cells(t, cells, args.repeat)
+        if args.c_bench:
+            c_api_cells(t, args.c_bench, args.mib, args.repeat)
     if not args.no_fills:
         host_fills(t, f32, usable, args.fills, cpu, rng)
     t.print_table()
