@@ -27,7 +27,8 @@ import numpy as np
 from . import _context, _core, _device
 from ._api import _device_context, host_array, samples_for_library
 from ._histogram import Axis, Kind
-from ._nd import _MAX_DIMS, _MAX_JOINT_BINS, _axis_spec, _numpy_rounds_int64, weight_name
+from ._nd import (_EVEN, _MAX_DIMS, _MAX_JOINT_BINS, _axis_spec, _numpy_rounds_int64,
+                  weight_name)
 
 _range = builtins.range  # `range` is a parameter name below, as in NumPy
 # the tallies of a fill as the library returns them
@@ -175,6 +176,15 @@ class HistogramDD:
         if specs is None:
             specs = [_axis_spec(e, i, dtype, (e[0], e[-1]) if self._even[i] else None)
                      for i, e in enumerate(self._edges)]
+            if dtype == np.float32:
+                # _axis_spec keeps float32 on edges (numpy.histogramdd's rule for its own
+                # edges); these edges are float64 and fixed: even bins serve whenever the
+                # library's float32 even edges are exactly them
+                for i, e in enumerate(self._edges):
+                    n, lo, hi = e.size - 1, float(e[0]), float(e[-1])
+                    if self._even[i] and np.array_equal(
+                            _core.compute_edges(_EVEN, n, lo, hi, 0, "float32"), e):
+                        specs[i] = (_EVEN, n, lo, hi, None, 0, True)
             self._specs[dtype.name] = specs
         return specs
 

@@ -228,3 +228,18 @@ def test_refusals():
     with pytest.raises(TypeError, match="not both"):
         h.fill([0.1], [0.2], weight=[1.0], weights=[1.0])
     assert h.total == 0  # nothing was added by the refused fills
+
+
+def test_float32_even_axes_at_edges(rng, backend):
+    """float32 points on and beside the edges of axes whose float64 edges are float32 values
+    (counted as even bins) and of axes whose edges are not (counted by the edges): NumPy's
+    counts."""
+    edges = np.linspace(0.0, 1.0, 9).astype(np.float32)
+    near = np.concatenate([edges, np.nextafter(edges, np.float32(-1)),
+                           np.nextafter(edges, np.float32(2))])
+    x = rng.choice(near, 50_000).astype(np.float32)
+    y = rng.choice(np.linspace(0.0, 1.0, 21).astype(np.float32), 50_000)
+    h = gpuhist.HistogramDD((8, 20), [(0, 1), (0, 1)], backend=backend)
+    h.fill(x[:20_000], y[:20_000]).fill(x[20_000:], y[20_000:])
+    want, _ = np.histogramdd(np.c_[x, y], (8, 20), [(0, 1), (0, 1)])
+    same_bits(h.values().astype(np.float64), want)
