@@ -30,6 +30,14 @@ std::string Cub::unsupported(const HistSpec &hs, uint64_t pixels)
             return "";
         if (hs.dtype == GPUHIST_F32 && (hs.kind == K_EVEN || hs.kind == K_EDGES))
             return "";
+        if (hs.dtype == GPUHIST_F64 && hs.kind == K_EVEN)
+            return "";
+        /* integer ids: unit-width levels from ilower (int levels must hold ilower + bins) */
+        if (hs.dtype == GPUHIST_I64 && hs.kind == K_INTEGER)
+            return "";
+        if (hs.dtype == GPUHIST_I32 && hs.kind == K_INTEGER &&
+            hs.ilower + (int64_t)hs.bins <= (int64_t)INT_MAX && hs.ilower >= (int64_t)INT_MIN)
+            return "";
     }
     if (((hs.channels == 4 && hs.active >= 2) || (hs.channels == 2 && hs.active == 2)) &&
         hs.dtype == GPUHIST_U8 && hs.kind == K_INTEGER && hs.ilower == 0)
@@ -74,6 +82,16 @@ cudaError_t Cub::call(void *d_temp, size_t &bytes, const HistSpec &hs, const voi
     if (hs.dtype == GPUHIST_F32)
         return cub::DeviceHistogram::HistogramEven(d_temp, bytes, (const float *)d, counts, nl,
                                                    (float)hs.lower, (float)hs.upper, n, s);
+    if (hs.dtype == GPUHIST_F64)
+        return cub::DeviceHistogram::HistogramEven(d_temp, bytes, (const double *)d, counts, nl,
+                                                   hs.lower, hs.upper, n, s);
+    if (hs.dtype == GPUHIST_I32)
+        return cub::DeviceHistogram::HistogramEven(d_temp, bytes, (const int32_t *)d, counts, nl,
+                                                   (int32_t)hs.ilower,
+                                                   (int32_t)(hs.ilower + hs.bins), n, s);
+    if (hs.dtype == GPUHIST_I64)
+        return cub::DeviceHistogram::HistogramEven(d_temp, bytes, (const int64_t *)d, counts, nl,
+                                                   hs.ilower, hs.ilower + (int64_t)hs.bins, n, s);
     int lo = hs.kind == K_INTEGER ? 0 : (int)hs.lower;
     int hi = hs.kind == K_INTEGER ? (int)hs.bins : (int)hs.upper;
     if (hs.dtype == GPUHIST_U8)
@@ -81,6 +99,38 @@ cudaError_t Cub::call(void *d_temp, size_t &bytes, const HistSpec &hs, const voi
                                                    nl, lo, hi, n, s);
     return cub::DeviceHistogram::HistogramEven(d_temp, bytes, (const uint16_t *)d, counts, nl,
                                                lo, hi, n, s);
+}
+
+/* Why CUB's temporary storage for this call cannot be had, or "" if it fits. CUB keeps one
+ * privatised copy of the counters per thread block in global memory past 256 bins, so with
+ * 2^24 bins it may ask for tens of GB; a failed cudaMalloc would end the run. */
+std::string Cub::too_big(const HistSpec &hs, const void *d, uint64_t pixels)
+{
+    size_t need = 0;
+    cudaError_t e = call(nullptr, need, hs, d, pixels, g_stream);
+    if (e != cudaSuccess)
+        return std::string("size query failed: ") + cudaGetErrorString(e);
+    size_t free_b = 0, total_b = 0;
+    CK(cudaMemGetInfo(&free_b, &total_b));
+    const size_t margin = 512ull << 20; /* the strategies' scratch and counters */
+    const size_t have = free_b + temp_cap; /* prepare() frees the current temp first */
+    if (need + margin > have) {
+        char m[160];
+        std::snprintf(m, sizeof m, "temporary storage %.1f GB does not fit the %.1f GB free",
+                      need / 1e9, have / 1e9);
+        return m;
+    }
+    return "";
+}
+
+/* Give back temporary storage above 1 GiB (the strategies timed after CUB need the memory). */
+void Cub::trim()
+{
+    if (temp && temp_cap > (1ull << 30)) {
+        CK(cudaFree(temp));
+        temp = nullptr;
+        temp_cap = 0;
+    }
 }
 
 /* Size temp storage, counters and levels for this spec (outside any timing). */

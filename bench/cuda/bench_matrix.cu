@@ -44,7 +44,7 @@ static std::string jnum(double v)
 }
 
 struct Entry {
-    std::string cell, dtype, dist, strategy, requested, verify;
+    std::string cell, dtype, kind, dist, strategy, requested, verify;
     uint32_t bins = 0, channels = 1, active = 1;
     double ms = 0, gbps = 0, ceiling_gbps = 0, cub_gbps = 0, target = 0;
     int runs = 0;
@@ -62,7 +62,8 @@ static std::string entry_json(const Entry &e, bool with_auto_fields)
     double cr = e.ceiling_gbps > 0 ? e.gbps / e.ceiling_gbps : 0;
     double vc = e.cub_gbps > 0 ? e.gbps / e.cub_gbps : 0;
     std::string s = "{\"name\": " + jstr(e.cell) + ", \"dtype\": " + jstr(e.dtype) +
-                    ", \"bins\": " + std::to_string(e.bins) + ", \"dist\": " + jstr(e.dist) +
+                    ", \"kind\": " + jstr(e.kind) + ", \"bins\": " + std::to_string(e.bins) +
+                    ", \"dist\": " + jstr(e.dist) +
                     ", \"strategy\": " + jstr(e.strategy) + ", \"gbps\": " + jnum(e.gbps) +
                     ", \"ceiling_ratio\": " + jnum(cr) + ", \"cub_gbps\": " +
                     (e.cub_gbps > 0 ? jnum(e.cub_gbps) : std::string("null")) +
@@ -106,9 +107,9 @@ void write_json()
     }
     std::fprintf(f, "{\n  \"device\": %s,\n  \"date\": %s,\n  \"ceiling_gbps\": %s,\n",
                  jstr(g_prop.name).c_str(), jstr(g_date).c_str(), jnum(median(ceilings)).c_str());
-    std::fprintf(f, "  \"bytes\": %llu,\n  \"gpuhist_version\": %s,\n  \"complete\": %s,\n",
-                 (unsigned long long)g_opt.bytes, jstr(gpuhist_version()).c_str(),
-                 g_matrix_complete ? "true" : "false");
+    std::fprintf(f, "  \"bytes\": %llu,\n  \"reps\": %d,\n  \"gpuhist_version\": %s,\n",
+                 (unsigned long long)g_opt.bytes, g_opt.reps, jstr(gpuhist_version()).c_str());
+    std::fprintf(f, "  \"complete\": %s,\n", g_matrix_complete ? "true" : "false");
     std::fprintf(f, "  \"cells\": [\n");
     bool first = true;
     for (const Entry &e : g_entries) {
@@ -140,7 +141,8 @@ struct Cell {
     HistSpec hs;
     double target[DIST_COUNT];
     bool ten_x_cub;
-    bool extra = false; /* not a matrix cell: no target, runs only when --cells names it */
+    bool extra = false;    /* not a matrix cell, no target: runs when --cells / --cell name it */
+    uint32_t id_bits = 16; /* i32 / i64 integer ids: the data lie in [0, 2^id_bits) */
 };
 
 static std::vector<Cell> matrix_cells()
@@ -169,23 +171,66 @@ static std::vector<Cell> matrix_cells()
         c.extra = extra;
         cells.push_back(c);
     };
-    add("u8_256", GPUHIST_U8, K_INTEGER, 256, 1, 1, {0.75, 0.95, 0.95, 0.75});
+    /* u8/256: 0.90 on every distribution, hot90 and constant keep their earlier 0.95 */
+    add("u8_256", GPUHIST_U8, K_INTEGER, 256, 1, 1, {0.90, 0.95, 0.95, 0.90});
     add("f32_256", GPUHIST_F32, K_EVEN, 256, 1, 1, {0.95});
     add("f32_4096", GPUHIST_F32, K_EVEN, 4096, 1, 1, {0.95});
-    add("f32_65536", GPUHIST_F32, K_EVEN, 65536, 1, 1, {0.75});
-    add("u16_65536", GPUHIST_U16, K_INTEGER, 65536, 1, 1, {0.75});
-    add("f32_1M", GPUHIST_F32, K_EVEN, 1u << 20, 1, 1, {0.25}, true);
+    add("f32_65536", GPUHIST_F32, K_EVEN, 65536, 1, 1, {0.90});
+    add("u16_65536", GPUHIST_U16, K_INTEGER, 65536, 1, 1, {0.90});
+    add("f32_1M", GPUHIST_F32, K_EVEN, 1u << 20, 1, 1, {0.50}, true);
     add("f32_256_edges", GPUHIST_F32, K_EDGES, 256, 1, 1, {0.90});
     add("rgba_u8_3x256", GPUHIST_U8, K_INTEGER, 256, 4, 3, {0.75});
     /* half precision: the 65536 bit patterns counted, then folded into the bins */
     add("f16_256", GPUHIST_F16, K_EVEN, 256, 1, 1, {0.90});
     add("bf16_256", GPUHIST_BF16, K_EVEN, 256, 1, 1, {0.90});
-    /* Extra cells (no target): other channel layouts, run only when --cells names them
+    /* 2^24 even bins over [0, 1): every uniform f32 sample (k * 2^-24) lies on a bin's lower
+     * edge */
+    add("f32_16M", GPUHIST_F32, K_EVEN, 1u << 24, 1, 1, {0.15}, true);
+    add("f64_256", GPUHIST_F64, K_EVEN, 256, 1, 1, {0.90});
+    /* integer bins from 0 (bincount) over the ids' whole range: i32 ids take u16's values */
+    add("i32_65536", GPUHIST_I32, K_INTEGER, 65536, 1, 1, {0.90});
+    cells.back().id_bits = 16;
+    add("i64_1M", GPUHIST_I64, K_INTEGER, 1u << 20, 1, 1, {0.50});
+    cells.back().id_bits = 20;
+    /* 16 even bins over [0, 256): 16 byte values a bin */
+    add("u8_16", GPUHIST_U8, K_EVEN, 16, 1, 1, {0.90});
+    cells.back().hs.upper = 256.0;
+    add("f32_1024_edges", GPUHIST_F32, K_EDGES, 1024, 1, 1, {0.75});
+    /* Extra cells (no target): other channel layouts, run only when --cells or --cell names them
      * (evidence for the auto policy's choice on them). */
     add("x_rgba_u8_4x256", GPUHIST_U8, K_INTEGER, 256, 4, 4, {0.0}, false, true);
     add("x_rgba_u8_2x256", GPUHIST_U8, K_INTEGER, 256, 4, 2, {0.0}, false, true);
     add("x_rg_u8_2x256", GPUHIST_U8, K_INTEGER, 256, 2, 2, {0.0}, false, true);
     return cells;
+}
+
+static const char *kind_name(Kind k)
+{
+    return k == K_EVEN ? "even" : k == K_EDGES ? "edges" : "integer";
+}
+
+/* The comma-separated names of `list`. */
+static std::vector<std::string> names_of(const std::string &list)
+{
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= list.size()) {
+        size_t end = list.find(',', start);
+        if (end == std::string::npos)
+            end = list.size();
+        out.push_back(list.substr(start, end - start));
+        start = end + 1;
+    }
+    return out;
+}
+
+/* `name` is one of the comma-separated names of `list` (exact match). */
+static bool name_listed(const std::string &list, const std::string &name)
+{
+    for (const std::string &n : names_of(list))
+        if (n == name)
+            return true;
+    return false;
 }
 
 /* The prefix check: cpu-reference on a host copy vs `name` on the device prefix. */
@@ -234,12 +279,34 @@ static std::string prefix_check(Ctxs &cx, const char *name, const HistSpec &hs, 
     return c.empty() ? "" : "prefix vs cpu-reference: " + c;
 }
 
+/* --cell: 0 when every name it lists is a matrix cell; otherwise says which is not, and 2. */
+int matrix_check_cell_names()
+{
+    if (g_opt.cell_names.empty())
+        return 0;
+    const std::vector<Cell> cells = matrix_cells();
+    std::string all, all_names;
+    for (const Cell &c : cells) {
+        all += std::string(all.empty() ? "" : ", ") + c.name;
+        all_names += std::string(all_names.empty() ? "" : ",") + c.name;
+    }
+    for (const std::string &n : names_of(g_opt.cell_names)) {
+        if (!name_listed(all_names, n)) {
+            std::fprintf(stderr, "gpuhist-bench: --cell: no cell named '%s' (cells: %s)\n",
+                         n.c_str(), all.c_str());
+            return 2;
+        }
+    }
+    return 0;
+}
+
 int run_matrix(uint64_t bytes)
 {
     print_header("matrix");
     std::printf("input %.3f GB per buffer, device resident; median of >= %d runs (fewer only past "
                 "%.1f s per strategy; 2 past %.1f s per run)\n\n",
                 bytes / 1e9, g_opt.reps, g_opt.budget_s, g_opt.cap_s);
+    std::vector<Cell> cells = matrix_cells();
     Ctxs cx = make_ctxs();
     if (!cx.ok()) {
         fail_note("matrix: cannot create contexts");
@@ -250,10 +317,19 @@ int run_matrix(uint64_t bytes)
     CK(cudaMalloc(&d, bytes + 64));
     CK(cudaMemset(d, 0, bytes + 64));
     std::vector<std::string> strategies = bench_strategies_of(GPUHIST_BACKEND_CUDA);
-    std::vector<Cell> cells = matrix_cells();
+    /* the cells that run: --cells (substrings; extra cells only when it is given), --cell
+     * (exact names, extra cells included) */
+    auto runs = [&](const Cell &c) {
+        if (!g_opt.cell_names.empty() && !name_listed(g_opt.cell_names, c.name))
+            return false;
+        if (!filter_match(g_opt.cells, c.name))
+            return false;
+        return !c.extra || !g_opt.cells.empty() || !g_opt.cell_names.empty();
+    };
     size_t max_counts = 0;
     for (const Cell &c : cells)
-        max_counts = std::max(max_counts, (size_t)c.hs.bins * c.hs.active);
+        if (runs(c))
+            max_counts = std::max(max_counts, (size_t)c.hs.bins * c.hs.active);
     alloc_device_counts(max_counts);
 
     std::printf("MATRIX %-14s %-8s %-24s %8s %6s %6s %8s %7s %7s %s\n", "cell", "dist", "auto ran",
@@ -269,7 +345,7 @@ int run_matrix(uint64_t bytes)
     std::vector<SummaryRow> summary;
 
     for (const Cell &cell : cells) {
-        if (!filter_match(g_opt.cells, cell.name) || (cell.extra && g_opt.cells.empty()))
+        if (!runs(cell))
             continue;
         const HistSpec &hs = cell.hs;
         size_t ss = gpuhist_dtype_size(hs.dtype);
@@ -289,7 +365,8 @@ int run_matrix(uint64_t bytes)
                 CK(cudaGetLastError());
                 CK(cudaDeviceSynchronize());
             } else {
-                generate(d, hs.dtype, pixels * hs.channels, dist, g_opt.seed + 977 * dist);
+                generate(d, hs.dtype, pixels * hs.channels, dist, g_opt.seed + 977 * dist,
+                         cell.id_bits);
             }
 
             /* what the counts of the whole buffer sum to: every sample, except half-precision
@@ -317,6 +394,8 @@ int run_matrix(uint64_t bytes)
             Counts cub_full;
             bool cub_oracle = false;
             std::string cub_why = Cub::unsupported(hs, pixels);
+            if (cub_why.empty())
+                cub_why = g_cub.too_big(hs, d, pixels);
             PrefixRef pr;
             if (g_opt.verify) {
                 pr = prefix_reference(cx, hs, d, pixels);
@@ -345,9 +424,11 @@ int run_matrix(uint64_t bytes)
                 } else {
                     std::printf("  CUB failed: %s\n", ct.err.c_str());
                 }
+                g_cub.trim();
                 Entry e;
                 e.cell = cell.name;
                 e.dtype = gpuhist_dtype_name(hs.dtype);
+                e.kind = kind_name(hs.kind);
                 e.dist = dist_names[dist];
                 e.strategy = e.requested = "cub";
                 e.bins = hs.bins;
@@ -435,6 +516,7 @@ int run_matrix(uint64_t bytes)
                 Entry e;
                 e.cell = cell.name;
                 e.dtype = gpuhist_dtype_name(hs.dtype);
+                e.kind = kind_name(hs.kind);
                 e.dist = dist_names[dist];
                 e.strategy = n.empty() ? sr.ran : n;
                 e.requested = n.empty() ? "auto" : n;

@@ -3,7 +3,7 @@
  * docs/PERFORMANCE.md) and the seed experiments, measured through the public API against CUB
  * DeviceHistogram and the read ceiling on the same device-resident buffer in the same run.
  *
- *   gpuhist-bench --matrix [--bytes 1G] [--json bench/results/latest.json]
+ *   gpuhist-bench --matrix [--bytes 1G] [--json bench/results/latest.json] [--cell NAME,...]
  *   gpuhist-bench --seeds            001 Table I, 000 histogram64 vs histogram256, 002's table,
  *                                    001's blocks-per-SM sweep (when the library exposes it)
  *   gpuhist-bench --opencl           004: OpenCL strategies on 100M host floats beside CUDA
@@ -109,6 +109,7 @@ static void usage()
         "  --warmup-ms MS     untimed runs before each measurement: until MS of them (default 20)\n"
         "  --prefix-bytes N   size of the cpu-reference check (default 16M)\n"
         "  --cells a,b        only cells whose name contains a or b (matrix)\n"
+        "  --cell NAME[,NAME] only the cells of exactly these names (matrix; extra cells too)\n"
         "  --dists a,b        only these distributions (matrix)\n"
         "  --strategies a,b   only strategies whose name contains a or b (auto always runs)\n"
         "  --no-verify        skip the correctness checks\n"
@@ -147,6 +148,7 @@ int main(int argc, char **argv)
         else if (a == "--budget") o.budget_s = std::atof(next());
         else if (a == "--prefix-bytes") o.prefix_bytes = parse_size(next());
         else if (a == "--cells") o.cells = next();
+        else if (a == "--cell") o.cell_names = next();
         else if (a == "--dists") o.dists = next();
         else if (a == "--strategies") o.strategies = next();
         else if (a == "--no-verify") o.verify = false;
@@ -176,6 +178,8 @@ int main(int argc, char **argv)
     }
     if (!o.matrix && !o.seeds && !o.opencl && !o.quick)
         o.matrix = true;
+    if (matrix_check_cell_names() != 0)
+        return 2;
     if (o.bytes < 4096) {
         std::fprintf(stderr, "--bytes must be at least 4096\n");
         return 2;

@@ -38,6 +38,7 @@ struct Opts {
     double warmup_ms = 20.0; /* untimed runs until this much time has passed (>= 2 runs) */
     std::string json_path;
     std::string cells, dists, strategies; /* comma-separated substring filters */
+    std::string cell_names;               /* --cell: comma-separated exact cell names */
     int device = 0;
     uint64_t seed = 20240611;
     bool verify = true;
@@ -88,8 +89,10 @@ OneRun host_timed(std::function<CallRes(std::string &)> f);
 
 inline double gbps(uint64_t bytes, double ms) { return ms > 0 ? (double)bytes / (ms * 1e6) : 0.0; }
 
-/* `elements` samples of `dtype` (u8, u16, f32) at `d`, distribution `dist` (enum Dist). */
-void generate(void *d, gpuhist_dtype dtype, uint64_t elements, int dist, uint64_t seed);
+/* `elements` samples of `dtype` (u8, u16, f32, f64; i32 and i64 as integer ids in
+ * [0, 2^id_bits), 16 <= id_bits <= 31) at `d`, distribution `dist` (enum Dist). */
+void generate(void *d, gpuhist_dtype dtype, uint64_t elements, int dist, uint64_t seed,
+              uint32_t id_bits = 16);
 
 extern unsigned *g_sink; /* the read ceiling kernel's (never written) output */
 /* The read ceiling of `bytes` at `d`: best median over a few grid sizes. */
@@ -207,6 +210,10 @@ struct Cub {
     template <int C, int A>
     cudaError_t multi(void *d_temp, size_t &bytes, const HistSpec &hs, const void *d,
                       uint64_t pixels, cudaStream_t s);
+    /* Why the temporary storage of this call does not fit the free device memory, or "". */
+    std::string too_big(const HistSpec &hs, const void *d, uint64_t pixels);
+    /* Free temporary storage above 1 GiB. */
+    void trim();
     /* d_temp == nullptr: size query. */
     cudaError_t call(void *d_temp, size_t &bytes, const HistSpec &hs, const void *d,
                      uint64_t pixels, cudaStream_t s);
@@ -225,6 +232,8 @@ extern bool g_matrix_complete; /* false while the matrix runs or after a fatal e
 void write_json();
 void write_json_on_fatal();
 
+/* --cell: 0 when every name it lists is a matrix cell; otherwise says which is not, and 2. */
+int matrix_check_cell_names();
 int run_matrix(uint64_t bytes);
 int run_seeds(bool quick);
 int run_opencl(uint64_t n);
