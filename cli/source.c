@@ -10,9 +10,9 @@
  * and counts them while they are still in its L2 cache; the streams' results are added at the
  * end. A copy into cache costs about half the page-table work of mapping the page cache, and
  * no thread competes with the counting for the cores. The auto range's first pass works the
- * same way (512 KiB pieces, min and max). Histograms of 2^18 entries or more (the backend sets
- * up a table as large per call) and weighted streams: the file is mapped window by window and
- * each window fed in place, the next one mapped by a second thread meanwhile.
+ * same way (512 KiB pieces, min and max). Histograms of 2^18 entries or more (measured no
+ * faster on such threads) and weighted streams: the file is mapped window by window and each
+ * window fed in place, the next one mapped by a second thread meanwhile.
  * Pipes and standard input are read with read() into the lent buffers; bytes of a pixel split
  * across reads are carried to the next chunk. Big-endian .npy data is byte-swapped in the
  * staging buffer.
@@ -480,9 +480,9 @@ static size_t count_piece(const cli_stream_input *in, int threads)
     return piece ? piece : in->pixel_bytes;
 }
 
-/* Histograms this large stay on the mapped path: each call of the CPU backend sets up a table
- * as large as the histogram, which costs more than counting a 2 MiB piece (f32 with 2^20 bins:
- * 1.12x the mapped path's wall time with 16 MiB pieces, 2026-11-27). */
+/* Histograms this large stay on the mapped path: counted on threads of their own they were no
+ * faster (f32 with 2^20 bins, 2026-11-27, counters kept in the contexts between calls: 1.29x
+ * the mapped path's wall time with 2 MiB pieces, 1.02x with 16 MiB). */
 #define COUNT_THREADS_MAX_ENTRIES ((uint64_t)1 << 18)
 
 /* A regular file on the CPU backend: counted by threads that each read pieces into a buffer of
