@@ -245,6 +245,14 @@ static __device__ __forceinline__ void gh_red_shared_add(uint32_t a, uint32_t n)
     asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(a), "r"(n) : "memory");
 }
 
+/* The same when n is non-zero (a predicated add, no branch). */
+static __device__ __forceinline__ void gh_red_shared_add_nz(uint32_t a, uint32_t n)
+{
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\t@p red.shared.add.u32 [%0], %1;\n\t}"
+                 ::"r"(a), "r"(n)
+                 : "memory");
+}
+
 /* ---- kernel skeletons (device) --------------------------------------------------------------- */
 
 /* The per-block privatised slot histogram of cuda-block-shared, cuda-warp-aggregated and

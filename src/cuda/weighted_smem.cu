@@ -7,7 +7,9 @@
  * its weights as signed 32-bit *pieces*: piece j counts units of 2^(BASE + W j) of the record
  * (exact_sum.h's units). A weight m * 2^pos (gh_wsplit) is written as m << (pos mod W), cut into
  * P pieces of W bits added at pieces pos / W .. pos / W + P - 1: P native 32-bit shared atomics
- * (red.shared.add; a 64-bit shared atomicAdd is a compare-and-swap loop on sm_90). The windows:
+ * (red.shared.add; a 64-bit shared atomicAdd is a compare-and-swap loop on sm_90). Pieces are
+ * stored piece-major (piece j of counter c at word j * N + c), so a warp's deposits, whose piece
+ * indices mostly agree, spread over the banks as their counters do. The windows:
  *   f32 sums:       W 12, P 3 (24 + 11 bits), 24 pieces (2^-149 .. 2^139)
  *   f32 squares:    W 12, P 5 (48 + 11 bits), 47 pieces from 2^(768 - 1074) (m^2 of gh_wsplit)
  *   f64 sums and squares (hi and lo): W 13, P 5 (53 + 12 bits), 162 pieces (2^-1074 ..)
@@ -110,13 +112,17 @@ __device__ __forceinline__ void ws_red(uint32_t *a, uint32_t v)
     gh_red_shared_add((uint32_t)__cvta_generic_to_shared(a), v);
 }
 
+/* Piece j of counter c is word j * N + c of its window (piece-major): the lanes of a warp, whose
+ * weights mostly share their pieces' indices, hit the banks of their counters, as unweighted
+ * counts do (a counter-major record of 24 words would put every counter on 4 banks). */
 template <class WIN>
-__device__ __forceinline__ void ws_red_pieces(uint32_t *rec, uint32_t q, const int32_t (&v)[WIN::P])
+__device__ __forceinline__ void ws_red_pieces(uint32_t *win, uint32_t N, uint32_t counter,
+                                              uint32_t q, const int32_t (&v)[WIN::P])
 {
 #pragma unroll
     for (int k = 0; k < WIN::P; ++k)
         if (v[k])
-            ws_red(rec + q + k, (uint32_t)v[k]);
+            ws_red(win + (size_t)(q + (uint32_t)k) * N + counter, (uint32_t)v[k]);
 }
 
 /* A square straight into its global record (squares that do not fit shared memory). */
@@ -186,7 +192,7 @@ __device__ __forceinline__ void ws_deposit(const ws_params &p, uint32_t *sh, uin
                 ts[k] = (int32_t)__reduce_add_sync(group, (unsigned)vs[k]);
             if (lane == leader) {
                 ws_red(cnt + counter, (uint32_t)__popc(group));
-                ws_red_pieces<SW>(sp + (size_t)counter * SW::NW, qs, ts);
+                ws_red_pieces<SW>(sp, N, counter, qs, ts);
             }
             if constexpr (SQ == WS_SQ_SHARED) {
                 int32_t tq[QW::P], tl[QW::P];
@@ -196,9 +202,9 @@ __device__ __forceinline__ void ws_deposit(const ws_params &p, uint32_t *sh, uin
                     tl[k] = (int32_t)__reduce_add_sync(group, (unsigned)vl[k]);
                 }
                 if (lane == leader) {
-                    ws_red_pieces<QW>(qp + (size_t)counter * QW::NW, qq, tq);
+                    ws_red_pieces<QW>(qp, N, counter, qq, tq);
                     if (qlo != 0xFFFFFFFFu)
-                        ws_red_pieces<QW>(qp + (size_t)counter * QW::NW, qlo, tl);
+                        ws_red_pieces<QW>(qp, N, counter, qlo, tl);
                 }
             }
             done = true;
@@ -212,16 +218,16 @@ __device__ __forceinline__ void ws_deposit(const ws_params &p, uint32_t *sh, uin
         if (nan)
             return;
         if (w.r == 1u)
-            ws_red_pieces<SW>(sp + (size_t)counter * SW::NW, qs, vs);
+            ws_red_pieces<SW>(sp, N, counter, qs, vs);
         else if (w.r)
             atomicOr(flg + counter, w.r);
         if constexpr (SQ == WS_SQ_SHARED) {
             if (q.r == 1u)
-                ws_red_pieces<QW>(qp + (size_t)counter * QW::NW, qq, vq);
+                ws_red_pieces<QW>(qp, N, counter, qq, vq);
             else if (q.r)
                 atomicOr(flg + counter, q.r << 8);
             if (ql.r == 1u)
-                ws_red_pieces<QW>(qp + (size_t)counter * QW::NW, qlo, vl);
+                ws_red_pieces<QW>(qp, N, counter, qlo, vl);
         } else if (SQ == WS_SQ_GLOBAL) {
             ws_square_global(p, counter, q, ql);
         }
@@ -260,7 +266,7 @@ __device__ __forceinline__ void ws_flush(const ws_params &p, uint32_t *sh, uint3
         for (uint32_t i = threadIdx.x; i < N * (uint32_t)SW::NW; i += blockDim.x) {
             const int32_t v = (int32_t)sp[i];
             if (v) {
-                const uint32_t c = i / (uint32_t)SW::NW, j = i - c * (uint32_t)SW::NW;
+                const uint32_t j = i / N, c = i - j * N;
                 gh_w_add_global_piece(p.sums + (uint64_t)c * p.sum_words, v,
                                       (uint32_t)SW::BASE + (uint32_t)SW::W * j);
                 sp[i] = 0u;
@@ -271,7 +277,7 @@ __device__ __forceinline__ void ws_flush(const ws_params &p, uint32_t *sh, uint3
             for (uint32_t i = threadIdx.x; i < N * (uint32_t)QW::NW; i += blockDim.x) {
                 const int32_t v = (int32_t)qp[i];
                 if (v) {
-                    const uint32_t c = i / (uint32_t)QW::NW, j = i - c * (uint32_t)QW::NW;
+                    const uint32_t j = i / N, c = i - j * N;
                     gh_w_add_global_piece(p.squares + (uint64_t)c * GPUHIST_SQUARE_RECORD, v,
                                           (uint32_t)QW::BASE + (uint32_t)QW::W * j);
                     qp[i] = 0u;
@@ -368,6 +374,155 @@ __global__ void __launch_bounds__(WS_BLOCK) ws_kernel(const __grid_constant__ ws
     }
 }
 
+/* The f32 kernel (ws_kernel_f32x4): one pixel's deposit (valid: the lane has a pixel; ok: the
+ * fast key is certified, counter is its slot). A certified slot and a finite weight (the common
+ * case, handled here: the count and the three pieces of the weight, or the
+ * whole warp's share of one key by its leader); the others go through ws_deposit's rules one
+ * lane at a time (outliers, NaN samples, non-finite weights). */
+template <bool GROUP>
+__device__ __forceinline__ bool ws_deposit_f32(const ws_params &p, uint32_t *sh, uint32_t N,
+                                               uint32_t counter, bool valid, bool ok, float x,
+                                               uint32_t wb, uint32_t lane)
+{
+    typedef win_sum_f32 SW;
+    const uint32_t e = (wb >> 23) & 0xFFu;
+    const uint32_t m = (wb & 0x7FFFFFu) | (e ? 0x800000u : 0u);
+    const uint32_t pos = e ? e - 1u : 0u;
+    const uint32_t q = pos / (uint32_t)SW::W, shf = pos - q * (uint32_t)SW::W;
+    const int32_t sg = (int32_t)wb >> 31; /* 0 or -1: two's complement negation */
+    const uint32_t lo = m << shf;         /* bits 0..31 of m * 2^shf (< 2^35) */
+    int32_t v0 = (int32_t)(lo & 0xFFFu), v1 = (int32_t)((lo >> 12) & 0xFFFu),
+            v2 = (int32_t)(m >> (24u - shf));
+    v0 = (v0 ^ sg) - sg;
+    v1 = (v1 ^ sg) - sg;
+    v2 = (v2 ^ sg) - sg;
+    const bool fast = valid && ok && e != 0xFFu;
+    const uint32_t sbase = (uint32_t)__cvta_generic_to_shared(sh);
+    const uint32_t stride = 4u * N;
+    bool done = false, grouped = false;
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    const uint32_t c0 = GROUP ? __shfl_sync(0xFFFFFFFFu, counter, 0) : 0u;
+    const uint32_t q0 = GROUP ? __shfl_sync(0xFFFFFFFFu, q, 0) : 0u;
+    const bool in = GROUP && fast && counter == c0 && q == q0;
+    const unsigned group = GROUP ? __ballot_sync(0xFFFFFFFFu, in) : 0u;
+    if (GROUP && __popc(group) >= WS_GROUP) { /* warp-uniform */
+        grouped = true;
+        const int32_t t0 = (int32_t)__reduce_add_sync(0xFFFFFFFFu, in ? (unsigned)v0 : 0u);
+        const int32_t t1 = (int32_t)__reduce_add_sync(0xFFFFFFFFu, in ? (unsigned)v1 : 0u);
+        const int32_t t2 = (int32_t)__reduce_add_sync(0xFFFFFFFFu, in ? (unsigned)v2 : 0u);
+        if (lane == (uint32_t)__ffs(group) - 1u) {
+            gh_red_shared_add(sbase + 4u * c0, (uint32_t)__popc(group));
+            const uint32_t a = sbase + 2u * stride + q0 * stride + 4u * c0;
+            gh_red_shared_add_nz(a, (uint32_t)t0);
+            gh_red_shared_add_nz(a + stride, (uint32_t)t1);
+            gh_red_shared_add_nz(a + 2u * stride, (uint32_t)t2);
+        }
+        done = in;
+    }
+#endif
+    if (done)
+        return grouped;
+    if (fast) {
+        gh_red_shared_add(sbase + 4u * counter, 1u);
+        const uint32_t a = sbase + 2u * stride + q * stride + 4u * counter;
+        gh_red_shared_add_nz(a, (uint32_t)v0);
+        gh_red_shared_add_nz(a + stride, (uint32_t)v1);
+        gh_red_shared_add_nz(a + 2u * stride, (uint32_t)v2);
+    } else if (valid) {
+        /* the general rule, this lane alone (the fast key was not certified, or a non-finite
+         * weight) */
+        const uint32_t slot = ok ? counter : gpuhist_fe_slot_f32(&p.k.map, &p.cert, x);
+        gh_red_shared_add(sbase + 4u * slot, 1u);
+        if (slot == p.nan_slot)
+            return grouped;
+        const gh_wsplit w = gh_w_split_f32(wb);
+        if (w.r == 1u) {
+            int32_t v[SW::P];
+            uint32_t qq;
+            ws_pieces<SW>(w, v, &qq);
+            ws_red_pieces<SW>(sh + 2u * N, N, slot, qq, v);
+        } else if (w.r) {
+            atomicOr(sh + N + slot, w.r);
+        }
+    }
+    return grouped;
+}
+
+/* cuda-weighted-smem for the common case: f32 samples binned by the certified estimate (EVEN),
+ * f32 weights, one channel, no squares; samples and weights 16-byte aligned. Each thread reads
+ * four pixels' samples and weights as two 16-byte vectors (the next pair loaded before this one
+ * is counted), and the pieces go in with predicated adds: same records and flushes as ws_kernel,
+ * so the same bits. */
+__global__ void __launch_bounds__(WS_BLOCK) ws_kernel_f32x4(const __grid_constant__ ws_params p,
+                                                            unsigned long long *__restrict__ out)
+{
+    typedef win_sum_f32 SW;
+    extern __shared__ uint32_t sh[];
+    const uint32_t N = p.k.counters;
+    const uint32_t words = N * (2u + (uint32_t)SW::NW);
+    for (uint32_t i = threadIdx.x; i < words; i += blockDim.x)
+        sh[i] = 0u;
+    __syncthreads();
+    const float *xs = (const float *)p.k.data;
+    const uint32_t *ws = (const uint32_t *)p.weights;
+    const float lower = p.k.map.lower_f, scale = p.k.map.scale_f;
+    const float tlo = p.cert.t_lo_f, thi = p.cert.t_hi_f;
+    const uint32_t bins = p.k.map.bins;
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint64_t S = (uint64_t)gridDim.x * blockDim.x; /* vectors per step */
+    const uint64_t tile = (uint64_t)gridDim.x * WS_TILE; /* pixels per round: a multiple of 4 */
+    auto load = [&](uint64_t v, uint64_t end, float4 &x, uint4 &w) {
+        if (4u * v + 4u <= end) {
+            x = __ldcs((const float4 *)xs + v);
+            w = __ldcs((const uint4 *)ws + v);
+        } else { /* the last, partial vector of the job */
+            float xv[4] = {0.f, 0.f, 0.f, 0.f};
+            uint32_t wv[4] = {0u, 0u, 0u, 0u};
+            for (uint32_t k = 0; k < 4u; ++k)
+                if (4u * v + k < end) {
+                    xv[k] = xs[4u * v + k];
+                    wv[k] = ws[4u * v + k];
+                }
+            x = make_float4(xv[0], xv[1], xv[2], xv[3]);
+            w = make_uint4(wv[0], wv[1], wv[2], wv[3]);
+        }
+    };
+    for (uint64_t r0 = p.pixel_begin; r0 < p.pixel_end; r0 += tile) {
+        const uint64_t r1 = p.pixel_end - r0 > tile ? r0 + tile : p.pixel_end;
+        const uint64_t v1 = (r1 + 3u) / 4u;
+        /* base is warp-uniform: every lane runs every step (the deposits are warp-synchronous) */
+        uint64_t base = r0 / 4u + (uint64_t)blockIdx.x * blockDim.x + (threadIdx.x - lane);
+        float4 nx = make_float4(0.f, 0.f, 0.f, 0.f);
+        uint4 nw = make_uint4(0u, 0u, 0u, 0u);
+        if (base + lane < v1)
+            load(base + lane, r1, nx, nw);
+        for (; base < v1; base += S) {
+            const uint64_t v = base + lane;
+            const float4 x4 = nx;
+            const uint4 w4 = nw;
+            if (v + S < v1)
+                load(v + S, r1, nx, nw);
+            const float xa[4] = {x4.x, x4.y, x4.z, x4.w};
+            const uint32_t wa[4] = {w4.x, w4.y, w4.z, w4.w};
+            /* the warp looks for lanes sharing a key on the vector's first pixel, and on the
+             * other three only when the first had such a group (skewed data) */
+            bool hot = false;
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                const bool valid = v < v1 && 4u * v + (uint64_t)k < r1;
+                int ok = 0;
+                const uint32_t key =
+                    gpuhist_fe_key_f32(xa[k], lower, scale, bins, tlo, thi, 1, &ok);
+                if (k == 0 || hot)
+                    hot = ws_deposit_f32<true>(p, sh, N, key, valid, ok != 0, xa[k], wa[k], lane);
+                else
+                    ws_deposit_f32<false>(p, sh, N, key, valid, ok != 0, xa[k], wa[k], lane);
+            }
+        }
+        ws_flush<GH_WK_F32, WS_SQ_NONE>(p, sh, N, out);
+    }
+}
+
 /* Weight kind and squares mode of a plan, and the shared memory it needs; 0 when it does not
  * fit `optin` bytes. */
 static size_t ws_plan_smem(const gpuhist_plan *plan, size_t optin, int *wk, int *sq)
@@ -396,6 +551,9 @@ gpuhist_status ws_launch(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gpuhi
                          ws_params &p, bool fe, size_t smem, unsigned long long *out)
 {
     auto kernel = fe ? ws_kernel<T, WK, MULTI, SQ, true> : ws_kernel<T, WK, MULTI, SQ, false>;
+    if constexpr (std::is_same<T, float>::value && WK == GH_WK_F32 && !MULTI && SQ == WS_SQ_NONE)
+        if (fe && ((uintptr_t)job->data % 16u) == 0u && ((uintptr_t)job->weights % 16u) == 0u)
+            kernel = ws_kernel_f32x4;
     cudaError_t err;
     const int grid = gh_grid(job, kernel, GH_LP_WEIGHTED_SMEM, smem, job->pixels, &err);
     if (!grid)
