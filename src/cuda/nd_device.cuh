@@ -25,6 +25,25 @@ __device__ __forceinline__ uint32_t nd_axis_slot(const gpuhist_nd_axis &ax, T x)
         return gpuhist_slot_i64(&ax.map, ax.edges, (gh_i64)x);
 }
 
+/* u8 points: a table per axis of each byte value's share of the encoded joint slot (ndmap.h):
+ * the axis's slot times the bins of the axes after it (+1 on axis 0: the encoding's first bin),
+ * or GH_ND_U8_OUT when the value is outside the axis. A point's encoded slot is the sum of its
+ * coordinates' shares when that sum is below GH_ND_U8_OUT, else the out slot (up to 4 axes:
+ * 4 x 2^29 + slots < 2^32). Built by the block (threads tid of nthreads), dims x 256 words. */
+#define GH_ND_U8_OUT (1u << 29)
+__device__ __forceinline__ void nd_u8_share_table(const gpuhist_nd_map &m, uint32_t dims,
+                                                  uint32_t *lut, uint32_t tid, uint32_t nthreads)
+{
+    for (uint32_t i = tid; i < dims * 256u; i += nthreads) {
+        const uint32_t a = i >> 8;
+        const uint32_t slot = nd_axis_slot<uint8_t>(m.axis[a], (uint8_t)(i & 255u));
+        uint32_t stride = 1u;
+        for (uint32_t b = a + 1u; b < dims; ++b)
+            stride *= m.axis[b].map.bins;
+        lut[i] = slot < m.axis[a].map.bins ? slot * stride + (a == 0u ? 1u : 0u) : GH_ND_U8_OUT;
+    }
+}
+
 /* The encoded joint slot (ndmap.h) of point k of m (each axis's coordinate at its base + k *
  * its stride: interleaved points or columns, any alignment). */
 template <typename T>
@@ -58,5 +77,13 @@ gh_nd_state *gh_nd_state_of(gpuhist_ctx *ctx);
 gpuhist_status gh_nd_device_edges(gpuhist_ctx *ctx, gh_nd_state *s, gpuhist_nd_map *m);
 
 inline cudaStream_t gh_nd_stream(const gpuhist_ctx *ctx) { return (cudaStream_t)ctx->stream; }
+
+/* nd_bytes32.cu: count the whole groups of points [first, first + n) of an interleaved u8 map
+ * into counters (nkeys of them) with 32-bit shared counters. @return 0 when it cannot take the
+ * chunk (dimensions, alignment, shared memory); else 1, the status in *rc and the points it
+ * counted in *done (the rest, fewer than a group, are the caller's). */
+int gh_nd_bytes32_count(gpuhist_ctx *ctx, const gpuhist_nd_map &m, uint64_t first, uint64_t n,
+                        unsigned long long *counters, uint32_t nkeys, uint64_t *done,
+                        gpuhist_status *rc);
 
 #endif

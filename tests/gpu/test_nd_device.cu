@@ -195,7 +195,7 @@ int main()
     }
     const gpuhist_dtype types[] = {GPUHIST_U8, GPUHIST_I8,  GPUHIST_U16, GPUHIST_I16, GPUHIST_U32,
                                    GPUHIST_I32, GPUHIST_U64, GPUHIST_I64, GPUHIST_F32, GPUHIST_F64};
-    const uint32_t dims_list[] = {1, 2, 3, 5, 8};
+    const uint32_t dims_list[] = {1, 2, 3, 4, 5, 8};
     for (int round = 0; round < 4; ++round) {
         /* round 1: the map in pieces of 1000 points (the loop over pieces and a partial last);
          * rounds 0-2 count in one pass where the backend can (nd_packed16.cu), round 3 always
