@@ -248,8 +248,8 @@ static __device__ __forceinline__ void gh_red_shared_add(uint32_t a, uint32_t n)
 /* The same when n is non-zero (a predicated add, no branch). */
 static __device__ __forceinline__ void gh_red_shared_add_nz(uint32_t a, uint32_t n)
 {
-    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\t@p red.shared.add.u32 [%0], %1;\n\t}"
-                 ::"r"(a), "r"(n)
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\t"
+                 "@p red.shared.add.u32 [%0], %1;\n\t}" ::"r"(a), "r"(n)
                  : "memory");
 }
 

@@ -9,8 +9,9 @@
  * each axis's map in registers, a point whose every coordinate is certified inside its axis
  * combined without the out/NaN cases; u8 coordinates through a table per axis of each value's
  * share of the joint slot, built with that same slot function, so a point's slot is the sum of
- * its lookups): no slot ever leaves the SM, so a point costs its coordinates' bytes only. Interleaved u8, u16,
- * f32 and f64 points of 2 to 4 coordinates (f64: 2) are read as vectors of P points in whole
+ * its lookups): no slot ever leaves the SM, so a point costs its coordinates' bytes only.
+ * Interleaved u8, u16, f32 and f64 points of 2 to 4 coordinates (f64: 2; u8 whose 32-bit
+ * counters fit go to nd_bytes32.cu first) are read as vectors of P points in whole
  * 32-bit words (the most points in at most 16 bytes: f32 pairs 2, u8 RGB 4); any other chunk
  * (columns, an unaligned start, other types or dimensions) is mapped point by point and added
  * with one global atomic each (correct, not fast). One block per SM of 1024 threads, each
@@ -247,10 +248,12 @@ gpuhist_status nd16_count(gpuhist_ctx *ctx, const gpuhist_nd_map &m, uint64_t fi
     gpuhist_status rc = GPUHIST_OK;
     if constexpr (std::is_same<T, uint8_t>::value) {
         uint64_t done = 0;
-        if (interleaved && gh_nd_bytes32_count(ctx, m, first, n, s->counters, s->nkeys, &done, &rc)) {
+        if (interleaved &&
+            gh_nd_bytes32_count(ctx, m, first, n, s->counters, s->nkeys, &done, &rc)) {
             if (rc != GPUHIST_OK || done == n)
                 return rc;
-            k_nd_atomic<T><<<1, 256, 0, gh_nd_stream(ctx)>>>(m, first + done, n - done, s->counters);
+            k_nd_atomic<T><<<1, 256, 0, gh_nd_stream(ctx)>>>(m, first + done, n - done,
+                                                             s->counters);
             GPUHIST_CUDA_LAUNCH_CHECK(ctx, "N-D: the points after the last group");
             return GPUHIST_OK;
         }
