@@ -14,8 +14,10 @@
  * takes more than a tenth of 10 s), each call gpuhist_histogram() on the CUDA backend with the
  * strategy on auto, counts in device memory, the context asynchronous, followed by
  * cudaStreamSynchronize of the default stream (the stream CuPy and torch use by default).
+ * Each cell is also timed on the same data in pageable host memory (counts to host memory: what
+ * gpuhist.histogram does with a NumPy array on the CUDA backend), tagged CAPIHOST.
  * Output: one line per cell, tab-separated, for compare.py to read:
- *   CAPI <cell> <median seconds> <input bytes> <strategy> <device>
+ *   CAPI|CAPIHOST <cell> <median seconds> <input bytes> <strategy> <device>
  * and nothing is asserted about speed. Exit 77 without a CUDA device, 1 on a failed call.
  */
 #include <gpuhist.h>
@@ -69,19 +71,26 @@ int cuda_ok(cudaError_t e, const char *what)
     return 0;
 }
 
-/* One cell: median seconds of R synchronised calls after one warm-up (compare.py's timed()). */
+/* One cell: median seconds of R synchronised calls after one warm-up (compare.py's timed()).
+ * host: data is a pageable host array and the counts go to host memory (what gpuhist.histogram
+ * does with a NumPy array on the CUDA backend); its line is tagged CAPIHOST. */
 int time_cell(gpuhist_ctx *ctx, const char *name, const void *data, gpuhist_dtype dt,
-              uint64_t n, uint32_t bins, double lo, double hi, int repeat, const char *device)
+              uint64_t n, uint32_t bins, double lo, double hi, int repeat, const char *device,
+              bool host = false)
 {
     uint64_t *counts = NULL;
-    if (!cuda_ok(cudaMalloc((void **)&counts, (size_t)bins * 8), "cudaMalloc(counts)"))
+    if (host)
+        counts = (uint64_t *)malloc((size_t)bins * 8);
+    else if (!cuda_ok(cudaMalloc((void **)&counts, (size_t)bins * 8), "cudaMalloc(counts)"))
+        return 0;
+    if (!counts)
         return 0;
     gpuhist_samples s = gpuhist_samples_1d(data, dt, n);
-    s.location = GPUHIST_MEMORY_DEVICE;
+    s.location = host ? GPUHIST_MEMORY_HOST : GPUHIST_MEMORY_DEVICE;
     gpuhist_bin_spec b = gpuhist_bins_even(bins, lo, hi);
     b.last_edge_inclusive = 1;
     gpuhist_result r = gpuhist_result_host(counts);
-    r.counts_location = GPUHIST_MEMORY_DEVICE;
+    r.counts_location = host ? GPUHIST_MEMORY_HOST : GPUHIST_MEMORY_DEVICE;
     int ok = 1;
     auto call = [&]() -> double {
         const double t0 = now();
@@ -106,12 +115,15 @@ int time_cell(gpuhist_ctx *ctx, const char *name, const void *data, gpuhist_dtyp
             std::sort(t.begin(), t.end());
             const size_t m = t.size();
             const double median = m % 2 ? t[m / 2] : (t[m / 2 - 1] + t[m / 2]) / 2;
-            printf("CAPI\t%s\t%.9g\t%llu\t%s\t%s\n", name, median,
+            printf("%s\t%s\t%.9g\t%llu\t%s\t%s\n", host ? "CAPIHOST" : "CAPI", name, median,
                    (unsigned long long)(n * gpuhist_dtype_size(dt)), r.strategy, device);
             fflush(stdout);
         }
     }
-    cudaFree(counts);
+    if (host)
+        free(counts);
+    else
+        cudaFree(counts);
     return ok;
 }
 
@@ -151,18 +163,32 @@ int main(int argc, char **argv)
     }
     const char *device = gpuhist_device_name(ctx);
     int ok = 1;
+    /* the same data in pageable host memory, for the host-array rows */
+    void *hdata = malloc(bytes);
+    ok = hdata != NULL;
+    if (!ok)
+        fprintf(stderr, "gpuhist-capi-cells: out of host memory\n");
     k_fill_u8<<<1024, 256>>>((uint8_t *)data, bytes);
-    ok = cuda_ok(cudaDeviceSynchronize(), "fill u8") &&
+    ok = ok && cuda_ok(cudaDeviceSynchronize(), "fill u8") &&
          time_cell(ctx, "u8 256 bins", data, GPUHIST_U8, bytes, 256, 0.0, 256.0, (int)repeat,
-                   device);
+                   device) &&
+         cuda_ok(cudaMemcpy(hdata, data, bytes, cudaMemcpyDeviceToHost), "copy u8") &&
+         time_cell(ctx, "u8 256 bins", hdata, GPUHIST_U8, bytes, 256, 0.0, 256.0, (int)repeat,
+                   device, true);
     if (ok) {
         k_fill_f32<<<1024, 256>>>((float *)data, bytes / 4);
         ok = cuda_ok(cudaDeviceSynchronize(), "fill f32") &&
              time_cell(ctx, "f32 4096 bins", data, GPUHIST_F32, bytes / 4, 4096, 0.0, 1.0,
                        (int)repeat, device) &&
              time_cell(ctx, "f32 2^20 bins", data, GPUHIST_F32, bytes / 4, 1u << 20, 0.0, 1.0,
-                       (int)repeat, device);
+                       (int)repeat, device) &&
+             cuda_ok(cudaMemcpy(hdata, data, bytes, cudaMemcpyDeviceToHost), "copy f32") &&
+             time_cell(ctx, "f32 4096 bins", hdata, GPUHIST_F32, bytes / 4, 4096, 0.0, 1.0,
+                       (int)repeat, device, true) &&
+             time_cell(ctx, "f32 2^20 bins", hdata, GPUHIST_F32, bytes / 4, 1u << 20, 0.0, 1.0,
+                       (int)repeat, device, true);
     }
+    free(hdata);
     cudaFree(data);
     gpuhist_destroy(ctx);
     return ok ? 0 : 1;

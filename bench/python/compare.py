@@ -379,7 +379,8 @@ def device_cells(t: Table, cells: list, repeat: int) -> None:
 
 def c_api_cells(t: Table, path: str, mib: int, repeat: int) -> None:
     """The C API's figures on the device cells: gpuhist-capi-cells (bench/cuda/capi_cells.cu)
-    run with the same MiB and repeat count, its CAPI lines added as rows."""
+    run with the same MiB and repeat count, its CAPI lines added as rows (and its CAPIHOST
+    lines, the same cells on a pageable host array, as host rows)."""
     import subprocess  # noqa: PLC0415
 
     p = subprocess.run([path, "--mib", str(mib), "--repeat", str(repeat)],
@@ -397,6 +398,9 @@ def c_api_cells(t: Table, path: str, mib: int, repeat: int) -> None:
             t.add(f[1], "device", f"{C_API} (device pointer)", f[5], float(f[2]), int(f[3]),
                   f"[{f[4]}]")
             rows += 1
+        elif len(f) == 6 and f[0] == "CAPIHOST":
+            t.add(f[1], "host", f"{C_API} (pageable host array) [cuda]", f[5], float(f[2]),
+                  int(f[3]), f"[{f[4]}]")
     if rows == 0:
         raise SystemExit(f"compare.py: --c-bench {path} printed no CAPI line: {p.stdout!r}")
 
