@@ -144,7 +144,8 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Optional[bool]
     ctx = _context.get(_context.resolve_backend(backend, strategy, weights is not None), -1,
                        strategy, _context.stream_pointer(stream), devices=devices)
     plan = plan_bins(bins, range, rules_dtype, a.size, weights is not None,
-                     lambda: host_minmax(ctx, samples, rules_dtype), host_rule(ctx, samples))
+                     lambda: host_minmax(ctx, samples, rules_dtype), host_rule(ctx, samples),
+                     cache=True)
     if plan.bins == 0:  # fewer than two edges
         n = np.zeros(max(plan.np_edges.size - 1, 0),
                      np.intp if weights is None else weights.dtype)
@@ -160,8 +161,8 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Optional[bool]
                 n = n.astype(weights.dtype)  # NumPy returns the weights' dtype
     if density:
         db = np.array(np.diff(plan.np_edges), float)
-        return n / db / n.sum(), plan.np_edges
-    return n, plan.np_edges
+        return n / db / n.sum(), plan.returned_edges()
+    return n, plan.returned_edges()
 
 
 def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any = None, *,
@@ -178,9 +179,9 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any 
                          "devices= shares out host arrays")
     if dev is not None:
         if isinstance(bins, (int, np.integer)) and range is not None:
-            return _device.Results(dev).from_numpy(
+            return _device.Results(dev).edges(
                 plan_bins(bins, range, dev.np_dtype, dev.size, weights is not None,
-                          lambda: (0, 1)).np_edges)
+                          lambda: (0, 1), cache=True))
         return _device_histogram(dev, bins, range, None, weights, backend, strategy, stream)[1]
     a = host_array(a)
     samples, rules_dtype = samples_for_library(a, warn=False)
@@ -188,12 +189,13 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any 
     ctx = _context.get(_context.resolve_backend(backend, strategy, False), -1, strategy,
                        _context.stream_pointer(stream), devices=devices)
     plan = plan_bins(bins, range, rules_dtype, a.size, weights is not None,
-                     lambda: host_minmax(ctx, samples, rules_dtype), host_rule(ctx, samples))
+                     lambda: host_minmax(ctx, samples, rules_dtype), host_rule(ctx, samples),
+                     cache=True)
     if plan.auto_range and rules_dtype.kind == "f":
         _, _, _, tallies = run_host(ctx, plan, samples, None)
         if tallies[NAN] or tallies[UNDERFLOW] or tallies[OVERFLOW]:
             raise nonfinite_error(a)
-    return plan.np_edges
+    return plan.returned_edges()
 
 
 def bincount(x: Any, weights: Any = None, minlength: int = 0, *, backend: str = "auto",
@@ -298,7 +300,7 @@ def _device_histogram(dev: _device.DeviceArray, bins: Any, rng: Any, density: An
                                       r)[0]
 
     plan = plan_bins(bins, rng, dev.np_dtype, dev.size, w is not None, finite_minmax,
-                     rule_bins)
+                     rule_bins, cache=True)
     if plan.bins == 0:
         n = res.zeros(max(plan.np_edges.size - 1, 0), np.int64 if w is None else w_dtype)
     elif w is not None:
@@ -324,7 +326,7 @@ def _device_histogram(dev: _device.DeviceArray, bins: Any, rng: Any, density: An
         if plan.auto_range and (tallies[NAN] or tallies[UNDERFLOW] or tallies[OVERFLOW]):
             raise nonfinite_error(dev.obj)
         n = res.remap(counts, plan.out_bins, plan.src, plan.dst, np.int64)
-    edges = res.from_numpy(np.asarray(plan.np_edges))
+    edges = res.edges(plan)
     if density:
         return res.density(n, np.asarray(plan.np_edges)), edges
     return n, edges

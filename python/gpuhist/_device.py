@@ -236,8 +236,36 @@ class Results:
             with self.xp.cuda.Device(self.dev.device_id):
                 return self.xp.asarray(a)
         if self.owner == "torch":
-            return self.xp.from_numpy(np.ascontiguousarray(a)).to(f"cuda:{self.dev.device_id}")
+            a = np.ascontiguousarray(a)
+            if not a.flags.writeable:  # torch.from_numpy warns about read-only arrays
+                a = a.copy()
+            return self.xp.from_numpy(a).to(f"cuda:{self.dev.device_id}")
         return a
+
+    def edges(self, plan: Any) -> Any:
+        """plan.np_edges as the caller's kind of array. A cached plan's edges are copied to
+        the device once per (array library, device, current stream) and kept on the plan;
+        each call returns a device-side copy of them (enqueued on that same stream, so it
+        follows the first upload without a host wait), never the kept array, which the caller
+        could write into."""
+        np_edges = np.asarray(plan.np_edges)
+        if not plan.frozen or not self.on_device:
+            return self.from_numpy(np_edges) if self.on_device else plan.returned_edges()
+        if self.owner == "cupy":
+            with self.xp.cuda.Device(self.dev.device_id):
+                key = ("cupy", self.dev.device_id, int(self.xp.cuda.get_current_stream().ptr))
+                kept = plan.device_edges.get(key)
+                if kept is None:
+                    kept = self.xp.asarray(np_edges)
+                    plan.device_edges[key] = kept
+                return kept.copy()
+        stream = int(self.xp.cuda.current_stream(self.dev.device_id).cuda_stream)
+        key = ("torch", self.dev.device_id, stream)
+        kept = plan.device_edges.get(key)
+        if kept is None:
+            kept = self.from_numpy(np_edges)
+            plan.device_edges[key] = kept
+        return kept.clone()
 
     def pointer(self, arr: Any) -> int:
         if self.owner == "cupy":

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import math
 import operator
+import threading
+from collections import OrderedDict
 from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
@@ -43,7 +45,8 @@ class BinPlan:
     of its counts: out[dst] = lib[src] (identity when src is None)."""
 
     __slots__ = ("kind", "bins", "lower", "upper", "edges", "integer_lower", "last_inclusive",
-                 "clamp", "out_bins", "src", "dst", "np_edges", "auto_range", "as_double")
+                 "clamp", "out_bins", "src", "dst", "np_edges", "auto_range", "as_double",
+                 "device_edges", "frozen")
 
     def __init__(self) -> None:
         self.kind = KIND_EVEN
@@ -63,6 +66,30 @@ class BinPlan:
         # each binned as its nearest float64 (_core.Context.histogram's as_double); None: the
         # library's exact comparisons give NumPy's bins
         self.as_double: Optional[Tuple[int, int]] = None
+        # a cached plan (plan_bins(cache=True)) is shared between calls: frozen, its arrays
+        # read-only, and device_edges holds np_edges already copied to a device, keyed by
+        # (array library, device, stream) (see _device.Results.edges)
+        self.device_edges: Optional[dict] = None
+        self.frozen = False
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "frozen", False):
+            raise AttributeError("gpuhist: a cached BinPlan is shared and cannot change")
+        object.__setattr__(self, name, value)
+
+    def freeze(self) -> "BinPlan":
+        """Make the plan shareable: its arrays read-only, its fields fixed."""
+        for a in (self.edges, self.src, self.dst, self.np_edges):
+            if isinstance(a, np.ndarray):
+                a.flags.writeable = False
+        self.device_edges = {}
+        self.frozen = True
+        return self
+
+    def returned_edges(self) -> Any:
+        """np_edges as handed to a caller: a copy of a shared (cached) plan's, which the caller
+        may write into."""
+        return self.np_edges.copy() if self.frozen else self.np_edges
 
     def args(self) -> Tuple[int, int, float, float, Optional[np.ndarray], int, bool, bool]:
         """The library's spec, as _core.Context.histogram takes it after the samples."""
@@ -309,15 +336,98 @@ def numpy_int64_rule(plan: BinPlan, dtype: np.dtype, outer: Optional[Tuple[Any, 
     return (lo, hi)
 
 
+# Plans of a number of bins over a given range depend on nothing but the arguments, and
+# building one costs NumPy's linspace plus the library's edges (about 7 ms for 2^20 bins): the
+# last few are kept, least recently used first out, up to PLAN_CACHE_ENTRIES plans and
+# PLAN_CACHE_BYTES of edge arrays (larger plans are built on every call).
+PLAN_CACHE_ENTRIES = 8
+PLAN_CACHE_BYTES = 64 << 20
+_plan_cache: "OrderedDict[Any, Tuple[BinPlan, int]]" = OrderedDict()
+_plan_cache_bytes = 0
+_plan_cache_lock = threading.Lock()
+
+
+def _range_value_key(x: Any) -> Any:
+    """A key telling apart every range value that NumPy's edges tell apart (value, type,
+    sign of zero), or None for values not cached (anything but Python and NumPy reals)."""
+    t = type(x)
+    if t is int or (isinstance(x, np.integer) and t.__module__ == "numpy"):
+        return (t, int(x))
+    if t is float or t in (np.float16, np.float32, np.float64):
+        return (t, float(x), math.copysign(1.0, float(x)))
+    return None
+
+
+def _plan_key(bins: Any, rng: Any, dtype: np.dtype, weighted: bool) -> Any:
+    """The cache key of plan_bins' arguments, or None when the plan is not cached (a rule name,
+    an array of edges, an automatic range: those depend on the data or an array's contents)."""
+    if rng is None or isinstance(bins, (str, bool, np.bool_)) or \
+            not isinstance(bins, (int, np.integer)):
+        return None
+    try:
+        lo, hi = rng
+    except (TypeError, ValueError):
+        return None
+    klo, khi = _range_value_key(lo), _range_value_key(hi)
+    if klo is None or khi is None:
+        return None
+    return (int(bins), klo, khi, np.dtype(dtype), bool(weighted))
+
+
+def _plan_bytes(plan: BinPlan) -> int:
+    return sum(a.nbytes for a in (plan.edges, plan.src, plan.dst, plan.np_edges)
+               if isinstance(a, np.ndarray))
+
+
+def clear_plan_cache() -> None:
+    """Forget the cached plans (and their device edges)."""
+    global _plan_cache_bytes
+    with _plan_cache_lock:
+        _plan_cache.clear()
+        _plan_cache_bytes = 0
+
+
 def plan_bins(bins: Any, rng: Any, dtype: np.dtype, size: int, weighted: bool,
               finite_minmax: Callable[[], Tuple[Any, Any]],
-              rule_bins: Optional[Callable[[str, Any], int]] = None) -> BinPlan:
+              rule_bins: Optional[Callable[[str, Any], int]] = None,
+              cache: bool = False) -> BinPlan:
     """numpy's _get_bin_edges, as a library request (see the module's docstring).
 
     A rule name (bins='auto', 'fd', ...) takes its bin count from the library
     (gpuhist_bins_rule, through rule_bins(rule, range)); the outer edges and the edges
     themselves follow NumPy's rules as for a number of bins.
+
+    cache=True: a number of bins over a given range comes from (and goes to) the plan cache,
+    frozen (BinPlan.freeze): the caller must not change it, and hands out its edges through
+    BinPlan.returned_edges.
     """
+    global _plan_cache_bytes
+    key = _plan_key(bins, rng, dtype, weighted) if cache else None
+    if key is None:
+        return _plan_bins(bins, rng, dtype, size, weighted, finite_minmax, rule_bins)
+    with _plan_cache_lock:
+        hit = _plan_cache.get(key)
+        if hit is not None:
+            _plan_cache.move_to_end(key)
+            return hit[0]
+    plan = _plan_bins(bins, rng, dtype, size, weighted, finite_minmax, rule_bins)
+    nbytes = _plan_bytes(plan)
+    if nbytes > PLAN_CACHE_BYTES // 2:
+        return plan
+    plan.freeze()
+    with _plan_cache_lock:
+        if key not in _plan_cache:
+            _plan_cache[key] = (plan, nbytes)
+            _plan_cache_bytes += nbytes
+            while len(_plan_cache) > PLAN_CACHE_ENTRIES or _plan_cache_bytes > PLAN_CACHE_BYTES:
+                _, (_, b) = _plan_cache.popitem(last=False)
+                _plan_cache_bytes -= b
+    return plan
+
+
+def _plan_bins(bins: Any, rng: Any, dtype: np.dtype, size: int, weighted: bool,
+               finite_minmax: Callable[[], Tuple[Any, Any]],
+               rule_bins: Optional[Callable[[str, Any], int]]) -> BinPlan:
     if isinstance(bins, str):
         check_bins_string(bins, weighted)
         first_edge, last_edge, auto = outer_edges(size, rng, finite_minmax)

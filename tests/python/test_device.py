@@ -312,3 +312,46 @@ def test_histogram_device_fills_do_not_wait(rng):
             for _ in range(21):
                 ref.fill(x, weights=w if weighted else None)
             same_bits(h.values(), ref.values())
+
+
+@pytest.mark.parametrize("bins", [256, 4096, 2**20])
+def test_repeated_calls_with_edges_written_between(rng, bins):
+    """A number of bins over a given range is planned once and its edges kept on the device
+    (per stream); each call returns fresh hist and edges arrays, so writing into them between
+    calls changes nothing, on the current stream and on another one."""
+    from gpuhist import _plan
+
+    _plan.clear_plan_cache()
+    a = rng.random(1_000_000).astype(np.float32)
+    u = rng.integers(0, 256, 1_000_000).astype(np.uint8)
+    for name, to_device, synchronize, _ in _device_libs():
+        for data, r in ((a, (0.0, 1.0)), (u, (0, 256))):
+            want_n, want_e = np.histogram(data, bins, r)
+            d = to_device(data)
+            seen = []
+            for i in range(4):
+                if name == "cupy" and i >= 2:
+                    import cupy as cp
+
+                    with cp.cuda.Stream(non_blocking=True) as s:  # another stream's own copy
+                        n, e = gpuhist.histogram(d, bins, r)
+                        e2 = gpuhist.histogram_bin_edges(d, bins, r)
+                    s.synchronize()
+                else:
+                    n, e = gpuhist.histogram(d, bins, r)
+                    e2 = gpuhist.histogram_bin_edges(d, bins, r)
+                    synchronize()
+                got_n = n.cpu().numpy() if name == "torch" else n.get()
+                got_e = e.cpu().numpy() if name == "torch" else e.get()
+                got_e2 = e2.cpu().numpy() if name == "torch" else e2.get()
+                same_bits(got_n, want_n)
+                same_bits(got_e, want_e)
+                same_bits(got_e2, want_e)
+                seen += [e, e2]  # kept alive: each call's edges are arrays of their own
+                ptrs = {x.data_ptr() if name == "torch" else x.data.ptr for x in seen}
+                assert len(ptrs) == len(seen)
+                e[:] = -1  # the caller owns these: the next call must not see the writes
+                e2[:] = 7
+                n[:] = -1
+                synchronize()
+    _plan.clear_plan_cache()
