@@ -77,67 +77,17 @@ typedef struct minmax_share {
     int found;
 } minmax_share;
 
-#define MINMAX_LOOP(T, lo, hi, keep)                                                               \
-    do {                                                                                       \
-        const T *x = (const T *)(const void *)sh->data;                                        \
-        T mn = 0, mx = 0;                                                                      \
-        int f = 0;                                                                             \
-        for (uint64_t i = sh->begin; i < sh->end; ++i) {                                       \
-            T v;                                                                               \
-            memcpy(&v, &x[i], sizeof v);                                                       \
-            if (!(keep))                                                                       \
-                continue;                                                                      \
-            if (!f) {                                                                          \
-                mn = mx = v;                                                                   \
-                f = 1;                                                                         \
-            }                                                                                  \
-            mn = v < mn ? v : mn;                                                              \
-            mx = v > mx ? v : mx;                                                              \
-        }                                                                                      \
-        if (f) {                                                                               \
-            sh->lo = mn;                                                                       \
-            sh->hi = mx;                                                                       \
-            sh->found = 1;                                                                     \
-        }                                                                                      \
-    } while (0)
-
-/* f16 / bf16: each bit pattern widened exactly to float (binmap.h), finite values only. */
-#define MINMAX_HALF(WIDEN)                                                                     \
-    do {                                                                                       \
-        float mn = INFINITY, mx = -INFINITY;                                                   \
-        for (uint64_t i = sh->begin; i < sh->end; ++i) {                                       \
-            uint16_t b;                                                                        \
-            memcpy(&b, sh->data + 2u * i, sizeof b);                                           \
-            const float v = WIDEN(b);                                                          \
-            if (v - v == 0.0f) {                                                               \
-                mn = v < mn ? v : mn;                                                          \
-                mx = v > mx ? v : mx;                                                          \
-            }                                                                                  \
-        }                                                                                      \
-        if (mn <= mx) {                                                                        \
-            sh->fmin = mn;                                                                     \
-            sh->fmax = mx;                                                                     \
-            sh->found = 1;                                                                     \
-        }                                                                                      \
-    } while (0)
-
+/* One share: the lane loops of minmax.c over [begin, end). */
 static void *minmax_run(void *arg)
 {
     minmax_share *sh = arg;
-    switch (sh->dtype) {
-    case GPUHIST_U8: MINMAX_LOOP(uint8_t, imin, imax, 1); break;
-    case GPUHIST_U16: MINMAX_LOOP(uint16_t, imin, imax, 1); break;
-    case GPUHIST_U32: MINMAX_LOOP(uint32_t, imin, imax, 1); break;
-    case GPUHIST_U64: MINMAX_LOOP(uint64_t, umin, umax, 1); break;
-    case GPUHIST_I8: MINMAX_LOOP(int8_t, imin, imax, 1); break;
-    case GPUHIST_I16: MINMAX_LOOP(int16_t, imin, imax, 1); break;
-    case GPUHIST_I32: MINMAX_LOOP(int32_t, imin, imax, 1); break;
-    case GPUHIST_I64: MINMAX_LOOP(int64_t, imin, imax, 1); break;
-    case GPUHIST_F32: MINMAX_LOOP(float, fmin, fmax, v - v == 0.0f); break; /* finite */
-    case GPUHIST_F16: MINMAX_HALF(gpuhist_f16_to_f32); break;
-    case GPUHIST_BF16: MINMAX_HALF(gpuhist_bf16_to_f32); break;
-    default: MINMAX_LOOP(double, fmin, fmax, v - v == 0.0); break;
-    }
+    gpuhist_cpu_extent e;
+    const size_t size = gpuhist_dtype_size(sh->dtype);
+    gpuhist_cpu_minmax(sh->dtype, sh->data + sh->begin * size, sh->end - sh->begin, &e);
+    sh->fmin = e.fmin, sh->fmax = e.fmax;
+    sh->imin = e.imin, sh->imax = e.imax;
+    sh->umin = e.umin, sh->umax = e.umax;
+    sh->found = e.found;
     return NULL;
 }
 

@@ -77,6 +77,26 @@ uint64_t *gpuhist_cpu_scratch_hist(gpuhist_cpu_scratch *sc, size_t entries);
 gpuhist_status gpuhist_cpu_count_pixels(const gpuhist_plan *plan, uint64_t begin, uint64_t end,
                                         uint64_t *out, gpuhist_cpu_scratch *sc);
 
+/* The finite min and max of contiguous one-channel samples (minmax.c): floats in fmin/fmax
+ * (found = some value is finite), u64 in umin/umax, other integers in imin/imax (found = n > 0);
+ * the fields of other types stay 0. */
+typedef struct gpuhist_cpu_extent {
+    double fmin, fmax;
+    int64_t imin, imax;
+    uint64_t umin, umax;
+    int found;
+} gpuhist_cpu_extent;
+
+/* n samples at data (any alignment): the lane loops (AVX2 when gpuhist_cpu_simd()), or with
+ * GPUHIST_CPU_SIMD=0 the scalar loop. Both give the same bits (minmax.c). */
+void gpuhist_cpu_minmax(gpuhist_dtype dtype, const void *data, uint64_t n,
+                        gpuhist_cpu_extent *out);
+/* The two forms, for tests. */
+void gpuhist_cpu_minmax_lanes(gpuhist_dtype dtype, const void *data, uint64_t n,
+                              gpuhist_cpu_extent *out);
+void gpuhist_cpu_minmax_scalar(gpuhist_dtype dtype, const void *data, uint64_t n,
+                               gpuhist_cpu_extent *out);
+
 #ifdef __cplusplus
 }
 #endif
