@@ -319,9 +319,41 @@ uint64_t gpuhist_host_memory_available(void)
     return cg < avail ? cg : avail;
 }
 
+/*
+ * The last answer of gpuhist_host_memory_available() and when it was read (CLOCK_MONOTONIC ns),
+ * shared by every context of the process. Reading /proc/meminfo and the cgroup files costs
+ * 50-100 us, as much as a small histogram; a request of at most half the last answer, asked
+ * within HOST_MEMORY_TTL_NS of it, is granted from the cache. Any other request reads afresh, so
+ * a request that does not fit is always refused on a fresh reading (the same rule and message as
+ * without the cache); the margin covers what others may have taken since the last reading.
+ */
+#define HOST_MEMORY_TTL_NS 100000000ull
+static pthread_mutex_t host_memory_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t host_memory_avail, host_memory_when;
+static int host_memory_known;
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 gpuhist_status gpuhist_need_host_memory(gpuhist_ctx *ctx, uint64_t bytes, const char *what)
 {
+    const uint64_t now = monotonic_ns();
+    pthread_mutex_lock(&host_memory_lock);
+    const int fresh = host_memory_known && now - host_memory_when < HOST_MEMORY_TTL_NS;
+    const uint64_t cached = host_memory_avail;
+    pthread_mutex_unlock(&host_memory_lock);
+    if (fresh && (cached == 0 || bytes <= cached / 2))
+        return GPUHIST_OK;
     uint64_t avail = gpuhist_host_memory_available();
+    pthread_mutex_lock(&host_memory_lock);
+    host_memory_avail = avail;
+    host_memory_when = monotonic_ns();
+    host_memory_known = 1;
+    pthread_mutex_unlock(&host_memory_lock);
     if (avail == 0 || bytes <= avail)
         return GPUHIST_OK;
     return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
