@@ -4,12 +4,12 @@
  * counts values, applies the outlier policy.
  *
  * The context's state (ctx->backend_state, from open to close) keeps the 64-bit counters and the
- * counting threads' scratch (cpu_kernels.h) from one histogram to the next, so that a call of the
- * same size as the last takes no fresh pages from the kernel: page faults and the clearing of
- * fresh pages cost as much as the counting with 2^20 bins on two threads, and glibc returns
- * large blocks to the kernel on free. What it relies on: a context runs one call or stream at a
- * time (the busy flag, SEMANTICS.md), so the state needs no lock; each thread of a call touches
- * only its own scratch entry. When a histogram ends holding more than CPU_KEEP_BYTES, all of it
+ * counting threads' scratch (cpu_kernels.h, scratch.c) from one histogram to the next, so that a
+ * call of the same size as the last takes no fresh pages from the kernel: page faults and the
+ * clearing of fresh pages cost as much as the counting with 2^20 bins on two threads, and glibc
+ * returns large blocks to the kernel on free. What it relies on: a context runs one call or
+ * stream at a time (the busy flag, SEMANTICS.md), so the state needs no lock; each thread of a
+ * call touches only its own scratch entry. When a histogram ends holding more than CPU_KEEP_BYTES, all of it
  * is freed then (a one-off huge histogram does not stay in memory); gpuhist_destroy frees the
  * rest.
  */
@@ -214,13 +214,12 @@ static size_t cpu_keep_bytes(void)
 
 /* ctx->backend_state of a CPU context. */
 typedef struct cpu_state {
+    gpuhist_cpu_scratch_set scratch; /* first: scratch.c finds it at ctx->backend_state */
     cpu_counters c;          /* the histogram in progress, when open */
     int open;
     uint64_t *slots_buf;     /* c.slots' memory, kept: slots_cap entries */
     uint64_t *values_buf;    /* c.values' memory, kept: values_cap entries */
     size_t slots_cap, values_cap;
-    gpuhist_cpu_scratch *scratch; /* one per counting thread, nscratch of them */
-    int nscratch;
 } cpu_state;
 
 static gpuhist_status cpu_state_new(gpuhist_ctx *ctx)
@@ -234,13 +233,7 @@ static gpuhist_status cpu_state_new(gpuhist_ctx *ctx)
 /* Free every kept buffer (the counters of no open histogram). */
 static void cpu_state_release(cpu_state *k)
 {
-    for (int t = 0; t < k->nscratch; ++t) {
-        free(k->scratch[t].table);
-        free(k->scratch[t].hist);
-    }
-    free(k->scratch);
-    k->scratch = NULL;
-    k->nscratch = 0;
+    gpuhist_cpu_scratch_release(&k->scratch);
     free(k->slots_buf);
     free(k->values_buf);
     k->slots_buf = k->values_buf = NULL;
@@ -249,57 +242,7 @@ static void cpu_state_release(cpu_state *k)
 
 static size_t cpu_state_bytes(const cpu_state *k)
 {
-    size_t b = (k->slots_cap + k->values_cap) * 8u;
-    for (int t = 0; t < k->nscratch; ++t)
-        b += k->scratch[t].table_entries * 4u + k->scratch[t].hist_entries * 8u;
-    return b;
-}
-
-gpuhist_cpu_scratch *gpuhist_cpu_scratch_for(gpuhist_ctx *ctx, int threads)
-{
-    cpu_state *k = ctx->backend_state;
-    if (!k || threads < 1)
-        return NULL;
-    if (threads > k->nscratch) {
-        gpuhist_cpu_scratch *n = realloc(k->scratch, (size_t)threads * sizeof *n);
-        if (!n)
-            return NULL;
-        memset(n + k->nscratch, 0, (size_t)(threads - k->nscratch) * sizeof *n);
-        k->scratch = n;
-        k->nscratch = threads;
-    }
-    return k->scratch;
-}
-
-uint32_t *gpuhist_cpu_scratch_table(gpuhist_cpu_scratch *sc, size_t entries)
-{
-    if (!sc)
-        return calloc(entries ? entries : 1u, sizeof(uint32_t));
-    if (sc->table_entries < entries) {
-        free(sc->table);
-        sc->table_entries = 0;
-        /* calloc: zero, and the invariant (all zero between uses) holds from here on */
-        sc->table = calloc(entries, sizeof(uint32_t));
-        if (!sc->table)
-            return NULL;
-        sc->table_entries = entries;
-    }
-    return sc->table;
-}
-
-uint64_t *gpuhist_cpu_scratch_hist(gpuhist_cpu_scratch *sc, size_t entries)
-{
-    if (sc->hist_entries < entries) {
-        free(sc->hist);
-        sc->hist_entries = 0;
-        sc->hist = calloc(entries, sizeof(uint64_t));
-        if (!sc->hist)
-            return NULL;
-        sc->hist_entries = entries;
-        return sc->hist;
-    }
-    memset(sc->hist, 0, entries * sizeof(uint64_t));
-    return sc->hist;
+    return (k->slots_cap + k->values_cap) * 8u + gpuhist_cpu_scratch_bytes(&k->scratch);
 }
 
 /* Zeroed counters of `entries` from a kept buffer (grown when too small); NULL when out of memory.

@@ -53,10 +53,22 @@ typedef struct gpuhist_cpu_scratch {
     size_t hist_entries;
 } gpuhist_cpu_scratch;
 
+/* A context's scratch entries (scratch.c): the first member of the CPU backend's state. */
+typedef struct gpuhist_cpu_scratch_set {
+    gpuhist_cpu_scratch *entry; /* n of them, entry t for counting thread t */
+    int n;
+} gpuhist_cpu_scratch_set;
+
 /* The context's scratch for `threads` counting threads (entry t for thread t), grown as needed
  * and kept until the histogram ends (then freed when the context keeps too much, see
  * cpu_backend.c) or the context is destroyed. NULL when out of memory. */
 gpuhist_cpu_scratch *gpuhist_cpu_scratch_for(gpuhist_ctx *ctx, int threads);
+
+/* Free every entry's memory and the entries (the set is empty again). */
+void gpuhist_cpu_scratch_release(gpuhist_cpu_scratch_set *set);
+
+/* The bytes the set's tables and histograms hold. */
+size_t gpuhist_cpu_scratch_bytes(const gpuhist_cpu_scratch_set *set);
 
 /* At least `entries` zero 32-bit counters: sc's table (grown when too small), or when sc is NULL
  * a fresh calloc'd table the caller frees. NULL when out of memory. */

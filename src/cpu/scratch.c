@@ -1,0 +1,80 @@
+/*
+ * scratch.c - the CPU counting threads' scratch kept from call to call (cpu_kernels.h's
+ * gpuhist_cpu_scratch): one entry per counting thread, grown on demand, released by the backend
+ * (cpu_backend.c) when a histogram ends holding too much or the context is destroyed.
+ *
+ * The set lives at the start of the CPU context's state (ctx->backend_state begins with a
+ * gpuhist_cpu_scratch_set, cpu_backend.c's cpu_state), so the strategies reach it from the
+ * context without depending on the backend's file. Thread t of a call touches only entry t; a
+ * context runs one call at a time (SEMANTICS.md), so no lock.
+ */
+#include "cpu_kernels.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+gpuhist_cpu_scratch *gpuhist_cpu_scratch_for(gpuhist_ctx *ctx, int threads)
+{
+    gpuhist_cpu_scratch_set *k = ctx->backend_state;
+    if (!k || threads < 1)
+        return NULL;
+    if (threads > k->n) {
+        gpuhist_cpu_scratch *n = realloc(k->entry, (size_t)threads * sizeof *n);
+        if (!n)
+            return NULL;
+        memset(n + k->n, 0, (size_t)(threads - k->n) * sizeof *n);
+        k->entry = n;
+        k->n = threads;
+    }
+    return k->entry;
+}
+
+void gpuhist_cpu_scratch_release(gpuhist_cpu_scratch_set *set)
+{
+    for (int t = 0; t < set->n; ++t) {
+        free(set->entry[t].table);
+        free(set->entry[t].hist);
+    }
+    free(set->entry);
+    set->entry = NULL;
+    set->n = 0;
+}
+
+size_t gpuhist_cpu_scratch_bytes(const gpuhist_cpu_scratch_set *set)
+{
+    size_t b = 0;
+    for (int t = 0; t < set->n; ++t)
+        b += set->entry[t].table_entries * 4u + set->entry[t].hist_entries * 8u;
+    return b;
+}
+
+uint32_t *gpuhist_cpu_scratch_table(gpuhist_cpu_scratch *sc, size_t entries)
+{
+    if (!sc)
+        return calloc(entries ? entries : 1u, sizeof(uint32_t));
+    if (sc->table_entries < entries) {
+        free(sc->table);
+        sc->table_entries = 0;
+        /* calloc: zero, and the invariant (all zero between uses) holds from here on */
+        sc->table = calloc(entries, sizeof(uint32_t));
+        if (!sc->table)
+            return NULL;
+        sc->table_entries = entries;
+    }
+    return sc->table;
+}
+
+uint64_t *gpuhist_cpu_scratch_hist(gpuhist_cpu_scratch *sc, size_t entries)
+{
+    if (sc->hist_entries < entries) {
+        free(sc->hist);
+        sc->hist_entries = 0;
+        sc->hist = calloc(entries, sizeof(uint64_t));
+        if (!sc->hist)
+            return NULL;
+        sc->hist_entries = entries;
+        return sc->hist;
+    }
+    memset(sc->hist, 0, entries * sizeof(uint64_t));
+    return sc->hist;
+}
