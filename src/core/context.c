@@ -235,8 +235,10 @@ gpuhist_status gpuhist_list_devices(gpuhist_backend backend, char *buf, size_t s
     case GPUHIST_BACKEND_CPU: {
         gpuhist_ctx tmp;
         memset(&tmp, 0, sizeof tmp);
-        gpuhist_cpu_backend.open(&tmp, 0);
+        if (gpuhist_cpu_backend.open(&tmp, 0) != GPUHIST_OK)
+            return GPUHIST_ERROR_OUT_OF_MEMORY; /* the CPU backend's open fails only there */
         snprintf(buf, size, "0: %s\n", tmp.device_name);
+        gpuhist_cpu_backend.close(&tmp);
         return GPUHIST_OK;
     }
 #if GPUHIST_HAVE_CUDA
