@@ -116,7 +116,7 @@ typedef enum gh_lp_id {
     GH_LP_UNCOUNT_LOCAL,    /* the pitched gaps taken back, totals in shared memory */
     GH_LP_UNCOUNT_GLOBAL,   /* ... one global atomic per gap sample */
     GH_LP_POINT_MAP,        /* one thread per N-D point (map to slots, or count one by one) */
-    GH_LP_ND_FUSED,         /* the fused N-D map and count: one block per SM at most */
+    GH_LP_ND_FUSED,         /* the fused N-D counts (nd_packed16.cu, nd_bytes32.cu): 1 per SM */
     GH_LP_WEIGHT_NORMALIZE, /* one thread per weight record */
     GH_LP_COUNT
 } gh_lp_id;
