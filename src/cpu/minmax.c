@@ -24,37 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Unsigned integer lanes (min and max kept in the type itself). */
-#define MM_UINT(T, L, MAXV)                                                                        \
-    do {                                                                                           \
-        T mn[L], mx[L];                                                                            \
-        for (int j = 0; j < (L); ++j)                                                              \
-            mn[j] = (MAXV), mx[j] = 0;                                                             \
-        uint64_t i = 0;                                                                            \
-        for (; i + (L) <= n; i += (L)) {                                                           \
-            for (int j = 0; j < (L); ++j) {                                                        \
-                T v;                                                                               \
-                memcpy(&v, p + (i + (uint64_t)j) * sizeof(T), sizeof v);                           \
-                mn[j] = v < mn[j] ? v : mn[j];                                                     \
-                mx[j] = v > mx[j] ? v : mx[j];                                                     \
-            }                                                                                      \
-        }                                                                                          \
-        for (int j = 0; i < n; ++i, ++j) {                                                         \
-            T v;                                                                                   \
-            memcpy(&v, p + i * sizeof(T), sizeof v);                                               \
-            mn[j] = v < mn[j] ? v : mn[j];                                                         \
-            mx[j] = v > mx[j] ? v : mx[j];                                                         \
-        }                                                                                          \
-        T a = mn[0], b = mx[0];                                                                    \
-        for (int j = 1; j < (L); ++j) {                                                            \
-            a = mn[j] < a ? mn[j] : a;                                                             \
-            b = mx[j] > b ? mx[j] : b;                                                             \
-        }                                                                                          \
-        lo_u = a, hi_u = b;                                                                        \
-    } while (0)
-
-/* Signed integer lanes. */
-#define MM_SINT(T, L, MINV, MAXV)                                                                  \
+/* Integer lanes (min and max kept in the type itself), starting from MAXV and MINV; the result
+ * in LO and HI. */
+#define MM_INT(T, L, MINV, MAXV, LO, HI)                                                           \
     do {                                                                                           \
         T mn[L], mx[L];                                                                            \
         for (int j = 0; j < (L); ++j)                                                              \
@@ -79,7 +51,7 @@
             a = mn[j] < a ? mn[j] : a;                                                             \
             b = mx[j] > b ? mx[j] : b;                                                             \
         }                                                                                          \
-        lo_i = a, hi_i = b;                                                                        \
+        LO = a, HI = b;                                                                            \
     } while (0)
 
 /* Float lanes: LOAD(i) gives sample i as FT (f32 or f64; halves widened exactly). */
@@ -185,14 +157,14 @@ static inline float load_bf16(const unsigned char *p, uint64_t i)
     if (n == 0)                                                                                    \
         return;                                                                                    \
     switch (dtype) {                                                                               \
-    case GPUHIST_U8: MM_UINT(uint8_t, 64, UINT8_MAX); break;                                       \
-    case GPUHIST_U16: MM_UINT(uint16_t, 32, UINT16_MAX); break;                                    \
-    case GPUHIST_U32: MM_UINT(uint32_t, 16, UINT32_MAX); break;                                    \
-    case GPUHIST_U64: MM_UINT(uint64_t, 8, UINT64_MAX); break;                                     \
-    case GPUHIST_I8: MM_SINT(int8_t, 64, INT8_MIN, INT8_MAX); break;                               \
-    case GPUHIST_I16: MM_SINT(int16_t, 32, INT16_MIN, INT16_MAX); break;                           \
-    case GPUHIST_I32: MM_SINT(int32_t, 16, INT32_MIN, INT32_MAX); break;                           \
-    case GPUHIST_I64: MM_SINT(int64_t, 8, INT64_MIN, INT64_MAX); break;                            \
+    case GPUHIST_U8: MM_INT(uint8_t, 64, 0, UINT8_MAX, lo_u, hi_u); break;                         \
+    case GPUHIST_U16: MM_INT(uint16_t, 32, 0, UINT16_MAX, lo_u, hi_u); break;                      \
+    case GPUHIST_U32: MM_INT(uint32_t, 16, 0, UINT32_MAX, lo_u, hi_u); break;                      \
+    case GPUHIST_U64: MM_INT(uint64_t, 8, 0, UINT64_MAX, lo_u, hi_u); break;                       \
+    case GPUHIST_I8: MM_INT(int8_t, 64, INT8_MIN, INT8_MAX, lo_i, hi_i); break;                    \
+    case GPUHIST_I16: MM_INT(int16_t, 32, INT16_MIN, INT16_MAX, lo_i, hi_i); break;                \
+    case GPUHIST_I32: MM_INT(int32_t, 16, INT32_MIN, INT32_MAX, lo_i, hi_i); break;                \
+    case GPUHIST_I64: MM_INT(int64_t, 8, INT64_MIN, INT64_MAX, lo_i, hi_i); break;                 \
     case GPUHIST_F32: MM_FLOAT(float, 16, LD_F32); break;                                          \
     case GPUHIST_F16: MM_FLOAT(float, 16, LD_F16); break;                                          \
     case GPUHIST_BF16: MM_FLOAT(float, 16, LD_BF16); break;                                        \
