@@ -921,6 +921,24 @@ static int nd_specs(PyObject *specs, npy_intp dims, gpuhist_bin_spec *axes, PyAr
     return 1;
 }
 
+/* gpuhist_histogramdd with the GIL released: (out, nan, total, strategy, backend, seconds), or
+ * NULL with the library's error raised. */
+static PyObject *nd_call(ContextObject *self, const gpuhist_points *p,
+                         const gpuhist_bin_spec *axes, gpuhist_nd_result *r)
+{
+    gpuhist_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = gpuhist_histogramdd(self->ctx, p, axes, r);
+    Py_END_ALLOW_THREADS
+    if (st != GPUHIST_OK) {
+        raise_status(st, gpuhist_last_error(self->ctx));
+        return NULL;
+    }
+    return Py_BuildValue("(KKKssd)", (unsigned long long)r->out, (unsigned long long)r->nan,
+                         (unsigned long long)r->total, r->strategy ? r->strategy : "",
+                         gpuhist_backend_name(r->backend), r->seconds);
+}
+
 /*
  * histogramdd(sample, specs, counts, weights=None, sums=None, weight_state=None,
  *             sums_squared=None, accumulate=False)
@@ -1022,17 +1040,7 @@ static PyObject *Context_histogramdd(ContextObject *self, PyObject *args, PyObje
         PyErr_SetString(PyExc_ValueError, "gpuhist: weight_state and sums_squared need weights");
         goto done;
     }
-    gpuhist_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = gpuhist_histogramdd(self->ctx, &p, axes, &r);
-    Py_END_ALLOW_THREADS
-    if (st != GPUHIST_OK) {
-        raise_status(st, gpuhist_last_error(self->ctx));
-        goto done;
-    }
-    ret = Py_BuildValue("(KKKssd)", (unsigned long long)r.out, (unsigned long long)r.nan,
-                        (unsigned long long)r.total, r.strategy ? r.strategy : "",
-                        gpuhist_backend_name(r.backend), r.seconds);
+    ret = nd_call(self, &p, axes, &r);
 done:
     for (int d = 0; d < GPUHIST_MAX_DIMS; ++d)
         Py_XDECREF(keep[d]);
@@ -1115,17 +1123,7 @@ static PyObject *Context_histogramdd_raw(ContextObject *self, PyObject *args, Py
     if (stats_ptr_obj != Py_None &&
         !(r.device_stats = PyLong_AsVoidPtr(stats_ptr_obj)) && PyErr_Occurred())
         goto done;
-    gpuhist_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = gpuhist_histogramdd(self->ctx, &p, axes, &r);
-    Py_END_ALLOW_THREADS
-    if (st != GPUHIST_OK) {
-        raise_status(st, gpuhist_last_error(self->ctx));
-        goto done;
-    }
-    ret = Py_BuildValue("(KKKssd)", (unsigned long long)r.out, (unsigned long long)r.nan,
-                        (unsigned long long)r.total, r.strategy ? r.strategy : "",
-                        gpuhist_backend_name(r.backend), r.seconds);
+    ret = nd_call(self, &p, axes, &r);
 done:
     for (int d = 0; d < GPUHIST_MAX_DIMS; ++d)
         Py_XDECREF(keep[d]);
