@@ -233,33 +233,57 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, backend: str = 
         return np.bincount(x if isinstance(given, np.ndarray) else given, weights, minlength)
     ctx = _context.get(_context.resolve_backend(backend, strategy, weights is not None), -1,
                        strategy, _context.stream_pointer(stream), devices=devices)
-    plan = BinPlan()
-    plan.kind, plan.last_inclusive = KIND_INTEGER, False
-    if x.dtype.itemsize <= 2:
-        # 8/16-bit values: one pass with a bin per value of the type (no min/max pass), then
-        # NumPy's length: up to the last value present, or minlength
-        info = np.iinfo(np.uint8 if x.dtype == np.bool_ else x.dtype)
-        plan.bins = plan.out_bins = int(info.max) - int(info.min) + 1
-        plan.integer_lower = int(info.min)
-        counts, sums, _, _ = run_host(ctx, plan, x, weights)
-        zero = -int(info.min)
-        if counts[:zero].any():
-            raise ValueError("'list' argument must have no negative elements")
-        present = np.flatnonzero(counts[zero:])
-        length = max(int(present[-1]) + 1 if present.size else 0, minlength)
+    whole = whole_range(x.dtype, weights is not None)
+    if whole is not None:
+        # one pass over a bin per value of the type (no min/max pass), then NumPy's length
+        counts, sums, _, _ = run_host(ctx, integer_plan(*whole), x, weights)
+        length = bincount_length(counts, whole[0], minlength)
         out = counts if weights is None else sums
         assert out is not None
-        if length <= out.size - zero:
-            return out[zero:zero + length].copy()
-        return np.concatenate([out[zero:], np.zeros(length - (out.size - zero), out.dtype)])
+        return _device.window(out, -whole[0], length, lambda n: np.zeros(n, out.dtype))
     mn, mx, _ = ctx.core.minmax(x)
     if mn < 0:
-        raise ValueError("'list' argument must have no negative elements")
+        raise ValueError(NEGATIVE_BINCOUNT)
     bins = max(int(mx) + 1, minlength)
     check_memory(bins)
-    plan.bins = plan.out_bins = bins
-    counts, sums, _, _ = run_host(ctx, plan, x, weights)
+    counts, sums, _, _ = run_host(ctx, integer_plan(0, bins), x, weights)
     return counts if weights is None else sums
+
+
+# numpy.bincount's message for a negative value
+NEGATIVE_BINCOUNT = "'list' argument must have no negative elements"
+
+
+def whole_range(dtype: np.dtype, weighted: bool) -> Optional[Tuple[int, int]]:
+    """(integer_lower, bins) of one INTEGER bin per value of a bool, 8-bit or 16-bit dtype:
+    bincount then counts in one pass, without finding the data's min and max first. None for
+    wider types (2^32 bins and more) and for 16-bit data with weights, where the min/max pass
+    costs less than 65536 bins of exact weight sums (each bin's exact state is hundreds of
+    bytes, cleared, merged and rounded on every call)."""
+    if dtype.kind not in "bui" or dtype.itemsize > 2 or (weighted and dtype.itemsize == 2):
+        return None
+    info = np.iinfo(np.uint8 if dtype.kind == "b" else dtype)
+    return int(info.min), int(info.max) - int(info.min) + 1
+
+
+def integer_plan(lower: int, bins: int) -> BinPlan:
+    """INTEGER bins lower, lower + 1, ..., lower + bins - 1 (bincount's request)."""
+    plan = BinPlan()
+    plan.kind, plan.last_inclusive = KIND_INTEGER, False
+    plan.bins = plan.out_bins = bins
+    plan.integer_lower = lower
+    return plan
+
+
+def bincount_length(counts: np.ndarray, lower: int, minlength: int) -> int:
+    """NumPy's bincount length out of whole-range counts (counts[i]: how many samples are
+    lower + i): max(last value present + 1, minlength); NumPy's ValueError when a value below
+    0 is present."""
+    zero = -lower
+    if counts[:zero].any():
+        raise ValueError(NEGATIVE_BINCOUNT)
+    present = np.flatnonzero(counts[zero:])
+    return max(int(present[-1]) + 1 if present.size else 0, minlength)
 
 
 # ---- device arrays --------------------------------------------------------------------------
@@ -355,23 +379,35 @@ def _device_bincount(dev: _device.DeviceArray, weights: Any, minlength: int, bac
     if dev.size == 0:
         return res.zeros(minlength, np.int64 if w is None else np.float64)
     ctx = _device_context(dev, backend, strategy, stream, False)
-    mn, mx, _ = ctx.core.minmax_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True)
-    if mn < 0:
-        raise ValueError("'list' argument must have no negative elements")
-    bins = max(int(mx) + 1, minlength)
-    check_memory(bins, 8)
+    whole = whole_range(dev.np_dtype, w is not None)
+    if whole is None:
+        mn, mx, _ = ctx.core.minmax_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True)
+        if mn < 0:
+            raise ValueError(NEGATIVE_BINCOUNT)
+        lower, bins = 0, max(int(mx) + 1, minlength)
+        check_memory(bins, 8)
+    else:
+        lower, bins = whole
+    spec = (KIND_INTEGER, bins, 0.0, 0.0, None, lower, False, False)
     if w is not None:
         # weighted: float64 sums, returned by the library on the host (synchronises)
         ctx.configure(ctx.strategy, ctx.stream, False)
         counts = np.empty(bins, np.int64)
         sums = np.empty(bins, np.float64)
-        ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True, KIND_INTEGER,
-                               bins, 0.0, 0.0, None, 0, False, False, counts.ctypes.data, False,
-                               None, None, w.ptr, w.dtype, sums)
+        ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True, *spec,
+                               counts.ctypes.data, False, None, None, w.ptr, w.dtype, sums)
+        if whole is not None:
+            sums = _device.window(sums, -lower, bincount_length(counts, lower, minlength),
+                                  lambda n: np.zeros(n, np.float64))
         return res.from_numpy(sums)
     ctx.configure(ctx.strategy, ctx.stream, res.on_device)
     counts = res.empty(bins, np.int64)
-    ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True, KIND_INTEGER,
-                           bins, 0.0, 0.0, None, 0, False, False, res.pointer(counts),
-                           res.on_device)
-    return counts
+    ctx.core.histogram_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True, *spec,
+                           res.pointer(counts), res.on_device)
+    if whole is None:
+        return counts
+    # the result's length depends on the values present: the call's one host synchronisation
+    # reads the counts (2 KiB for 8-bit data, 512 KiB for 16-bit), copied on the library's
+    # stream after the count; the result is then cut out of them on the device
+    length = bincount_length(res.to_numpy_after(counts, ctx.stream), lower, minlength)
+    return res.window(counts, -lower, length, np.int64)

@@ -16,7 +16,7 @@ without a GPU: the tests skip, saying so, when no CUDA device, CuPy or torch is 
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
@@ -289,6 +289,31 @@ class Results:
             return arr.cpu().numpy()
         return np.asarray(arr)
 
+    def to_numpy_after(self, arr: Any, stream: Optional[int]) -> np.ndarray:
+        """arr on the host, copied once the work enqueued before on `stream` (a CUDA stream
+        pointer; None: the legacy default stream) has finished: the copy is ordered on that
+        stream and waited for (one host synchronisation)."""
+        if self.owner == "cupy":
+            with self.xp.cuda.Device(self.dev.device_id):
+                s = self.xp.cuda.ExternalStream(stream) if stream else self.xp.cuda.Stream.null
+                out = arr.get(stream=s)
+                s.synchronize()  # (CuPy before v11 copies asynchronously when given a stream)
+                return out
+        if self.owner == "torch":
+            torch = self.xp
+            s = torch.cuda.ExternalStream(stream, device=self.dev.device_id) if stream else \
+                torch.cuda.default_stream(self.dev.device_id)
+            with torch.cuda.stream(s):
+                return arr.cpu().numpy()  # a blocking copy on s
+        return np.asarray(arr)
+
+    def window(self, arr: Any, start: int, length: int, np_dtype: Any) -> Any:
+        """window() of a result array on its device (zeros of np_dtype past its end)."""
+        if self.owner == "cupy":
+            with self.xp.cuda.Device(self.dev.device_id):
+                return window(arr, start, length, lambda n: self.zeros(n, np_dtype))
+        return window(arr, start, length, lambda n: self.zeros(n, np_dtype))
+
     def remap(self, lib: Any, out_bins: int, src: Optional[np.ndarray],
               dst: Optional[np.ndarray], np_dtype: Any) -> Any:
         """out[dst] = lib[src] on the device (identity when src is None)."""
@@ -308,6 +333,20 @@ class Results:
         if self.owner == "torch":
             n = n.to(self.xp.float64)
         return n / db / n.sum()
+
+
+def window(arr: Any, start: int, length: int, zeros: Callable[[int], Any]) -> Any:
+    """A new array holding arr[start:start + length], zeros past arr's end (zeros(n) makes n of
+    them), or arr itself when that is all of it: NumPy arrays, CuPy arrays, torch tensors."""
+    avail = arr.shape[0] - start
+    if start == 0 and length == avail:
+        return arr
+    if length <= avail:
+        part = arr[start:start + length]
+        return part.clone() if hasattr(part, "clone") else part.copy()
+    out = zeros(length)
+    out[:avail] = arr[start:]
+    return out
 
 
 def as_float64(dev: DeviceArray, keep: Tuple[int, int]) -> DeviceArray:
