@@ -355,3 +355,104 @@ def test_repeated_calls_with_edges_written_between(rng, bins):
                 n[:] = -1
                 synchronize()
     _plan.clear_plan_cache()
+
+
+def _small_type(dtype):
+    """(type's max, non-negative values, bins of the whole type) of a bool/8/16-bit dtype."""
+    if np.dtype(dtype).kind == "b":
+        return 1, 2, 256
+    info = np.iinfo(dtype)
+    return int(info.max), int(info.max) + 1, 2 ** (8 * np.dtype(dtype).itemsize)
+
+
+def test_bincount_small_types_on_the_device(rng):
+    """bincount of bool and 8/16-bit CuPy arrays / torch tensors (one count over a bin per value
+    of the type, no min/max pass; weighted 16-bit: the min/max pass): NumPy's result bit for
+    bit, as the array library's int64 (float64 with weights) array on the device, for values up
+    to the type's max, minlength below / at / above the range, weights (multiples of 1/8: any
+    order of addition gives NumPy's bits), empty arrays, views, negative values (NumPy's
+    ValueError and message)."""
+    for name, to_dev, sync, spin in _device_libs():
+        host = (lambda t: t.cpu().numpy()) if name == "torch" else (lambda a: a.get())
+        for dtype in (np.bool_, np.uint8, np.int8, np.uint16, np.int16):
+            top, nonneg, whole = _small_type(dtype)
+            try:
+                to_dev(np.zeros(2, dtype))
+            except (TypeError, RuntimeError, KeyError) as e:
+                print(f"{name}: no {np.dtype(dtype).name} device arrays here ({e}); skipped")
+                continue
+            print(f"{name} {np.dtype(dtype).name}")
+            for values in (rng.integers(0, min(top, 40) + 1, 200_000),
+                           rng.integers(0, top + 1, 200_000), np.full(50_000, top),
+                           np.zeros(1000, np.int64), np.array([min(top, 3)])):
+                x = values.astype(dtype)
+                dx = to_dev(x)
+                for minlength in (0, 1, nonneg - 1, nonneg, nonneg + 1, whole, whole + 300):
+                    got = gpuhist.bincount(dx, minlength=minlength)
+                    assert type(got) is type(dx) and str(got.dtype).endswith("int64")
+                    same_bits(host(got), np.bincount(x, minlength=minlength))
+                w = rng.integers(-64, 65, x.size) / 8.0
+                for wt in (w, w.astype(np.float32)):
+                    try:
+                        got = gpuhist.bincount(dx, to_dev(wt), minlength=top + 2)
+                    except gpuhist.GpuhistError as err:
+                        if err.status != "UNSUPPORTED":
+                            raise
+                        print(f"{name}: the CUDA backend does not sum weights here: {err}")
+                        continue
+                    assert type(got) is type(dx)
+                    same_bits(host(got), np.bincount(x, wt, minlength=top + 2))
+            for minlength in (0, 5, whole + 1):
+                empty = to_dev(np.zeros(0, dtype))
+                same_bits(host(gpuhist.bincount(empty, minlength=minlength)),
+                          np.bincount(np.zeros(0, dtype), minlength=minlength))
+            x = rng.integers(0, top + 1, 100_001).astype(dtype)
+            dx = to_dev(x)
+            same_bits(host(gpuhist.bincount(dx[3:-5])), np.bincount(x[3:-5]))
+            if name == "cupy":  # torch has no negative strides
+                same_bits(host(gpuhist.bincount(dx[::-1], minlength=9)),
+                          np.bincount(x[::-1], minlength=9))
+            with pytest.raises(ValueError, match="contiguous"):
+                gpuhist.bincount(dx[::2])  # device arrays: contiguous (or rows) only
+            if np.dtype(dtype).kind == "i":
+                for value, where in ((-1, 0), (int(np.iinfo(dtype).min), 50_000), (-3, 100_000)):
+                    bad = x.copy()
+                    bad[where] = value
+                    with pytest.raises(ValueError) as want:
+                        np.bincount(bad)
+                    for kw in ({}, {"minlength": 4}):
+                        with pytest.raises(ValueError) as got_err:
+                            gpuhist.bincount(to_dev(bad), **kw)
+                        assert str(got_err.value) == str(want.value)
+
+
+def test_bincount_small_types_wait_for_their_stream(rng):
+    """The one host synchronisation of a u8/i16 device bincount reads the counts on the stream
+    they were counted on: with that stream (the current one, or another one given as stream=)
+    kept busy by a 100 ms spin kernel, the result is still NumPy's."""
+    for name, to_dev, sync, spin in _device_libs():
+        host = (lambda t: t.cpu().numpy()) if name == "torch" else (lambda a: a.get())
+        for dtype in (np.uint8, np.int16):
+            x = rng.integers(0, 200, 1 << 22).astype(dtype)
+            dx = to_dev(x)
+            want = np.bincount(x, minlength=7)
+            sync()
+            if name == "cupy":
+                import cupy as cp
+
+                other = cp.cuda.Stream(non_blocking=True)
+                with other:
+                    spin(100.0)
+                    same_bits(host(gpuhist.bincount(dx, minlength=7)), want)  # current stream
+                    spin(100.0)
+                same_bits(host(gpuhist.bincount(dx, minlength=7, stream=other)), want)
+            else:
+                import torch
+
+                other = torch.cuda.Stream()
+                with torch.cuda.stream(other):
+                    spin(100.0)
+                    same_bits(host(gpuhist.bincount(dx, minlength=7)), want)
+                    spin(100.0)
+                same_bits(host(gpuhist.bincount(dx, minlength=7, stream=other)), want)
+            sync()
