@@ -348,17 +348,23 @@ GH_FN gh_u32 gpuhist_slot_f32(const gpuhist_binmap *m, GH_EDGES_SPACE const doub
 /* |x| <= 2^53: the integer converts to double exactly. */
 #define GH_EXACT_IN_DOUBLE 9007199254740992LL
 
+/* INTEGER slot of a signed integer sample (bins [int_lower, int_lower + bins)); kernels that
+ * only take INTEGER bins call it directly. */
+GH_FN gh_u32 gpuhist_slot_integer_i64(gh_i64 int_lower, gh_u32 bins, gh_i64 x)
+{
+    if (x < int_lower)
+        return GPUHIST_SLOT_UNDERFLOW(bins);
+    gh_u64 d = (gh_u64)x - (gh_u64)int_lower; /* exact: x >= lower */
+    return d < (gh_u64)bins ? (gh_u32)d : GPUHIST_SLOT_OVERFLOW(bins);
+}
+
 /* Slot of a signed integer sample (all signed types, and unsigned types of up to 32 bits). */
 GH_FN gh_u32 gpuhist_slot_i64(const gpuhist_binmap *m, GH_EDGES_SPACE const double *edges,
                               gh_i64 x)
 {
     gh_u32 bins = m->bins;
-    if (m->kind == GH_KIND_INTEGER) {
-        if (x < m->int_lower)
-            return GPUHIST_SLOT_UNDERFLOW(bins);
-        gh_u64 d = (gh_u64)x - (gh_u64)m->int_lower; /* exact: x >= lower */
-        return d < (gh_u64)bins ? (gh_u32)d : GPUHIST_SLOT_OVERFLOW(bins);
-    }
+    if (m->kind == GH_KIND_INTEGER)
+        return gpuhist_slot_integer_i64(m->int_lower, bins, x);
     if (x >= -GH_EXACT_IN_DOUBLE && x <= GH_EXACT_IN_DOUBLE)
         return gpuhist_slot_f64(m, edges, (double)x);
     /* Beyond 2^53 a double cannot hold x: compare exactly. */

@@ -1,10 +1,12 @@
 /*
  * fast_packed16.cu - cuda-fast-packed16 (u16/i16/f16/bf16, the 65536 raw values: a half sample's
  * key is its bit pattern, decoded by the backend's fold) and
- * cuda-fast-packed16-f32 (f32, EVEN bins up to ~115k slots): 16-bit counters packed two per
- * 32-bit word so a 65536-counter histogram fits one block's shared memory (128 KiB of the
- * 227 KiB opt-in on H100/H200). Built for u16/65536 and f32 with 65536 even bins (target: 0.75
- * of the read ceiling).
+ * cuda-fast-packed16-f32 (f32, EVEN bins up to ~115k slots) and cuda-fast-packed16-ids (i32/u32/
+ * i64/u64 on INTEGER bins up to ~115k slots: bincount of ids; each id's slot is binmap.h's one
+ * subtraction and compare): 16-bit counters packed two per 32-bit word so a 65536-counter
+ * histogram fits one block's shared memory (128 KiB of the 227 KiB opt-in on H100/H200). Built
+ * for u16/65536 and f32 with 65536 even bins (target: 0.75 of the read ceiling), then i32 ids
+ * over 65536 values (the matrix cell i32_65536: target 0.90).
  *
  * Counting (exact, no scheduling assumption). Key k (raw value, or slot) lives in half k & 1 of
  * word k >> 1. Every thread adds inc = r << 16*(k&1) (1 <= r <= 32768) with a shared atomicAdd
@@ -107,7 +109,32 @@ __host__ __device__ __forceinline__ uint32_t p16_row4(uint32_t nkeys)
     return ((nkeys + 1u) / 2u + 3u) / 4u;
 }
 
-enum { P16_U16 = 0, P16_F32_DIRECT = 1, P16_F32_CUT = 2 };
+enum { P16_U16 = 0, P16_F32_DIRECT = 1, P16_F32_CUT = 2, P16_I32 = 3, P16_U32 = 4, P16_I64 = 5,
+       P16_U64 = 6 };
+
+/* The sample type of each mode. */
+template <int MODE> struct p16_sample {
+    typedef float type;
+};
+template <> struct p16_sample<P16_U16> {
+    typedef uint16_t type;
+};
+template <> struct p16_sample<P16_I32> {
+    typedef int32_t type;
+};
+template <> struct p16_sample<P16_U32> {
+    typedef uint32_t type;
+};
+template <> struct p16_sample<P16_I64> {
+    typedef int64_t type;
+};
+template <> struct p16_sample<P16_U64> {
+    typedef uint64_t type;
+};
+__host__ __device__ constexpr bool p16_is_int(int mode)
+{
+    return mode >= P16_I32;
+}
 
 /* P16_U (launch_policy.h), 16-byte vectors per thread per iteration, prefetched one iteration ahead: 3 prefetched is the
  * best overall on u16/65536 (against 2 prefetched and 4 loaded then counted) and on f32/65536
@@ -134,7 +161,7 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
     eng.zero(tid);
     __syncthreads();
 
-    typedef typename std::conditional<MODE == P16_U16, uint16_t, float>::type T;
+    typedef typename p16_sample<MODE>::type T;
     constexpr uint32_t VE = 16u / sizeof(T);
     /* 24 / 12 samples per thread per iteration; the next iteration's vectors are loaded before
      * this one is counted (the engine's PF) */
@@ -152,6 +179,10 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
     auto key_of = [&](T x) -> uint32_t {
         if constexpr (MODE == P16_U16) {
             return (uint32_t)x;
+        } else if constexpr (MODE == P16_U64) {
+            return gpuhist_slot_u64(&p.k.map, p.k.edges, x);
+        } else if constexpr (p16_is_int(MODE)) {
+            return gpuhist_slot_integer_i64(p.k.map.int_lower, p.k.map.bins, (long long)x);
         } else {
             bool ok;
             const uint32_t key = fast_key(x, ok);
@@ -169,10 +200,10 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
             T e[VE];
         } w;
         w.v = vv;
-        if constexpr (MODE == P16_U16) {
+        if constexpr (MODE == P16_U16 || p16_is_int(MODE)) {
 #pragma unroll
             for (uint32_t e = 0; e < VE; ++e)
-                key[e] = w.e[e];
+                key[e] = key_of(w.e[e]);
         } else {
             bool all_ok = true;
 #pragma unroll
@@ -287,7 +318,7 @@ static gpuhist_status p16_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, 
     const int grid = gh_grid(job, kernel, GH_LP_FAST_PACKED16, smem, job->elements / 8u, &err);
     if (grid == 0)
         return gpuhist_cuda_check(ctx, err, "cuda-fast-packed16 configuration");
-    typedef typename std::conditional<MODE == P16_U16, uint16_t, float>::type T;
+    typedef typename p16_sample<MODE>::type T;
     /* Partial rows when scratch can be had, else the blocks add straight into out. */
     const uint32_t n4 = p16_row4(p.nkeys);
     void *scr = NULL;
@@ -311,6 +342,40 @@ static gpuhist_status p16_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, 
         }
         return GPUHIST_OK;
     });
+}
+
+/* 32/64-bit integer samples on INTEGER bins: (bins + 3) 16-bit slot counters, as f32's. */
+static int p16_supports_ids(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
+{
+    return plan->channels == 1 && plan->map.kind == GH_KIND_INTEGER &&
+           plan->slots < 0x40000000u && p16_smem(plan->slots) <= gpuhist_cuda_smem_optin(ctx);
+}
+
+static gpuhist_status p16_run_ids(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobv,
+                                  void *out)
+{
+    const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobv;
+    if (plan->channels != 1 || plan->map.kind != GH_KIND_INTEGER)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                            "cuda-fast-packed16-ids: one channel of INTEGER bins only");
+    p16_params p;
+    memset(&p, 0, sizeof p);
+    p.k = gh_make_params(plan, job);
+    p.nkeys = plan->slots;
+    p.bins = plan->bins;
+    switch (plan->dtype) {
+    case GPUHIST_I32:
+        return p16_launch<P16_I32>(ctx, job, p, out);
+    case GPUHIST_U32:
+        return p16_launch<P16_U32>(ctx, job, p, out);
+    case GPUHIST_I64:
+        return p16_launch<P16_I64>(ctx, job, p, out);
+    case GPUHIST_U64:
+        return p16_launch<P16_U64>(ctx, job, p, out);
+    default:
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                            "cuda-fast-packed16-ids: 32/64-bit integer samples only");
+    }
 }
 
 static gpuhist_status p16_run_u16(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobv,
@@ -386,4 +451,22 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16_f32 = {
     0,
     p16_supports_f32,
     p16_run_f32,
+};
+
+extern "C" const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16_ids = {
+    "cuda-fast-packed16-ids",
+    GPUHIST_BACKEND_CUDA,
+    "002 (privatised shared histograms), packed 16-bit counter probe (docs/PERFORMANCE.md); "
+    "new: carry accounting, hot-key registers",
+    "i32/u32/i64/u64, INTEGER bins while (bins + 3) 16-bit counters fit shared memory (~115k on "
+    "H100/H200); one channel",
+    "16-bit slot counters packed two per word in shared memory with exact carry accounting, "
+    "hot-key registers, each id's slot by one subtraction and compare (binmap.h)",
+    GPUHIST_DTYPE_BIT(GPUHIST_I32) | GPUHIST_DTYPE_BIT(GPUHIST_U32) |
+        GPUHIST_DTYPE_BIT(GPUHIST_I64) | GPUHIST_DTYPE_BIT(GPUHIST_U64),
+    GPUHIST_KIND_BIT(GPUHIST_BINS_INTEGER),
+    0,
+    0,
+    p16_supports_ids,
+    p16_run_ids,
 };

@@ -25,6 +25,7 @@ extern const gpuhist_strategy gpuhist_strategy_cuda_one_launch;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_smem;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16_f32;
+extern const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16_ids;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_global;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_cluster;
 extern const gpuhist_strategy gpuhist_strategy_cuda_two_pass;
@@ -49,6 +50,7 @@ const gpuhist_strategy *const gpuhist_cuda_strategies[] = {
     &gpuhist_strategy_cuda_fast_smem,
     &gpuhist_strategy_cuda_fast_packed16,
     &gpuhist_strategy_cuda_fast_packed16_f32,
+    &gpuhist_strategy_cuda_fast_packed16_ids,
     &gpuhist_strategy_cuda_fast_global,
     &gpuhist_strategy_cuda_fast_cluster,
     &gpuhist_strategy_cuda_two_pass,
@@ -79,6 +81,8 @@ static const gpuhist_rule cuda_rules[] = {
     {&gpuhist_strategy_cuda_fast_smem, 0, 0, 0, 0, 0, 0},
     /* f32 even bins past that, while 16-bit counters fit a block: packed 16-bit counters. */
     {&gpuhist_strategy_cuda_fast_packed16_f32, 0, 0, 0, 0, 0, 0},
+    /* 32/64-bit ids on INTEGER bins past that, while 16-bit counters fit a block. */
+    {&gpuhist_strategy_cuda_fast_packed16_ids, 0, 0, 0, 0, 0, 0},
     /* f32 even bins past one block (only those measured): radix partition + packed counters. */
     {&gpuhist_strategy_cuda_two_pass, GPUHIST_DTYPE_BIT(GPUHIST_F32),
      GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 65537, 0, 0, 0},

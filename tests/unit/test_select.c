@@ -154,6 +154,8 @@ static const rule cuda_rules[] = {
     {D(GPUHIST_U16) | D(GPUHIST_I16), ANY_KIND, 1, NO_LIMIT, "cuda-fast-packed16"},
     {ANY_DTYPE, ANY_KIND, 1, NO_LIMIT, "cuda-fast-smem"},
     {D(GPUHIST_F32), D(GPUHIST_BINS_EVEN), 1, NO_LIMIT, "cuda-fast-packed16-f32"},
+    {D(GPUHIST_I32) | D(GPUHIST_U32) | D(GPUHIST_I64) | D(GPUHIST_U64),
+     D(GPUHIST_BINS_INTEGER), 1, NO_LIMIT, "cuda-fast-packed16-ids"},
     {D(GPUHIST_F32), D(GPUHIST_BINS_EVEN), 65537, 28u * 65536u, "cuda-two-pass"},
     {ANY_DTYPE, ANY_KIND, 1, NO_LIMIT, "cuda-fast-global"},
     {ANY_DTYPE, ANY_KIND, 1, NO_LIMIT, "cuda-block-shared"},
