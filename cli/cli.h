@@ -29,6 +29,9 @@ int cli_error(int status, const char *fmt, ...)
  * is kept, cli_error_captured() returns it (NULL when none). */
 void cli_error_capture(int on);
 const char *cli_error_captured(void);
+/* Keep the calling thread's cli_error messages in buf (len bytes; the first one only) instead of
+ * printing them; len 0 prints them again. Other threads are not affected. */
+void cli_error_capture_thread(char *buf, size_t len);
 /* Print "gpuhist: <message>\n" on stderr (verbose / notes). */
 void cli_note(const char *fmt, ...)
 #if defined(__GNUC__)
@@ -237,6 +240,9 @@ ssize_t cli_read_full(int fd, void *dst, size_t want, int *eof);
 struct cli_weights;
 
 /* Binary input (raw or .npy) to be streamed through the library in chunks. */
+/* The rest of a file handed over from the CPU counting threads to a device (source.c). */
+typedef struct cli_handover cli_handover;
+
 typedef struct cli_stream_input {
     int fd;
     int owns_fd;
@@ -270,6 +276,8 @@ typedef struct cli_stream_input {
     const char *strategy;
     uint64_t *side_counts;
     gpuhist_result side;
+    cli_handover *handover;  /* the counting threads may hand the rest of the file over to a
+                                device (a run that starts on the CPU, hybrid.c); NULL: never */
     char name[512];
 } cli_stream_input;
 
@@ -288,6 +296,35 @@ void cli_stream_input_close(cli_stream_input *in);
 /* Add what the counting threads counted (in->side) into r, the run's stream's finished result,
  * and free it; nothing when they did not run. */
 void cli_stream_input_add_side(cli_stream_input *in, gpuhist_result *r);
+/* Whether cli_stream_input_run counts `in` (a regular raw or .npy file; the layout and spec set)
+ * on CPU counting threads when the backend is the CPU: not byte-swapped, unweighted, fewer than
+ * 2^18 counters. */
+int cli_stream_input_on_threads(const cli_stream_input *in);
+
+/* The handover (source.c): the counting threads claim pieces of the file from one cursor; a
+ * device that becomes ready takes the pieces not yet claimed, [cursor, end), and the threads
+ * claim no more. forced_split (tests: GPUHIST_HYBRID_SPLIT) fixes the cursor instead: the
+ * threads count pieces [0, forced_split), the device the rest; UINT64_MAX: no forced split.
+ * @return NULL when out of memory. */
+cli_handover *cli_handover_new(uint64_t forced_split);
+/* Free it; only once neither side uses it any more. */
+void cli_handover_free(cli_handover *h);
+/* Device side: wait until the counting threads start on a file; then *in is a copy of its
+ * input, *layout and *spec copies of what it is counted with, and 1 is returned; 0 when the
+ * handover was closed first and holds no tail for the device. */
+int cli_handover_wait(cli_handover *h, cli_stream_input *in, gpuhist_samples *layout,
+                      gpuhist_bin_spec *spec);
+/* Device side, once ready: take the pieces the threads have not claimed. *tail is the input
+ * narrowed to their bytes (layout unset: read with pread into staging). @return 1 when there
+ * are such bytes (the device must count them), 0 when none are left or it was closed. */
+int cli_handover_take(cli_handover *h, cli_stream_input *tail);
+/* Close it (the threads are done, or the file was not counted on threads): a device takes
+ * nothing from now on. Idempotent. @return 1 when a device took a tail, its first byte of the
+ * data in *from (may be NULL). */
+int cli_handover_close(cli_handover *h, uint64_t *from);
+/* Count a tail from cli_handover_take into `st` (parallel pread into the stream's staging
+ * buffers, no progress bar). @return CLI_EXIT_* (message through cli_error). */
+int cli_stream_input_count_tail(const cli_stream_input *tail, gpuhist_stream *st);
 /* Narrow an open regular raw or .npy input to pixels [first, first + pixels) of its data (whole
  * pixels, so channels never split): the run, the first pass and their reads see only those
  * (an MPI rank's share). */

@@ -76,6 +76,8 @@ typedef struct cli_options {
     int progress;
     int version, help, list_strategies, list_devices;
     int mpi;                   /* --mpi (MPI also starts by itself under a launcher) */
+    int start_on_cpu;          /* --start-on-cpu: -B cuda|opencl count on the CPU while the
+                                  device starts (auto does by default) */
 } cli_options;
 
 /* ---- options.c ------------------------------------------------------------------------------- */
@@ -105,6 +107,43 @@ int cli_context_options(const cli_options *o, cli_options *eff);
 int cli_create_context(const cli_options *o, gpuhist_ctx **ctx);
 /* A library message without the backend's name in front ("cuda: no device" -> "no device"). */
 const char *cli_without_backend_prefix(const char *why, const char *backend);
+
+/* ---- hybrid.c: counting on the CPU while the device starts ----------------------------------- */
+
+typedef struct cli_hybrid cli_hybrid;
+/* Whether the options let a run start on the CPU: -B auto with CUDA built in (or -B cuda|opencl
+ * with --start-on-cpu), no --device/--devices, weights, MPI, forced strategy or text. */
+int cli_hybrid_wanted(const cli_options *o);
+/* Start creating the device context of eff's backend on a thread of its own. NULL when no
+ * thread could start (the caller creates its context as usual). */
+cli_hybrid *cli_hybrid_start(const cli_options *eff);
+/* The input is not counted on CPU threads: wait for the device thread's context and end it.
+ * @return the context (auto's CPU fallback included), or NULL when it failed (the caller creates
+ * one as usual, which reports why). h is freed. */
+gpuhist_ctx *cli_hybrid_context(cli_hybrid *h);
+/* The run's input may be handed over to the device (si->handover). */
+void cli_hybrid_attach(cli_hybrid *h, cli_stream_input *si);
+/* After the CPU threads are done: wait for the device's part when it took one. @return
+ * CLI_EXIT_* (its message printed when it failed). */
+int cli_hybrid_wait_part(cli_hybrid *h);
+/* Add the device's counts and tallies into r (the CPU's finished result) and name both parts:
+ * r->strategy "CPU's + device's", r->backend the device's. Nothing when it counted nothing. */
+void cli_hybrid_add(cli_hybrid *h, gpuhist_result *r);
+/* The device counted a part (then cli_hybrid_device_name names it). */
+int cli_hybrid_took(const cli_hybrid *h);
+const char *cli_hybrid_device_name(const cli_hybrid *h);
+/* -v: which bytes each part counted, or why the device took none. */
+void cli_hybrid_notes(cli_hybrid *h, uint64_t data_bytes);
+/* The run is over (after cli_hybrid_wait_part, or on failure): the device takes nothing more.
+ * Joins and frees everything and returns 0, or returns 1 when the device is still starting:
+ * then the caller finishes (output committed, memory freed) and calls cli_hybrid_exit. */
+int cli_hybrid_end(cli_hybrid *h);
+/* End the process with status rc without waiting for the device thread (see hybrid.c). */
+void cli_hybrid_exit(int rc)
+#if defined(__GNUC__)
+    __attribute__((noreturn))
+#endif
+    ;
 
 /* ---- bins.c ---------------------------------------------------------------------------------- */
 

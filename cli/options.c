@@ -19,7 +19,7 @@ enum {
     O_OUTLIERS, O_CHANNELS, O_BACKEND, O_DEVICE, O_LIST_DEVICES, O_STRATEGY, O_LIST_STRATEGIES,
     O_THREADS, O_FORMAT, O_OUTPUT, O_VERBOSE, O_NO_PROGRESS, O_VERSION, O_HELP, O_WEIGHTS,
     O_WEIGHTS_TYPE, O_SQUARES, O_DENSITY, O_CUMULATIVE, O_DEVICES, O_MPI, O_IMAGE, O_ROI, O_EACH,
-    O_EQUALIZE, O_PLOT, O_PLOT_LOG, O_DIMS
+    O_EQUALIZE, O_PLOT, O_PLOT_LOG, O_DIMS, O_START_ON_CPU
 };
 
 static const cli_optdef option_defs[] = {
@@ -48,6 +48,7 @@ static const cli_optdef option_defs[] = {
     {"device", 0, 1, O_DEVICE},
     {"devices", 0, 1, O_DEVICES},
     {"mpi", 0, 0, O_MPI},
+    {"start-on-cpu", 0, 0, O_START_ON_CPU},
     {"list-devices", 0, 0, O_LIST_DEVICES},
     {"strategy", 's', 1, O_STRATEGY},
     {"list-strategies", 0, 0, O_LIST_STRATEGIES},
@@ -115,6 +116,8 @@ static const char usage_text[] =
     "                          shared out between them and the counts added exactly\n"
     "  -s, --strategy S        force a strategy; --list-strategies shows them all\n"
     "  -j, --threads N         CPU threads (default: all cores)\n"
+    "      --start-on-cpu      -B cuda|opencl: count a file on CPU threads while the device\n"
+    "                          starts, the device counts the rest (auto does this by default)\n"
 #if GPUHIST_HAVE_MPI
     "      --mpi               one rank of an MPI job (implied under mpirun / srun): each rank\n"
     "                          reads its share of FILE, rank 0 writes the merged histogram\n"
@@ -394,6 +397,9 @@ int cli_parse_options(int argc, char **argv, cli_options *o)
             break;
         case O_MPI:
             o->mpi = 1;
+            break;
+        case O_START_ON_CPU:
+            o->start_on_cpu = 1;
             break;
         case O_STRATEGY:
             o->strategy = a;

@@ -134,6 +134,29 @@ static uint64_t mpi_key(const cli_stream_input *si, const gpuhist_bin_spec *spec
     return h;
 }
 
+/* A run that started on the CPU ends before counting (a failure): the device takes nothing; a
+ * device still starting is not waited for. @return rc. */
+static int hybrid_over(cli_hybrid **h, int rc)
+{
+    if (*h && cli_hybrid_end(*h))
+        cli_hybrid_exit(rc);
+    *h = NULL;
+    return rc;
+}
+
+/* The input is not counted on CPU threads: the run takes the device's context, as if it had
+ * been created up front (a failed start is reported as cli_create_context reports it). */
+static int use_device(cli_hybrid **h, const cli_options *eff, gpuhist_ctx **ctx)
+{
+    gpuhist_ctx *dev = cli_hybrid_context(*h);
+    *h = NULL;
+    gpuhist_destroy(*ctx);
+    *ctx = dev;
+    if (dev)
+        return CLI_EXIT_OK;
+    return cli_create_context(eff, ctx);
+}
+
 int cli_run_samples(const cli_options *o)
 {
     double *edges_in = NULL;
@@ -164,11 +187,21 @@ int cli_run_samples(const cli_options *o)
     /* a cold file starts coming in while the device starts */
     cli_readahead(o->input);
     double ctx_t0 = cli_now();
-    rc = cli_create_context(&eff, &ctx);
+    /* Start on the CPU: the device context is created on a thread of its own while the run
+     * counts on a CPU context (hybrid.c); an input that cannot be counted that way takes the
+     * device's context once it exists (use_device). */
+    cli_hybrid *hybrid = cli_hybrid_wanted(&eff) ? cli_hybrid_start(&eff) : NULL;
+    if (hybrid) {
+        cli_options cpu = eff;
+        cpu.backend = GPUHIST_BACKEND_CPU;
+        rc = cli_create_context(&cpu, &ctx);
+    } else {
+        rc = cli_create_context(&eff, &ctx);
+    }
     double ctx_seconds = cli_now() - ctx_t0;
     if (rc) {
         free(edges_in);
-        return rc;
+        return hybrid_over(&hybrid, rc);
     }
     if (cli_mpi_threads() && !o->threads && gpuhist_context_backend(ctx) == GPUHIST_BACKEND_CPU)
         gpuhist_set_threads(ctx, cli_mpi_threads());
@@ -186,7 +219,7 @@ int cli_run_samples(const cli_options *o)
     if (cli_mpi_rank() == 0 && (rc = cli_output_open(&out, o->output))) {
         free(edges_in);
         gpuhist_destroy(ctx);
-        return rc;
+        return hybrid_over(&hybrid, rc);
     }
     if (cli_mpi_rank() == 0 && o->format == CLI_FMT_NPY &&
         (rc = cli_npy_open_sides(&out, o->weights != NULL, o->squares, sides)))
@@ -216,6 +249,18 @@ int cli_run_samples(const cli_options *o)
         in.format = si.format;
         snprintf(in.name, sizeof in.name, "%s", si.name);
         if ((rc = cli_build_spec(o, &in, edges_in, edge_bins, &spec)))
+            goto done;
+        /* Start on the CPU only where the CPU backend counts the file on its threads (the
+         * handover is theirs); else the device's context runs everything, as without it. */
+        gpuhist_samples probe = gpuhist_samples_1d(NULL, si.dtype, 0);
+        probe.active_channels = o->active;
+        si.layout = &probe;
+        si.spec = &spec;
+        const int on_threads = cli_stream_input_on_threads(&si);
+        si.layout = NULL;
+        si.spec = NULL;
+        if (hybrid && (si.format == CLI_IN_TEXT || !on_threads) &&
+            (rc = use_device(&hybrid, &eff, &ctx)))
             goto done;
         /* MPI: every rank is ready and sees the same input and bins (else all stop here) */
         if ((rc = cli_mpi_agree(CLI_EXIT_OK, mpi_key(&si, &spec))))
@@ -261,6 +306,8 @@ int cli_run_samples(const cli_options *o)
             si.spec = &spec;
             si.strategy = o->strategy;
         }
+        if (hybrid)
+            cli_hybrid_attach(hybrid, &si);
         gpuhist_stream *gs;
         double t0 = cli_now();
         st = gpuhist_stream_begin(ctx, &layout, &spec, GPUHIST_MEMORY_HOST, &gs);
@@ -269,6 +316,13 @@ int cli_run_samples(const cli_options *o)
             rc = cli_stream_input_run(&si, gs,
                                       gpuhist_context_backend(ctx) == GPUHIST_BACKEND_CPU,
                                       o->progress);
+            /* the device's part, when it took one (a failure nearest the start is reported:
+             * the CPU threads' pieces come first) */
+            if (hybrid) {
+                int dev_rc = cli_hybrid_wait_part(hybrid);
+                if (rc == CLI_EXIT_OK)
+                    rc = dev_rc;
+            }
             if (rc == CLI_EXIT_OK && o->weights)
                 rc = cli_weights_end(&w);
             if ((rc = cli_mpi_agree(rc, 0))) { /* MPI: every rank read its share */
@@ -286,10 +340,14 @@ int cli_run_samples(const cli_options *o)
                         : gpuhist_stream_finish(gs, &r);
             if (st == GPUHIST_OK)
                 cli_stream_input_add_side(&si, &r);
+            if (st == GPUHIST_OK && hybrid)
+                cli_hybrid_add(hybrid, &r);
             if (o->verbose)
                 cli_note("streamed: begin %.3f s, read and count %.3f s, finish %.3f s "
                          "(context created in %.3f s)",
                          t1 - t0, t2 - t1, cli_now() - t2, ctx_seconds);
+            if (o->verbose && hybrid && st == GPUHIST_OK)
+                cli_hybrid_notes(hybrid, si.data_bytes);
         }
         /* under MPI: the whole input's (rank 0's share: -v's "mpi:" line) */
         const uint64_t data_bytes = si.shared ? si.whole_bytes : si.data_bytes;
@@ -300,6 +358,8 @@ int cli_run_samples(const cli_options *o)
         /* Pipes and text whose bins need the data first: the input is read whole, and so are
          * the weights. (The descriptor opened above stays open until then: closing a FIFO's
          * only reader would discard what its writer sent.) */
+        if (hybrid && (rc = use_device(&hybrid, &eff, &ctx)))
+            goto done;
         rc = cli_read_input(&ro, &in);
         cli_stream_input_close(&si);
         if (rc)
@@ -358,8 +418,12 @@ int cli_run_samples(const cli_options *o)
             cli_note("weights: %s, %s, %llu of %s, %s", w.name, w.is_npy ? ".npy" : "raw",
                      (unsigned long long)w.next, gpuhist_dtype_name(w.dtype),
                      weights_streamed ? "streamed with the data" : "read whole");
-        cli_note("backend: %s, device: %s", gpuhist_backend_name(r.backend),
-                 gpuhist_device_name(ctx));
+        if (hybrid && cli_hybrid_took(hybrid))
+            cli_note("backend: cpu + %s, device: %s + %s", gpuhist_backend_name(r.backend),
+                     gpuhist_device_name(ctx), cli_hybrid_device_name(hybrid));
+        else
+            cli_note("backend: %s, device: %s", gpuhist_backend_name(r.backend),
+                     gpuhist_device_name(ctx));
         const char *note = gpuhist_backend_note(ctx);
         if (note && *note)
             cli_note("note: %s", note);
@@ -420,6 +484,10 @@ done:
             cli_output_abort(&sides[i]);
         cli_output_abort(&plot);
     }
+    /* the device takes nothing more; one still starting is not waited for (below) */
+    int exit_now = hybrid && cli_hybrid_end(hybrid);
+    if (exit_now && o->verbose)
+        cli_note("the device is still starting: the run ends without waiting for it");
     cli_input_free(&in);
     cli_stream_input_close(&si);
     cli_weights_close(&w);
@@ -433,5 +501,7 @@ done:
     gpuhist_destroy(ctx);
     if (o->verbose && rc == CLI_EXIT_OK)
         cli_note("context released in %.3f s", cli_now() - d0);
+    if (exit_now)
+        cli_hybrid_exit(rc);
     return rc;
 }

@@ -389,11 +389,136 @@ typedef struct count_job {
     cli_stream_input *in;
     size_t piece;              /* bytes of a piece, whole pixels */
     uint64_t pieces;           /* pieces of the data */
-    atomic_uint_fast64_t next; /* the next piece to claim */
+    uint64_t cpu_pieces;       /* the threads claim pieces below this one (a forced handover) */
+    atomic_uint_fast64_t next; /* the next piece to claim (a device taking over sets it past the
+                                  last piece: cli_handover_take) */
     atomic_uint_fast64_t done; /* bytes counted, for the progress bar */
     atomic_int stop;           /* a thread failed: the others claim no more */
     cli_progress *bar;         /* drawn by the calling thread only */
 } count_job;
+
+/* ---- the handover to a device ------------------------------------------------------------------ */
+
+/* States of a handover: no counting yet, the threads counting (the cursor may be taken), closed. */
+enum { HANDOVER_IDLE, HANDOVER_COUNTING, HANDOVER_CLOSED };
+
+struct cli_handover {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int state;
+    uint64_t forced_split;    /* UINT64_MAX: the device takes the cursor when it is ready */
+    count_job *job;           /* while COUNTING: the threads' job (its cursor) */
+    cli_stream_input in;      /* while COUNTING: a copy of the input */
+    gpuhist_samples layout;   /* and of its layout and bins */
+    gpuhist_bin_spec spec;
+    size_t piece;             /* the job's piece (bytes) */
+    int taken;                /* the device took pieces [split, pieces) */
+    uint64_t split;
+};
+
+cli_handover *cli_handover_new(uint64_t forced_split)
+{
+    cli_handover *h = calloc(1, sizeof *h);
+    if (!h)
+        return NULL;
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->cv, NULL);
+    h->state = HANDOVER_IDLE;
+    h->forced_split = forced_split;
+    return h;
+}
+
+void cli_handover_free(cli_handover *h)
+{
+    if (!h)
+        return;
+    pthread_mutex_destroy(&h->mu);
+    pthread_cond_destroy(&h->cv);
+    free(h);
+}
+
+/* The threads start counting: the device may take the cursor from now on. With a forced split
+ * the tail is the device's from the start (it counts it once ready, whenever that is). */
+static void handover_post(cli_handover *h, count_job *j)
+{
+    pthread_mutex_lock(&h->mu);
+    if (h->state == HANDOVER_IDLE) {
+        h->job = j;
+        h->piece = j->piece;
+        h->in = *j->in;
+        h->layout = *j->in->layout;
+        h->spec = *j->in->spec;
+        h->in.layout = &h->layout;
+        h->in.spec = &h->spec;
+        h->in.handover = NULL;
+        h->in.side_counts = NULL;
+        h->state = HANDOVER_COUNTING;
+        if (h->forced_split != UINT64_MAX && h->forced_split < j->pieces) {
+            h->taken = 1;
+            h->split = h->forced_split;
+        }
+        pthread_cond_broadcast(&h->cv);
+    }
+    pthread_mutex_unlock(&h->mu);
+}
+
+int cli_handover_wait(cli_handover *h, cli_stream_input *in, gpuhist_samples *layout,
+                      gpuhist_bin_spec *spec)
+{
+    pthread_mutex_lock(&h->mu);
+    while (h->state == HANDOVER_IDLE)
+        pthread_cond_wait(&h->cv, &h->mu);
+    /* a forced split's tail is the device's even when the threads are done first */
+    const int counting = h->state == HANDOVER_COUNTING || h->taken;
+    if (counting) {
+        *in = h->in;
+        *layout = h->layout;
+        *spec = h->spec;
+        in->layout = NULL;
+        in->spec = NULL;
+    }
+    pthread_mutex_unlock(&h->mu);
+    return counting;
+}
+
+int cli_handover_take(cli_handover *h, cli_stream_input *tail)
+{
+    pthread_mutex_lock(&h->mu);
+    if (h->state == HANDOVER_COUNTING && h->forced_split == UINT64_MAX) {
+        /* Every later claim gets a piece number past the last one: the threads stop claiming
+         * and finish the pieces they hold; the pieces from the old cursor on are the device's. */
+        count_job *j = h->job;
+        uint64_t split = atomic_exchange(&j->next, j->pieces);
+        if (split < j->pieces) {
+            h->taken = 1;
+            h->split = split;
+        }
+    }
+    const int took = h->state != HANDOVER_IDLE && h->taken;
+    if (took) {
+        const uint64_t from = h->split * h->piece;
+        *tail = h->in;
+        tail->layout = NULL;
+        tail->spec = NULL;
+        tail->data_offset += from;
+        tail->data_bytes -= from;
+    }
+    pthread_mutex_unlock(&h->mu);
+    return took;
+}
+
+int cli_handover_close(cli_handover *h, uint64_t *from)
+{
+    pthread_mutex_lock(&h->mu);
+    const int took = h->state != HANDOVER_IDLE && h->taken;
+    if (took && from)
+        *from = h->split * h->piece;
+    h->state = HANDOVER_CLOSED;
+    h->job = NULL;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    return took;
+}
 
 typedef struct count_seat {
     count_job *job;
@@ -437,7 +562,7 @@ static void *count_run(void *arg)
     }
     while (!atomic_load(&j->stop)) {
         const uint64_t k = atomic_fetch_add(&j->next, 1);
-        if (k >= j->pieces)
+        if (k >= j->cpu_pieces)
             break;
         const uint64_t at = k * j->piece;
         const uint64_t left = in->data_bytes - at;
@@ -498,11 +623,22 @@ static int feed_threads(cli_stream_input *in, cli_progress *bar)
     int threads = cpu_threads_wanted(in);
     j.piece = count_piece(in, threads);
     j.pieces = (in->data_bytes + j.piece - 1) / j.piece;
-    if ((uint64_t)threads > j.pieces)
-        threads = j.pieces ? (int)j.pieces : 1;
+    j.cpu_pieces = j.pieces;
+    uint64_t forced = UINT64_MAX;
+    if (in->handover) {
+        pthread_mutex_lock(&in->handover->mu);
+        forced = in->handover->forced_split;
+        pthread_mutex_unlock(&in->handover->mu);
+    }
+    if (forced < j.cpu_pieces)
+        j.cpu_pieces = forced;
+    if ((uint64_t)threads > j.cpu_pieces)
+        threads = j.cpu_pieces ? (int)j.cpu_pieces : 1;
     atomic_init(&j.next, 0);
     atomic_init(&j.done, 0);
     atomic_init(&j.stop, 0);
+    if (in->handover)
+        handover_post(in->handover, &j);
     count_seat *seat = calloc((size_t)threads, sizeof *seat);
     pthread_t *tid = calloc((size_t)threads, sizeof *tid);
     int *started = calloc((size_t)threads, sizeof *started);
@@ -519,6 +655,9 @@ static int feed_threads(cli_stream_input *in, cli_progress *bar)
     for (int t = 1; t < threads; ++t)
         if (started[t])
             pthread_join(tid[t], NULL);
+    /* every piece is counted or the device's: the job (its cursor) goes away */
+    if (in->handover)
+        cli_handover_close(in->handover, NULL);
     for (int t = 0; t < threads; ++t)
         if ((t == 0 || started[t]) && seat[t].failed_at != UINT64_MAX &&
             (!failed || seat[t].failed_at < failed->failed_at))
@@ -549,6 +688,13 @@ static int feed_threads(cli_stream_input *in, cli_progress *bar)
     }
     free(seat), free(tid), free(started);
     return rc;
+}
+
+int cli_stream_input_on_threads(const cli_stream_input *in)
+{
+    return in->is_regular && !in->swap && !in->weights && in->layout && in->spec &&
+           in->spec->bins &&
+           (uint64_t)in->spec->bins * in->layout->active_channels < COUNT_THREADS_MAX_ENTRIES;
 }
 
 void cli_stream_input_add_side(cli_stream_input *in, gpuhist_result *r)
@@ -666,6 +812,15 @@ static int feed_pipe(cli_stream_input *in, gpuhist_stream *st, cli_progress *bar
     if (rc == CLI_EXIT_OK)
         rc = feed_pipe_into(in, st, bar, chunk, own);
     free(own);
+    return rc;
+}
+
+int cli_stream_input_count_tail(const cli_stream_input *tail, gpuhist_stream *st)
+{
+    cli_progress bar;
+    cli_progress_start(&bar, 0, "reading", 0.0);
+    int rc = feed_pread(tail, st, &bar);
+    cli_progress_end(&bar);
     return rc;
 }
 
@@ -800,9 +955,7 @@ int cli_stream_input_run(cli_stream_input *in, gpuhist_stream *st, int cpu_backe
     int rc;
     if (in->format == CLI_IN_TEXT)
         rc = feed_text(in, st, &bar);
-    else if (in->is_regular && cpu_backend && !in->swap && !in->weights && in->layout &&
-             in->spec->bins &&
-             (uint64_t)in->spec->bins * in->layout->active_channels < COUNT_THREADS_MAX_ENTRIES)
+    else if (cpu_backend && cli_stream_input_on_threads(in))
         rc = feed_threads(in, &bar);
     else if (in->is_regular && cpu_backend && !in->swap)
         rc = feed_mapped(in, st, &bar);

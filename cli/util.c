@@ -30,9 +30,31 @@ const char *cli_error_captured(void)
     return g_captured ? g_capture_buf : NULL;
 }
 
+/* A thread that works beside the command's main thread (the device's part of a run that starts
+ * on the CPU, hybrid.c) keeps its messages in a buffer of its own: the main thread decides
+ * which one is printed. */
+static _Thread_local char *t_capture;
+static _Thread_local size_t t_capture_len;
+
+void cli_error_capture_thread(char *buf, size_t len)
+{
+    t_capture = len ? buf : NULL;
+    t_capture_len = len;
+    if (t_capture)
+        t_capture[0] = '\0';
+}
+
 int cli_error(int status, const char *fmt, ...)
 {
     va_list ap;
+    if (t_capture) {
+        if (!t_capture[0]) {
+            va_start(ap, fmt);
+            vsnprintf(t_capture, t_capture_len, fmt, ap);
+            va_end(ap);
+        }
+        return status;
+    }
     if (g_capture) {
         if (!g_captured) {
             va_start(ap, fmt);
