@@ -67,6 +67,7 @@ def test_values_minlength_weights(rng, backend, dtype):
         print(f"{backend} {np.dtype(dtype).name}: {name}")
         for minlength in (0, 1, nonneg - 1, nonneg, nonneg + 1, whole, whole + 300):
             check(x, backend, minlength=minlength)
+        for minlength in (0, nonneg + 1, whole + 300):  # (16-bit weights: 65536 slow bins)
             check(x, backend, weights=dyadic(rng, x.size), minlength=minlength)
         check(x, backend, weights=dyadic(rng, x.size).astype(np.float32))
         check(x, backend, weights=rng.integers(-5, 6, x.size))  # integer weights
@@ -79,9 +80,14 @@ def test_layouts(rng, backend, dtype):
     top, _, _ = type_info(dtype)
     x = rng.integers(0, top + 1, 40_000).astype(dtype)
     grid = rng.integers(0, top + 1, (500, 7)).astype(dtype)
-    for view in (x[::3], x[::-1], x[5:-7], x[1::2][::-5], grid[:, 3], grid[::2, 6]):
-        check(view, backend)
-        check(view, backend, weights=dyadic(rng, view.size), minlength=top + 3)
+    low = rng.integers(0, min(top, 300) + 1, 40_000).astype(dtype)  # (weights: fewer bins)
+    for a, b in ((x, grid), (low, low.reshape(5000, 8))):
+        for view in (a[::3], a[::-1], a[5:-7], a[1::2][::-5], b[:, 3], b[::2, 6]):
+            if a is x:
+                check(view, backend)
+            else:
+                check(view, backend, weights=dyadic(rng, view.size), minlength=3)
+    check(x[::-3], backend, minlength=top + 3)
     if np.dtype(dtype).itemsize > 1:
         swapped = x.astype(x.dtype.newbyteorder())
         check(swapped, backend, minlength=5)
