@@ -1,6 +1,6 @@
 /*
- * two_pass.cu - cuda-two-pass: histograms of 2^17 .. ~2^22 bins (built for f32 with 2^20 even
- * bins) as two streaming passes, so that no sample ever costs an L2 atomic.
+ * two_pass.cu - cuda-two-pass: histograms of 2^17 .. 2^24 bins (built for f32 with 2^20 even
+ * bins, then 2^24) as two streaming passes, so that no sample ever costs an L2 atomic.
  *
  * Why. Past one block's shared memory the counters live in L2 (cuda-fast-global: one scattered
  * L2 atomic per sample, ~400 GB/s of f32 on spread data on the H200) or in a cluster's
@@ -36,6 +36,17 @@
  * data writes and re-reads only its other 10%. A tile made only of the reference (constant
  * data) stages and writes nothing: the barrier that completes the counts is a __syncthreads_and
  * of "all my keys equal it".
+ * Wide mode (29 to 256 buckets: up to 2^24 bins). Per-block pools would leave up to a page per
+ * block and bucket unfilled (256 x 16 KiB x ~260 blocks: more than the data), so the pages come
+ * from one region per bucket instead: tp_digits first counts the segment's samples per digit
+ * (one extra read of the data; per-warp shared counters, runs of one digit added at once),
+ * tp_regions lays the buckets' regions out in page units, and pass 1 reserves each tile's run
+ * of a bucket in its region with one global atomic on the bucket's cursor (a tile has at most
+ * 256 runs, reserved by 256 threads at once). The tile's digit counts (260) are scanned by each
+ * warp into its own shared row (a lane sums 9 digits, a shuffle scan, the row written), so the
+ * two barriers per tile stay. tp_seal then pads each bucket's last page with key 0, takes that
+ * many off its key 0 and marks its pages; pass 2 is unchanged. Traffic per f32 sample: 4 + 4
+ * bytes read, 2 written, 2 read again: at most a third of the read ceiling.
  * Between the passes (tp_group), the used pages are listed bucket by bucket.
  * Pass 2 (tp_count, 1024 threads, one block per SM). The page lists are cut into equal ranges,
  * one per block; a block counts each bucket part of its range into packed 16-bit shared counters
@@ -67,10 +78,11 @@
  * middle buckets (pass 1), mio throttle on the packed counters (pass 2).
  * Next: pass 2 on bell (mio throttle on the packed counters); the copy-out's per-key
  * destination lookup (~12 instructions per key).
- * Limits: one channel; ceil(bins / 65536) <= 28 buckets (1.8M bins: with the 4 extra digits,
- * 32 digit counters: one warp's scan);
- * scratch of ~2.1 bytes per sample of a segment plus 16 KiB per block and bucket (segments of at
- * most 2^28 samples, halved while the scratch cannot be allocated, down to 2^20).
+ * Limits: one channel; ceil(bins / 65536) <= 256 buckets (2^24 bins); paged mode up to 28
+ * buckets (1.8M bins: with the 4 extra digits, 32 digit counters: one warp's scan);
+ * scratch of ~2.1 bytes per sample of a segment plus 16 KiB per block and bucket (paged) or per
+ * bucket (wide), plus a 4-byte page-list entry per page and bucket (segments of at most 2^28
+ * samples, halved while the scratch cannot be allocated, down to 2^20).
  * Seed: none of the seeds (their sort-based route, cuda-sort-rle, sorts whole keys); this is a
  * one-digit radix partition (ranks by shared atomics) feeding 002's privatised shared
  * histograms.
@@ -86,7 +98,10 @@ namespace {
 #define TP_THREADS TWO_PASS_THREADS /* launch_policy.h */
 #define TP_PAGE 8192u                       /* 16-bit keys per page (16 KiB) */
 #define TP_PAGE_VEC (TP_PAGE / 8u)          /* 16-byte vectors per page */
-#define TP_MAX_BUCKETS 28u                  /* + 4 digits fit 5 radix bits */
+#define TP_MAX_PAGED 28u                    /* paged mode: + 4 digits fit 5 radix bits */
+#define TP_MAX_BUCKETS 256u                 /* wide mode: 2^24 bins */
+#define TP_WIDE_DIGITS (TP_MAX_BUCKETS + 4u)
+#define TP_WIDE_SLICE 9u                    /* digits per lane in a warp's scan: 32 x 9 >= 260 */
 #define TP_SEGMENT_MAX (1ull << 28)         /* samples per pass pair */
 #define TP_SEGMENT_MIN (1ull << 20)
 #define TP_COUNT_U 4u                       /* pass 2: vectors per thread per iteration */
@@ -100,6 +115,7 @@ struct tp_params {
     uint32_t pool;          /* pages per pass-1 block: block b owns [b pool, (b + 1) pool) */
     uint32_t *page_bucket;  /* device, one per page: its bucket, or TP_NO_BUCKET (unused) */
     uint16_t *arena;        /* device: grid * pool pages of TP_PAGE keys */
+    uint32_t *cursor;       /* wide mode, device: each bucket's next free arena index */
 };
 
 #define TP_NO_BUCKET 0xFFFFFFFFu
@@ -146,12 +162,14 @@ struct __align__(16) tp_dest {
     uint32_t a0, lim, a1, unused;
 };
 
-template <typename T, int MAP>
+template <typename T, int MAP, bool WIDE>
 __global__ void __launch_bounds__(TP_THREADS, 2)
     tp_partition(const __grid_constant__ tp_params p, const uint64_t vbegin, const uint64_t nvec,
                  unsigned long long *__restrict__ out)
 {
-    constexpr uint32_t DIGITS = 32; /* <= 28 buckets, 3 outlier slots, "not a sample" */
+    /* buckets, 3 outlier slots, "not a sample": <= 28 + 4 paged, <= 256 + 4 wide */
+    constexpr uint32_t DIGITS = WIDE ? TP_WIDE_DIGITS : 32u;
+    constexpr uint32_t NDST = WIDE ? TP_MAX_BUCKETS : TP_MAX_PAGED;
     constexpr uint32_t ITEMS = tp_items<T>();
     constexpr uint32_t TILE = TP_THREADS * ITEMS;
     static_assert(TILE <= TP_PAGE, "a tile's run of one bucket needs at most one fresh page");
@@ -163,7 +181,9 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
     __shared__ uint32_t s_stage[TILE + TP_THREADS];
     __shared__ uint32_t s_cnt[2][DIGITS]; /* the tile's samples per digit (by parity) */
     __shared__ uint32_t s_sink[32];       /* "not a sample" atomics: a word per lane, never read */
-    __shared__ tp_dest s_dst[TP_MAX_BUCKETS];
+    __shared__ tp_dest s_dst[NDST];
+    /* wide mode: each warp's exclusive scan of the tile's digit counts */
+    __shared__ uint32_t s_first[WIDE ? TP_THREADS / 32u : 1u][WIDE ? DIGITS : 1u];
     __shared__ uint32_t s_next_page, s_run_key, s_run_n;
     __shared__ uint32_t s_ref[2];  /* thread 0's first key of the last two tiles (by parity) */
     __shared__ uint32_t s_hits[2]; /* samples of the tile equal to its reference (by parity) */
@@ -275,6 +295,15 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
     auto take_pages = [&](uint32_t first, uint32_t c) {
         if (tid >= nb) {
             outliers += c;
+        } else if constexpr (WIDE) {
+            /* The bucket's region (sized by tp_digits) has room for every run: reserve this one
+             * in it. */
+            tp_dest dst;
+            dst.a0 = (c ? atomicAdd(p.cursor + tid, c) : 0u) - first;
+            dst.lim = 0xFFFFFFFFu;
+            dst.a1 = 0u;
+            dst.unused = 0u;
+            s_dst[tid] = dst;
         } else {
             const uint32_t head = c < room ? c : room;
             tp_dest dst;
@@ -303,6 +332,41 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
      * no barrier waits for one warp's scan), warp 0 also takes the pages, and every thread
      * stages its bin keys in bucket order. Returns how many keys the tile has of bins. */
     auto stage_tile = [&](uint32_t par) -> uint32_t {
+        if constexpr (WIDE) {
+            /* Each warp scans the DIGITS counts itself into its own row (lane l: digits
+             * [9 l, 9 l + 9), conflict-free as 9 is odd), read twice to spare registers. */
+            uint32_t *const row = s_first[tid >> 5];
+            uint32_t sum = 0;
+#pragma unroll
+            for (uint32_t j = 0; j < TP_WIDE_SLICE; ++j) {
+                const uint32_t d = lane * TP_WIDE_SLICE + j;
+                sum += d < DIGITS ? s_cnt[par][d] : 0u;
+            }
+            uint32_t incl = sum;
+#pragma unroll
+            for (uint32_t o = 1; o < 32u; o <<= 1) {
+                const uint32_t v = __shfl_up_sync(0xffffffffu, incl, o);
+                incl += lane >= o ? v : 0u;
+            }
+            uint32_t at = incl - sum;
+#pragma unroll
+            for (uint32_t j = 0; j < TP_WIDE_SLICE; ++j) {
+                const uint32_t d = lane * TP_WIDE_SLICE + j;
+                if (d < DIGITS) {
+                    row[d] = at;
+                    at += s_cnt[par][d];
+                }
+            }
+            __syncwarp();
+            if (tid < nb + 3u)
+                take_pages(row[tid], s_cnt[par][tid]);
+#pragma unroll
+            for (uint32_t i = 0; i < ITEMS; ++i) {
+                const uint32_t pos = row[keys[i] >> 16] + rank[i];
+                s_stage[keys[i] < p.bins ? pos : TILE + tid] = keys[i];
+            }
+            return row[nb];
+        }
         const uint32_t c = s_cnt[par][lane];
         uint32_t incl = c;
 #pragma unroll
@@ -324,16 +388,16 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
      * every warp before that barrier; used again by the tile after next) and every thread
      * copies the bin keys out in order, as contiguous runs of the pages. */
     auto copy_out = [&](uint32_t par, uint32_t nin) {
-        if (tid < 32u)
-            s_cnt[par][tid] = 0u;
+        for (uint32_t d = tid; d < DIGITS; d += TP_THREADS)
+            s_cnt[par][d] = 0u;
         for (uint32_t j = tid; j < nin; j += TP_THREADS) {
             const uint32_t key = s_stage[j];
             const tp_dest dst = s_dst[key >> 16];
             p.arena[(j < dst.lim ? dst.a0 : dst.a1) + j] = (uint16_t)key;
         }
     };
-    if (tid < 2u * DIGITS)
-        s_cnt[tid / DIGITS][tid % DIGITS] = 0u;
+    for (uint32_t d = tid; d < 2u * DIGITS; d += TP_THREADS)
+        s_cnt[d / DIGITS][d % DIGITS] = 0u;
     if (tid == 0u) {
         s_ref[0] = TP_NO_BUCKET; /* (keys are < 2^21: no key equals it) */
         s_hits[0] = s_hits[1] = 0u;
@@ -369,7 +433,13 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
     if (tid == 0u && s_run_n != 0u)
         atomicAdd(out + tp_slot_of_key(p, s_run_key), (unsigned long long)s_run_n);
 
-    /* Fill the open pages with key 0 and take as many off each bucket's key 0. */
+    /* Fill the open pages with key 0 and take as many off each bucket's key 0 (wide mode:
+     * tp_seal does it per bucket). */
+    if (WIDE) {
+        if (tid >= nb && tid < nb + 3u && outliers)
+            atomicAdd(out + p.bins + (tid - nb), (unsigned long long)outliers);
+        return;
+    }
     if (tid < nb) {
         s_dst[tid].a0 = off;
         s_dst[tid].lim = room;
@@ -382,6 +452,90 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
     for (uint32_t d = 0; d < nb; ++d)
         for (uint32_t j = tid; j < s_dst[d].lim; j += TP_THREADS)
             p.arena[s_dst[d].a0 + j] = 0u;
+}
+
+/* Wide mode, before pass 1: the segment's vector body's samples per digit (bucket or outlier)
+ * into total[], which sizes each bucket's region. Per-warp counters in shared memory; a thread
+ * adds runs of one digit at once (constant data: one atomic per thread). */
+template <typename T, int MAP>
+__global__ void __launch_bounds__(256)
+    tp_digits(const __grid_constant__ tp_params p, const uint64_t vbegin, const uint64_t nvec,
+              uint32_t *__restrict__ total)
+{
+    constexpr uint32_t VE = 16u / sizeof(T);
+    __shared__ uint32_t s_n[8][TP_WIDE_DIGITS];
+    const uint32_t tid = threadIdx.x;
+    for (uint32_t d = tid; d < 8u * TP_WIDE_DIGITS; d += 256u)
+        s_n[d / TP_WIDE_DIGITS][d % TP_WIDE_DIGITS] = 0u;
+    __syncthreads();
+    uint32_t *const mine = s_n[tid >> 5];
+    uint32_t last = 0, run = 0;
+    const uint4 *vec = (const uint4 *)((const T *)p.k.data + vbegin);
+    for (uint64_t i = (uint64_t)blockIdx.x * 256u + tid; i < nvec; i += (uint64_t)gridDim.x * 256u) {
+        union {
+            uint4 v;
+            T e[VE];
+        } w;
+        w.v = __ldcs(vec + i);
+#pragma unroll
+        for (uint32_t e = 0; e < VE; ++e) {
+            const uint32_t d = tp_key(p, tp_slot<T, MAP>(p, w.e[e])) >> 16;
+            if (d != last) {
+                if (run)
+                    atomicAdd(mine + last, run);
+                last = d;
+                run = 0;
+            }
+            ++run;
+        }
+    }
+    if (run)
+        atomicAdd(mine + last, run);
+    __syncthreads();
+    for (uint32_t d = tid; d < TP_WIDE_DIGITS; d += 256u) {
+        uint32_t n = 0;
+#pragma unroll
+        for (uint32_t r = 0; r < 8u; ++r)
+            n += s_n[r][d];
+        if (n)
+            atomicAdd(total + d, n);
+    }
+}
+
+/* Wide mode: bucket d's region is pages [start[d], start[d] + ceil(total[d] / TP_PAGE)) of the
+ * arena, buckets in order; cursor[d] its first free key. */
+__global__ void tp_regions(const uint32_t *__restrict__ total, const uint32_t nb,
+                           uint32_t *__restrict__ start, uint32_t *__restrict__ cursor)
+{
+    if (threadIdx.x != 0u)
+        return;
+    uint32_t at = 0;
+    for (uint32_t d = 0; d < nb; ++d) {
+        start[d] = at;
+        cursor[d] = at * TP_PAGE;
+        at += (total[d] + TP_PAGE - 1u) / TP_PAGE;
+    }
+}
+
+/* Wide mode, after pass 1 (one block per bucket): fill the rest of the bucket's last used page
+ * with key 0, take as many off the bucket's key 0 (64-bit counters modulo 2^64: exact), and
+ * mark its used pages (the region's unused pages, left by reference-key hits, stay
+ * TP_NO_BUCKET). */
+__global__ void __launch_bounds__(256)
+    tp_seal(const uint32_t *__restrict__ start, const uint32_t *__restrict__ cursor,
+            uint16_t *__restrict__ arena, uint32_t *__restrict__ page_bucket,
+            unsigned long long *__restrict__ out)
+{
+    const uint32_t d = blockIdx.x, tid = threadIdx.x;
+    const uint32_t used = cursor[d] - start[d] * TP_PAGE;
+    const uint32_t pages = (used + TP_PAGE - 1u) / TP_PAGE;
+    const uint32_t pad = pages * TP_PAGE - used;
+    for (uint32_t j = tid; j < pad; j += 256u)
+        arena[cursor[d] + j] = 0u;
+    if (tid == 0u && pad)
+        atomicAdd(out + (uint64_t)d * 65536u, 0ull - pad);
+    for (uint32_t i = tid; i < pages; i += 256u)
+        page_bucket[start[d] + i] = d;
 }
 
 /* Between the passes: list the used pages bucket by bucket (lists[d * npages + i], list_len[d]),
@@ -482,9 +636,16 @@ static uint32_t tp_pool(uint64_t ntiles, uint32_t grid, uint32_t tile, uint32_t 
     return (uint32_t)(tiles * tile / TP_PAGE + nb);
 }
 
+/* Wide mode: pages of a segment of `samples`: every bucket's region rounds up by < 1 page. */
+static uint32_t tp_wide_pages(uint64_t samples, uint32_t nb)
+{
+    return (uint32_t)((samples + TP_PAGE - 1u) / TP_PAGE + nb);
+}
+
 struct tp_layout {
     uint32_t npages;
-    size_t page_bucket, list_len, lists, arena, total; /* byte offsets into the scratch, size */
+    /* byte offsets into the scratch, and its size; digits/starts/cursors: wide mode */
+    size_t page_bucket, list_len, digits, starts, cursors, lists, arena, total;
 };
 
 static tp_layout tp_layout_for(uint32_t npages, uint32_t nb)
@@ -493,7 +654,10 @@ static tp_layout tp_layout_for(uint32_t npages, uint32_t nb)
     l.npages = npages;
     l.page_bucket = 0;
     l.list_len = ((size_t)npages * 4u + 255u) & ~(size_t)255u;
-    l.lists = l.list_len + 256u;
+    l.digits = l.list_len + TP_MAX_BUCKETS * 4u;
+    l.starts = l.digits + ((TP_WIDE_DIGITS * 4u + 255u) & ~255u);
+    l.cursors = l.starts + TP_MAX_BUCKETS * 4u;
+    l.lists = l.cursors + TP_MAX_BUCKETS * 4u;
     l.arena = l.lists + (((size_t)nb * npages * 4u + 255u) & ~(size_t)255u);
     l.total = l.arena + (size_t)npages * TP_PAGE * 2u;
     return l;
@@ -505,7 +669,8 @@ static gpuhist_status tp_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, t
 {
     constexpr uint32_t TILE = TP_THREADS * tp_items<T>();
     constexpr uint64_t VE = 16u / sizeof(T);
-    auto part = tp_partition<T, MAP>;
+    const bool wide = p.buckets > TP_MAX_PAGED;
+    auto part = wide ? tp_partition<T, MAP, true> : tp_partition<T, MAP, false>;
     cudaError_t err;
     const int grid1 = gh_grid(job, part, GH_LP_TWO_PASS_PARTITION, 0, job->elements / tp_items<T>(), &err);
     if (grid1 == 0)
@@ -534,7 +699,9 @@ static gpuhist_status tp_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, t
     for (;;) {
         /* a segment's vector body has at most seg / VE vectors: ceil(.. / TILE * VE) tiles */
         const uint64_t ntiles = (seg + TILE - 1u) / TILE;
-        lay = tp_layout_for(tp_pool(ntiles, (uint32_t)grid1, TILE, p.buckets) * (uint32_t)grid1,
+        lay = tp_layout_for(wide ? tp_wide_pages(seg, p.buckets)
+                                 : tp_pool(ntiles, (uint32_t)grid1, TILE, p.buckets) *
+                                       (uint32_t)grid1,
                             p.buckets);
         if (gpuhist_cuda_scratch(ctx, lay.total, &scr) == GPUHIST_OK)
             break;
@@ -549,6 +716,9 @@ static gpuhist_status tp_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, t
     p.arena = (uint16_t *)(base + lay.arena);
     uint32_t *list_len = (uint32_t *)(base + lay.list_len);
     uint32_t *lists = (uint32_t *)(base + lay.lists);
+    uint32_t *digits = (uint32_t *)(base + lay.digits);
+    uint32_t *starts = (uint32_t *)(base + lay.starts);
+    p.cursor = (uint32_t *)(base + lay.cursors);
 
     return gh_segments_max(job->elements, seg, [&](uint64_t b, uint64_t e) -> gpuhist_status {
         uint64_t nvec;
@@ -558,14 +728,31 @@ static gpuhist_status tp_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, t
         q.k.begin = b;
         q.k.end = e;
         q.pool = tp_pool(ntiles, (uint32_t)grid1, TILE, p.buckets);
-        const uint32_t npages = q.pool * (uint32_t)grid1; /* <= lay.npages */
+        const uint32_t npages = wide ? tp_wide_pages(nvec * VE, p.buckets)
+                                     : q.pool * (uint32_t)grid1; /* <= lay.npages */
         GPUHIST_CUDA_TRY(ctx,
                          cudaMemsetAsync(p.page_bucket, 0xff, (size_t)npages * 4u, job->stream),
                          "cuda-two-pass: clear the page table");
-        GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(list_len, 0, 256u, job->stream),
+        GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(list_len, 0, TP_MAX_BUCKETS * 4u, job->stream),
                          "cuda-two-pass: clear the list lengths");
+        if (wide) {
+            /* Wide mode: each bucket gets a region of the arena sized by a count of its samples,
+             * and pass 1 reserves every run in it; tp_seal pads the last page. */
+            GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(digits, 0, TP_WIDE_DIGITS * 4u, job->stream),
+                             "cuda-two-pass: clear the digit counts");
+            const int dgrid = gh_fixed_grid(GH_LP_COUNTER_PASS, job->sm_count, nvec);
+            tp_digits<T, MAP><<<dgrid, 256, 0, job->stream>>>(q, vb, nvec, digits);
+            GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-two-pass digits kernel");
+            tp_regions<<<1, 32, 0, job->stream>>>(digits, p.buckets, starts, q.cursor);
+            GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-two-pass regions kernel");
+        }
         part<<<grid1, TP_THREADS, 0, job->stream>>>(q, vb, nvec, out);
         GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-two-pass partition kernel");
+        if (wide) {
+            tp_seal<<<p.buckets, 256, 0, job->stream>>>(starts, q.cursor, p.arena, p.page_bucket,
+                                                        out);
+            GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-two-pass seal kernel");
+        }
         const int ggrid = gh_fixed_grid(GH_LP_FOLD, job->sm_count, npages);
         tp_group<<<ggrid, GH_BLOCK, 0, job->stream>>>(p.page_bucket, npages, lists, list_len);
         GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-two-pass group kernel");
@@ -614,7 +801,7 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_two_pass = {
     GPUHIST_BACKEND_CUDA,
     "none (new): a one-digit radix partition (shared-atomic ranks) feeding 002's privatised "
     "shared histograms",
-    "every dtype but f16/bf16, every bin spec with at most 28 x 65536 bins; one channel",
+    "every dtype but f16/bf16, every bin spec with at most 256 x 65536 = 2^24 bins; one channel",
     "pass 1 partitions the samples' slots by their high bits into pages of 16-bit keys, pass 2 "
     "counts each 65536-key bucket in packed 16-bit shared counters: no L2 atomic per sample",
     GPUHIST_CUDA_SLOT_DTYPES,

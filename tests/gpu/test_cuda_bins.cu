@@ -6,7 +6,9 @@
  *   many_bins    2^17..2^20 bins (several 65536-key buckets of cuda-two-pass): f32 even on the
  *                certified and the checked grid, f64, i32 integer, uneven edges; uniform with
  *                outliers, 90% one value, constant; every CUDA strategy, and cuda-two-pass with
- *                small segments (GPUHIST_CUDA_TWO_PASS_SEGMENT) and an unaligned start
+ *                small segments (GPUHIST_CUDA_TWO_PASS_SEGMENT) and an unaligned start; past
+ *                28 buckets (cuda-two-pass's wide mode, up to 2^24 bins: f32 on the certified
+ *                and the checked grid, f64, i32 integer) cuda-two-pass and auto only
  *   edge_cells   f32 uneven edges through cuda-fast-smem's one-load cell table: the benchmark's
  *                quadratic edges (the 4-octave cell map, crowded cells -> sub-tables), the same
  *                narrow at 1 (linear map), log-spaced over six decades, 1024 quadratic bins,
@@ -52,6 +54,14 @@ static void case_many_bins(void)
          "i32 131073 integer bins"},
         {GPUHIST_F32, gpuhist_bins_edges(300000, edges.data()), -2.0, 2.0, 0.5,
          "f32 300000 edges"},
+        /* wide mode */
+        {GPUHIST_F32, gpuhist_bins_even(1u << 24, 0.0, 1.0), -0.1, 1.1, 0.3, "f32 2^24 [0,1)"},
+        {GPUHIST_F32, gpuhist_bins_even(5000011, -1.5, 2.5), -1.6, 2.6, 0.7,
+         "f32 5000011 bins"},
+        {GPUHIST_F64, gpuhist_bins_even(2000003, -1.0, 1.0), -1.0, 1.0, 0.25,
+         "f64 2000003 bins"},
+        {GPUHIST_I32, gpuhist_bins_integer(3000017, -5000), -6000.0, 3000017.0, 77.0,
+         "i32 3000017 integer bins"},
     };
     for (const mb &c : cases) {
         for (int hot : {0, 90, 100}) {
@@ -66,9 +76,13 @@ static void case_many_bins(void)
             ds.location = GPUHIST_MEMORY_DEVICE;
             char what[96];
             snprintf(what, sizeof what, "many_bins %s, %d%% one value", c.what, hot);
-            if (hot == 0) {
+            if (hot == 0 && c.b.bins <= 28u * 65536u) {
                 all_strategies(ctx, &ds, &c.b, e, 0, what);
             } else {
+                if (c.b.bins > 28u * 65536u) {
+                    check_context("%s, auto", what);
+                    one_strategy(ctx, "auto", &ds, &c.b, e);
+                }
                 check_context("%s, cuda-two-pass", what);
                 one_strategy(ctx, "cuda-two-pass", &ds, &c.b, e);
             }
