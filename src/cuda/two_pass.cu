@@ -78,7 +78,8 @@
  * middle buckets (pass 1), mio throttle on the packed counters (pass 2).
  * Next: pass 2 on bell (mio throttle on the packed counters); the copy-out's per-key
  * destination lookup (~12 instructions per key).
- * Limits: one channel; ceil(bins / 65536) <= 256 buckets (2^24 bins); paged mode up to 28
+ * Limits: one channel; ceil(bins / 65536) <= 256 buckets (2^24 bins; 8-bit samples: 28, paged
+ * mode only); paged mode up to 28
  * buckets (1.8M bins: with the 4 extra digits, 32 digit counters: one warp's scan);
  * scratch of ~2.1 bytes per sample of a segment plus 16 KiB per block and bucket (paged) or per
  * bucket (wide), plus a 4-byte page-list entry per page and bucket (segments of at most 2^28
@@ -623,8 +624,9 @@ static uint32_t tp_buckets(uint32_t bins)
 static int tp_supports(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
 {
     const uint32_t nb = tp_buckets(plan->bins);
-    return plan->channels == 1 && gh_counters_ok(plan) != 0 && nb >= 1u &&
-           nb <= TP_MAX_BUCKETS && p16_smem(65536u) <= gpuhist_cuda_smem_optin(ctx);
+    const uint32_t max_nb = gpuhist_dtype_size(plan->dtype) > 1u ? TP_MAX_BUCKETS : TP_MAX_PAGED;
+    return plan->channels == 1 && gh_counters_ok(plan) != 0 && nb >= 1u && nb <= max_nb &&
+           p16_smem(65536u) <= gpuhist_cuda_smem_optin(ctx);
 }
 
 /* Pages per pass-1 block: a block ranks at most ceil(ntiles / grid) tiles of `tile` samples and
@@ -669,8 +671,11 @@ static gpuhist_status tp_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, t
 {
     constexpr uint32_t TILE = TP_THREADS * tp_items<T>();
     constexpr uint64_t VE = 16u / sizeof(T);
+    /* 8-bit samples have no wide mode: their 8192-sample tiles' stage and the warps' scan rows
+     * would pass the 48 KiB of static shared memory (tp_supports refuses them) */
+    constexpr bool CAN_WIDE = sizeof(T) > 1;
     const bool wide = p.buckets > TP_MAX_PAGED;
-    auto part = wide ? tp_partition<T, MAP, true> : tp_partition<T, MAP, false>;
+    auto part = wide ? tp_partition<T, MAP, CAN_WIDE> : tp_partition<T, MAP, false>;
     cudaError_t err;
     const int grid1 = gh_grid(job, part, GH_LP_TWO_PASS_PARTITION, 0, job->elements / tp_items<T>(), &err);
     if (grid1 == 0)
@@ -769,8 +774,9 @@ static gpuhist_status tp_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
     const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobv;
     if (!tp_supports(ctx, plan))
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
-                            "cuda-two-pass: one channel and at most %u x 65536 bins",
-                            TP_MAX_BUCKETS);
+                            "cuda-two-pass: one channel and at most %u x 65536 bins (%u for "
+                            "8-bit samples)",
+                            TP_MAX_BUCKETS, TP_MAX_PAGED);
     unsigned long long *out = (unsigned long long *)outv;
     tp_params p;
     memset(&p, 0, sizeof p);
@@ -801,7 +807,8 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_two_pass = {
     GPUHIST_BACKEND_CUDA,
     "none (new): a one-digit radix partition (shared-atomic ranks) feeding 002's privatised "
     "shared histograms",
-    "every dtype but f16/bf16, every bin spec with at most 256 x 65536 = 2^24 bins; one channel",
+    "every dtype but f16/bf16, every bin spec with at most 256 x 65536 = 2^24 bins (8-bit "
+    "samples: 28 x 65536); one channel",
     "pass 1 partitions the samples' slots by their high bits into pages of 16-bit keys, pass 2 "
     "counts each 65536-key bucket in packed 16-bit shared counters: no L2 atomic per sample",
     GPUHIST_CUDA_SLOT_DTYPES,
