@@ -74,7 +74,7 @@
  * t_hi down to float for f32.
  *
  * Checked against binmap.h by a CPU emulation of every form (host, and the CUDA arithmetic with
- * the round-down add done by the rounding mode): ~1.5e9 f32 and ~1.5e9 double evaluations over
+ * the round-down add - of 2^23 in f32, of 2^52 in double - done by the rounding mode): ~1.5e9 f32 and ~1.5e9 double evaluations over
  * ~20000 random specs up to 70000 bins plus specs of 2^20 to 2^24 bins (every edge +-6 ulps,
  * random, random bit patterns, specials; certificates computed with and without FTZ/DAZ, samples
  * mapped with and without them): no mismatch. The forms also compile and agree as OpenCL C.
@@ -82,8 +82,9 @@
  * Cost of certification: one edge and two estimates per bin in one pass on the host, ~5 ns per
  * bin on one core (2^16 bins ~0.4 ms, 2^20 ~5 ms, 2^23 f32 ~45 ms, 2^24 double ~75 ms), once per
  * spec and process (gpuhist_fe_cert_of keeps the last 8 specs). The per-sample cost is the
- * estimate, the floor and the two compares of the test; the symmetric form below trades one
- * compare for a slightly narrower interval.
+ * estimate, the floor and the two compares of the test; the symmetric form below (f32) trades
+ * one compare for a slightly narrower interval. Both domains have the test (gpuhist_fe_key_f32,
+ * gpuhist_fe_key_f64), the one-edge rule (_pivot_, _fix_) and the exact slot (_slot_).
  */
 #ifndef GPUHIST_FAST_EVEN_H
 #define GPUHIST_FAST_EVEN_H
@@ -223,6 +224,46 @@ GH_FN gh_u32 gpuhist_fe_key_sym_f32(float x, float lower_f, float scale_f, gh_u3
     return key;
 }
 
+/*
+ * The key of a sample in the double domain and THE TEST (banner), the twin of
+ * gpuhist_fe_key_f32: returns key = floor(f(x)) and *ok = 1 when the certificate proves that the
+ * key is the sample's bin; the key is meaningful only when *ok = 1. cut = 0 ("direct"
+ * certificates only): key < bins alone; cut = 1: also t_lo < frac < t_hi (pass the
+ * certificate's t_lo, t_hi; a refused certificate, +inf and -inf, never passes). Any x.
+ * CUDA: r = f + 2^52 rounded down is 2^52 + floor(f) exactly when -0 <= f < 2^52 (the doubles
+ * of [2^52, 2^53) are the integers), so its high word is 0x43300000 exactly when
+ * 0 <= floor(f) < 2^32, and its low word is then floor(f); a negative f gives r < 2^52, a
+ * larger one r >= 2^52 + 2^32, inf/NaN an exponent of all ones: none has that high word.
+ * frac = f - (r - 2^52) is exact (r - 2^52 = floor(f) exactly; f - floor(f) by Sterbenz for
+ * f >= 1, f itself below 1): DADD, DMUL, DADD.RM, 2 ISETP (+ DADD, DADD, 2 DSETP with cut); no
+ * conversion unit. CUDA's double operations never flush subnormals. Host/OpenCL: the same
+ * numbers by conversions, and x >= lower as in the f32 form (a host that flushes subnormals).
+ */
+GH_FN gh_u32 gpuhist_fe_key_f64(double x, double lower, double scale, gh_u32 bins, double t_lo,
+                                double t_hi, int cut, int *ok)
+{
+    const double f = gpuhist_fe_estimate_f64(x, lower, scale);
+#if defined(__CUDACC__) && defined(__CUDA_ARCH__)
+    const double r = __dadd_rd(f, 4503599627370496.0); /* 2^52 + floor(f) when -0 <= f < 2^52 */
+    const gh_u32 key = (gh_u32)__double2loint(r);
+    bool good = ((gh_u32)__double2hiint(r) == 0x43300000u) & (key < bins);
+    if (cut) {
+        const double fr = __dsub_rn(f, __dsub_rn(r, 4503599627370496.0)); /* exact */
+        good = good & (fr > t_lo) & (fr < t_hi);
+    }
+#else
+    const int in = f >= 0.0 && f < 4294967296.0 && x >= lower;
+    const gh_u32 key = in ? (gh_u32)f : 0xFFFFFFFFu;
+    int good = in && key < bins;
+    if (cut && good) {
+        const double fr = f - (double)key; /* exact */
+        good = fr > t_lo && fr < t_hi;
+    }
+#endif
+    *ok = good;
+    return key;
+}
+
 /* ---- the one-edge rule ------------------------------------------------------------------------- */
 
 /* j of THE ONE-EDGE RULE (banner) for an f32 sample in [E_0, E_bins) with estimate f, under a
@@ -231,6 +272,16 @@ GH_FN gh_u32 gpuhist_fe_pivot_f32(float f, gh_u32 bins, float t_lo)
 {
     const gh_u32 key = f < (float)bins ? (gh_u32)f : bins; /* f >= 0 in range */
     const float fr = GH_FE_SUB(f, (float)key);              /* exact below bins */
+    const gh_u32 j = key + (fr > t_lo ? 1u : 0u);
+    return j < bins ? j : bins;
+}
+
+/* j of THE ONE-EDGE RULE in the double domain: the same for a double sample in [E_0, E_bins)
+ * with estimate f, under a certificate that holds (t_lo = its t_lo). */
+GH_FN gh_u32 gpuhist_fe_pivot_f64(double f, gh_u32 bins, double t_lo)
+{
+    const gh_u32 key = f < (double)bins ? (gh_u32)f : bins; /* f >= 0 in range */
+    const double fr = GH_ADD(f, -(double)key);                /* exact below bins */
     const gh_u32 j = key + (fr > t_lo ? 1u : 0u);
     return j < bins ? j : bins;
 }
@@ -274,6 +325,44 @@ GH_FN gh_u32 gpuhist_fe_slot_f32(const gpuhist_binmap *m, const gpuhist_fe_cert 
     if (!c->ok)
         return gpuhist_slot_even_f32(m, x);
     return gpuhist_fe_fix_f32(m, c->t_lo_f, 0, x);
+}
+
+/* binmap.h's double edge E_j of a spec whose certificate holds (no step_is_zero: as above). */
+GH_FN double gpuhist_fe_edge_f64(const gpuhist_binmap *m, gh_u32 j)
+{
+    gpuhist_binmap c = *m;
+    c.step_is_zero = 0;
+    return gpuhist_even_edge_f64(&c, j);
+}
+
+/* Slot of a double sample that did not pass the test, under a certificate that holds (double
+ * domain): binmap.h's outside rule (gpuhist_even_f64_outside), then the one-edge rule with
+ * binmap.h's edge. t_lo = the certificate's t_lo. direct: as gpuhist_fe_fix_f32 (an in-range
+ * sample fails the direct test only when f >= bins: the last bin). */
+GH_FN gh_u32 gpuhist_fe_fix_f64(const gpuhist_binmap *m, double t_lo, int direct, double x)
+{
+    gh_u32 outside;
+    if (gpuhist_even_f64_outside(m, x, &outside))
+        return outside;
+    if (direct)
+        return m->bins - 1u;
+    const double f = gpuhist_fe_estimate_f64(x, m->lower, m->scale);
+    const gh_u32 j = gpuhist_fe_pivot_f64(f, m->bins, t_lo);
+    return j - 1u + (x >= gpuhist_fe_edge_f64(m, j) ? 1u : 0u);
+}
+
+/* Slot of a double sample of an EVEN spec with double edges: binmap.h's gpuhist_slot_even_f64,
+ * by the test and, when it fails, the one-edge rule (certificate holds) or binmap.h itself
+ * (refused, or a certificate of the f32 domain). */
+GH_FN gh_u32 gpuhist_fe_slot_f64(const gpuhist_binmap *m, const gpuhist_fe_cert *c, double x)
+{
+    if (!c->ok || c->f32)
+        return gpuhist_slot_even_f64(m, x);
+    int ok;
+    const gh_u32 key = gpuhist_fe_key_f64(x, m->lower, m->scale, m->bins, c->t_lo, c->t_hi, 1, &ok);
+    if (ok)
+        return key;
+    return gpuhist_fe_fix_f64(m, c->t_lo, 0, x);
 }
 
 /* ---- host: the certification (fast_even.c) ----------------------------------------------------- */

@@ -63,7 +63,19 @@ static uint32_t dev_key(float x, const gpuhist_binmap *m, float tlo, float thi, 
     *ok = good; return key;
 }
 
-static long long nchk, npass_test, npass_sym, nfail;
+/* CUDA's gpuhist_fe_key_f64, emulated: __dadd_rd by the rounding mode, the words of r */
+static uint32_t dev_key64(double x, const gpuhist_binmap *m, double tlo, double thi, int cut, int *ok)
+{
+    volatile double t = x - m->lower; volatile double f = t * m->scale;
+    fesetround(FE_DOWNWARD); volatile double r = f + 4503599627370496.0; fesetround(FE_TONEAREST);
+    uint64_t b; double rr = r; memcpy(&b, &rr, 8);
+    uint32_t key = (uint32_t)b;
+    int good = (uint32_t)(b >> 32) == 0x43300000u && key < m->bins;
+    if (cut) { volatile double q = rr - 4503599627370496.0; volatile double fr = f - q; good = good && fr > tlo && fr < thi; }
+    *ok = good; return key;
+}
+
+static long long nchk, npass_test, npass_sym, npass_test64, nfail;
 static void fail(const char *what, const gpuhist_binmap *m, double x, uint32_t got, uint32_t want)
 {
     if (nfail++ < 20)
@@ -121,8 +133,38 @@ static void check_f64(const gpuhist_binmap *m, const gpuhist_fe_cert *c, const d
     uint32_t ref = gpuhist_slot_even_f64(m, x);
     ++nchk;
     uint32_t k;
+    /* fast_even.h's double-domain test, slot and fix (any x: NaN, infinities, out of range) */
+    {
+        int ok, okd;
+        k = gpuhist_fe_key_f64(x, m->lower, m->scale, m->bins, c->t_lo, c->t_hi, 1, &ok);
+        if (ok) { ++npass_test64; if (k != ref) fail("host test64", m, x, k, ref); }
+        if (!ftz_run) {
+            uint32_t kd = dev_key64(x, m, c->t_lo, c->t_hi, 1, &okd);
+            if (okd != ok) fail("device/host test64 differ", m, x, okd, ok);
+            if (okd && kd != ref) fail("device test64", m, x, kd, ref);
+        }
+        if (c->direct) {
+            k = gpuhist_fe_key_f64(x, m->lower, m->scale, m->bins, 0, 0, 0, &ok);
+            if (ok && k != ref) fail("host direct64", m, x, k, ref);
+            if (!ftz_run) {
+                uint32_t kd = dev_key64(x, m, 0, 0, 0, &okd);
+                if (okd && kd != ref) fail("device direct64", m, x, kd, ref);
+                if (okd != ok) fail("device/host direct64 differ", m, x, okd, ok);
+                uint32_t k2 = okd ? kd : gpuhist_fe_fix_f64(m, c->t_lo, 1, x);
+                if (k2 != ref) fail("direct64 + fix", m, x, k2, ref);
+            }
+        }
+        k = gpuhist_fe_slot_f64(m, c, x);
+        if (k != ref) fail("slot64", m, x, k, ref);
+        if (c->ok) {
+            k = gpuhist_fe_fix_f64(m, c->t_lo, 0, x);
+            if (k != ref) fail("fix64", m, x, k, ref);
+        }
+    }
     if (c->ok && x >= m->lower && x < m->upper) {
         double f = gpuhist_fe_estimate_f64(x, m->lower, m->scale);
+        uint32_t jp = gpuhist_fe_pivot_f64(f, m->bins, c->t_lo);
+        if (jp - 1u + (x >= tab[jp]) != ref) fail("pivot64 (fast_even.h) table", m, x, jp - 1u + (x >= tab[jp]), ref);
         uint32_t key = f < (double)m->bins ? (uint32_t)f : m->bins;
         double fr = f - (double)key;
         /* the one-edge rule in the double domain */
@@ -178,7 +220,7 @@ int main(void)
 
 static int run_pass(int specs, int K)
 {
-    nchk = npass_test = npass_sym = nfail = 0;
+    nchk = npass_test = npass_sym = npass_test64 = nfail = 0;
     long nok = 0, ndirect = 0, nspec = 0;
     double tcert = 0;
     static const struct { double lo, hi; uint32_t b; int f32; } big[] = {
@@ -237,11 +279,16 @@ static int run_pass(int specs, int K)
                 for (int q = -1; q <= 2; ++q) check_f64(&m, &c, tab, fl + q);
             }
             for (int q = 0; q < 2000; ++q) { double x = lo + (hi - lo) * (runif() * 1.2 - 0.1); check_f64(&m, &c, tab, x); check_f64(&m, &c, tab, floor(x)); }
+            static const uint64_t sp64[] = {0x7ff8000000000000ull, 0xfff8000000000000ull, 0x7ff0000000000000ull, 0xfff0000000000000ull, 0x8000000000000000ull, 0, 1, 0x8000000000000001ull, 0x000fffffffffffffull, 0x7fefffffffffffffull, 0xffefffffffffffffull, 0x0010000000000000ull, 0x4330000000000000ull, 0xc330000000000000ull, 0x41f0000000000000ull};
+            for (unsigned q = 0; q < sizeof sp64 / 8; ++q) { double x; memcpy(&x, &sp64[q], 8); check_f64(&m, &c, tab, x); }
+            for (int q = 0; q < 200; ++q) { uint64_t u = rnd(); double x; memcpy(&x, &u, 8); check_f64(&m, &c, tab, x); }
+            /* samples whose estimate lands near 2^32 and 2^52 (the device key's word test) */
+            for (int q = 0; q < 8; ++q) { double x = m.lower + ldexp(1.0, 30 + 4 * q) / m.scale; check_f64(&m, &c, tab, x); check_f64(&m, &c, tab, nextafter(x, INFINITY)); check_f64(&m, &c, tab, nextafter(x, -INFINITY)); }
             free(tab);
             _mm_setcsr(csr);
         }
     }
-    printf("specs %ld certified %ld direct %ld; samples %lld, passed test %lld (%.2f%%), sym %lld; failures %lld; cert time %.3f s\n",
-           nspec, nok, ndirect, nchk, npass_test, 100.0 * npass_test / (nchk ? nchk : 1), npass_sym, nfail, tcert);
+    printf("specs %ld certified %ld direct %ld; samples %lld, passed test %lld (%.2f%%), sym %lld, double test %lld; failures %lld; cert time %.3f s\n",
+           nspec, nok, ndirect, nchk, npass_test, 100.0 * npass_test / (nchk ? nchk : 1), npass_sym, npass_test64, nfail, tcert);
     return nfail != 0;
 }
