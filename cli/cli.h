@@ -303,10 +303,13 @@ int cli_stream_input_on_threads(const cli_stream_input *in);
 
 /* The handover (source.c): the counting threads claim pieces of the file from one cursor; a
  * device that becomes ready takes the pieces not yet claimed, [cursor, end), and the threads
- * claim no more. forced_split (tests: GPUHIST_HYBRID_SPLIT) fixes the cursor instead: the
- * threads count pieces [0, forced_split), the device the rest; UINT64_MAX: no forced split.
- * @return NULL when out of memory. */
-cli_handover *cli_handover_new(uint64_t forced_split);
+ * claim no more. For the tests (GPUHIST_HYBRID_SPLIT): forced_split fixes the cursor instead
+ * (the threads count pieces [0, forced_split), the device the rest); hold_at makes the threads
+ * wait before claiming piece hold_at or later until the device took the cursor or gave up
+ * (cli_handover_release). UINT64_MAX: neither. @return NULL when out of memory. */
+cli_handover *cli_handover_new(uint64_t forced_split, uint64_t hold_at);
+/* Device side: it will take nothing (or has taken): threads held by hold_at go on. */
+void cli_handover_release(cli_handover *h);
 /* Free it; only once neither side uses it any more. */
 void cli_handover_free(cli_handover *h);
 /* Device side: wait until the counting threads start on a file; then *in is a copy of its

@@ -13,6 +13,7 @@
  *   result.c       the result arrays (memory checked first), --density and --cumulative
  *   run_samples.c  one histogram of raw, .npy or text samples: streamed or read whole, with
  *                  weights and under MPI
+ *   hybrid.c       a file counted on the CPU while the device starts (-B auto)
  *   run_images.c   one histogram of image files, or one per page (--each), --equalize
  *   run_nd.c       N-D histograms (--dims), with nd_axes.c (bins) and nd_formats.c
  * Errors follow cli.h: one "gpuhist: ..." line, and the exit status returned.
@@ -136,14 +137,11 @@ const char *cli_hybrid_device_name(const cli_hybrid *h);
 void cli_hybrid_notes(cli_hybrid *h, uint64_t data_bytes);
 /* The run is over (after cli_hybrid_wait_part, or on failure): the device takes nothing more.
  * Joins and frees everything and returns 0, or returns 1 when the device is still starting:
- * then the caller finishes (output committed, memory freed) and calls cli_hybrid_exit. */
+ * then the caller finishes (output committed, memory freed) and calls cli_hybrid_leave. */
 int cli_hybrid_end(cli_hybrid *h);
-/* End the process with status rc without waiting for the device thread (see hybrid.c). */
-void cli_hybrid_exit(int rc)
-#if defined(__GNUC__)
-    __attribute__((noreturn))
-#endif
-    ;
+/* Last of all: a device that got its context meanwhile is joined and freed (and this returns);
+ * one still starting is left behind: the process ends with status rc at once (see hybrid.c). */
+void cli_hybrid_leave(cli_hybrid *h, int rc);
 
 /* ---- bins.c ---------------------------------------------------------------------------------- */
 

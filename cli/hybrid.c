@@ -14,12 +14,14 @@
  * one-backend run, bit for bit; the strategy names both parts.
  * When the CPU threads count the whole file before the device is ready, the run does not wait:
  * the output is written and committed, standard output flushed, and the process ends with
- * _exit (cli_hybrid_exit) without tearing the half-started device down.
+ * _exit (cli_hybrid_leave) without tearing the half-started device down.
  * Limits: the device's counts are a second copy of the histogram (fewer than 2^18 counters on
  * this path); a device that fails to start, or whose stream refuses the request, leaves the
- * whole file to the CPU threads (-v says why). Test knob: GPUHIST_HYBRID_SPLIT=N makes the
- * device take over at piece N exactly (the threads count pieces [0, N) whenever it is ready),
- * GPUHIST_HYBRID_SPLIT=never keeps the device from ever being ready.
+ * whole file to the CPU threads (-v says why). Test knob GPUHIST_HYBRID_SPLIT: N makes the
+ * device take over at piece N exactly (the threads count pieces [0, N) whenever it is ready);
+ * after:N makes the threads wait before piece N until the device has taken the cursor (the
+ * taking as in a real run, while the threads count; the split is N or a piece or two later);
+ * never keeps the device from ever being ready.
  */
 #define _GNU_SOURCE
 #include "command.h"
@@ -171,6 +173,7 @@ static void *device_run(void *arg)
     pthread_mutex_unlock(&h->mu);
     if (h->usable && !h->never)
         device_part(h, ctx);
+    cli_handover_release(h->ho); /* tests: threads held for the device go on */
     pthread_mutex_lock(&h->mu);
     h->finished = 1;
     pthread_cond_broadcast(&h->cv);
@@ -183,13 +186,15 @@ cli_hybrid *cli_hybrid_start(const cli_options *eff)
     cli_hybrid *h = calloc(1, sizeof *h);
     if (!h)
         return NULL;
-    uint64_t forced = UINT64_MAX;
+    uint64_t forced = UINT64_MAX, hold = UINT64_MAX;
     const char *k = getenv("GPUHIST_HYBRID_SPLIT");
     if (k && strcmp(k, "never") == 0)
         h->never = 1;
+    else if (k && strncmp(k, "after:", 6) == 0)
+        hold = strtoull(k + 6, NULL, 10);
     else if (k && *k)
         forced = strtoull(k, NULL, 10);
-    if (!(h->ho = cli_handover_new(forced))) {
+    if (!(h->ho = cli_handover_new(forced, hold))) {
         free(h);
         return NULL;
     }
@@ -319,14 +324,22 @@ int cli_hybrid_end(cli_hybrid *h)
     const int created = h->created;
     pthread_mutex_unlock(&h->mu);
     if (!created)
-        return 1; /* still starting: cli_hybrid_exit, once everything else is done */
+        return 1; /* still starting: cli_hybrid_leave, once everything else is done */
     pthread_join(h->tid, NULL);
     hybrid_free(h);
     return 0;
 }
 
-void cli_hybrid_exit(int rc)
+void cli_hybrid_leave(cli_hybrid *h, int rc)
 {
+    pthread_mutex_lock(&h->mu);
+    const int created = h->created;
+    pthread_mutex_unlock(&h->mu);
+    if (created) { /* it got its context meanwhile, saw the handover closed and ends */
+        pthread_join(h->tid, NULL);
+        hybrid_free(h);
+        return;
+    }
     /* The device thread is still inside the backend's start (the driver's context creation),
      * and it touches nothing of the run any more: the handover is closed, so once its context
      * exists it only sees that and returns. Waiting for it would cost the start the run just
@@ -336,6 +349,7 @@ void cli_hybrid_exit(int rc)
      * every stdio stream flushed (the -o output is already committed: renamed into place and
      * closed), then _exit, which ends every thread at once and leaves the device to the
      * kernel, as any process end does. */
+    pthread_detach(h->tid); /* it may end while the process does: nobody joins it */
     if (rc == CLI_EXIT_OK)
         rc = cli_flush_stdout();
     fflush(NULL);

@@ -139,7 +139,7 @@ static uint64_t mpi_key(const cli_stream_input *si, const gpuhist_bin_spec *spec
 static int hybrid_over(cli_hybrid **h, int rc)
 {
     if (*h && cli_hybrid_end(*h))
-        cli_hybrid_exit(rc);
+        cli_hybrid_leave(*h, rc);
     *h = NULL;
     return rc;
 }
@@ -502,6 +502,6 @@ done:
     if (o->verbose && rc == CLI_EXIT_OK)
         cli_note("context released in %.3f s", cli_now() - d0);
     if (exit_now)
-        cli_hybrid_exit(rc);
+        cli_hybrid_leave(hybrid, rc);
     return rc;
 }

@@ -21,6 +21,11 @@
  * weights, read in step from the weights file by weights.c.
  * A share (cli_stream_input_share, an MPI rank's range of pixels) only moves the start and the
  * size of the data: every reader above then reads that range alone.
+ * The handover (a run that starts on the CPU while the device starts, hybrid.c): the counting
+ * threads publish their shared cursor; a device that becomes ready exchanges it for a piece
+ * number past the last one, so the threads claim nothing more and finish the pieces they hold,
+ * and counts the pieces from the old cursor on with the pread reader above, into its own
+ * stream. Only the cursor is shared; a forced split (tests) replaces it by a fixed piece.
  * Limits: memory is a few chunks (CHUNK_BYTES each) whatever the input size. A file that
  * shrinks while being read, or a read error, fails with a message and nothing is counted.
  */
@@ -395,6 +400,7 @@ typedef struct count_job {
     atomic_uint_fast64_t done; /* bytes counted, for the progress bar */
     atomic_int stop;           /* a thread failed: the others claim no more */
     cli_progress *bar;         /* drawn by the calling thread only */
+    int hold;                  /* tests: the handover's hold_at applies */
 } count_job;
 
 /* ---- the handover to a device ------------------------------------------------------------------ */
@@ -407,6 +413,9 @@ struct cli_handover {
     pthread_cond_t cv;
     int state;
     uint64_t forced_split;    /* UINT64_MAX: the device takes the cursor when it is ready */
+    uint64_t hold_at;         /* tests: the threads claim no piece from this one on until the
+                                 device took the cursor or gave up (UINT64_MAX: never hold) */
+    int released;             /* the device took the cursor or gave up: nobody holds */
     count_job *job;           /* while COUNTING: the threads' job (its cursor) */
     cli_stream_input in;      /* while COUNTING: a copy of the input */
     gpuhist_samples layout;   /* and of its layout and bins */
@@ -416,7 +425,7 @@ struct cli_handover {
     uint64_t split;
 };
 
-cli_handover *cli_handover_new(uint64_t forced_split)
+cli_handover *cli_handover_new(uint64_t forced_split, uint64_t hold_at)
 {
     cli_handover *h = calloc(1, sizeof *h);
     if (!h)
@@ -425,7 +434,28 @@ cli_handover *cli_handover_new(uint64_t forced_split)
     pthread_cond_init(&h->cv, NULL);
     h->state = HANDOVER_IDLE;
     h->forced_split = forced_split;
+    h->hold_at = hold_at;
     return h;
+}
+
+void cli_handover_release(cli_handover *h)
+{
+    pthread_mutex_lock(&h->mu);
+    h->released = 1;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* Tests (hold_at): a counting thread about to claim piece hold_at or later waits until the
+ * device has taken the cursor or given up, so that the device takes it while the threads are
+ * still counting. */
+static void handover_hold(cli_handover *h, count_job *j)
+{
+    pthread_mutex_lock(&h->mu);
+    while (!h->released && h->state == HANDOVER_COUNTING &&
+           atomic_load(&j->next) >= h->hold_at)
+        pthread_cond_wait(&h->cv, &h->mu);
+    pthread_mutex_unlock(&h->mu);
 }
 
 void cli_handover_free(cli_handover *h)
@@ -493,6 +523,8 @@ int cli_handover_take(cli_handover *h, cli_stream_input *tail)
             h->taken = 1;
             h->split = split;
         }
+        h->released = 1;
+        pthread_cond_broadcast(&h->cv);
     }
     const int took = h->state != HANDOVER_IDLE && h->taken;
     if (took) {
@@ -561,6 +593,8 @@ static void *count_run(void *arg)
         return NULL;
     }
     while (!atomic_load(&j->stop)) {
+        if (j->hold)
+            handover_hold(in->handover, j);
         const uint64_t k = atomic_fetch_add(&j->next, 1);
         if (k >= j->cpu_pieces)
             break;
@@ -628,6 +662,7 @@ static int feed_threads(cli_stream_input *in, cli_progress *bar)
     if (in->handover) {
         pthread_mutex_lock(&in->handover->mu);
         forced = in->handover->forced_split;
+        j.hold = in->handover->hold_at != UINT64_MAX;
         pthread_mutex_unlock(&in->handover->mu);
     }
     if (forced < j.cpu_pieces)

@@ -4,7 +4,7 @@
 #
 # usage: cli_test.sh GPUHIST WORKDIR SECTION
 #   SECTION: formats | inputs | npy | errors | output | stdin | tty | listing | strategies | demo
-#            | npyout | stream | weights | devices | images | plot | nd
+#            | npyout | stream | weights | devices | images | plot | nd | hybrid
 # Exit 0 when every check passes, 1 otherwise (each failure printed with the command).
 set -u
 G=$1
@@ -1956,6 +1956,155 @@ PY
     ls ./*.tmp.* >/dev/null 2>&1 && fail "temporary files left: $(ls ./*.tmp.*)"
 }
 
+# A run that starts on the CPU while the device starts (cli/hybrid.c), with OpenCL (PoCL in CI)
+# as the device (-B opencl --start-on-cpu): whatever the split between the CPU threads and the
+# device (GPUHIST_HYBRID_SPLIT=N: the device takes over at 1 MiB piece N; after:N: the threads
+# wait at piece N until the device has taken their cursor; never: the device is never ready;
+# unset: whenever it is), the counts and tallies are those of the CPU reference
+# reading the whole input, on raw and .npy files of u8, i16, f32 and f64 whose sizes are not
+# multiples of a piece; the auto range; a read that fails in either part; -o and standard
+# output when the run ends without waiting for the device; -B auto without a GPU.
+cli_hybrid() {
+    local py=${GPUHIST_PYTHON:-python3}
+    "$py" - <<'PY' || { fail "cannot generate the hybrid test files"; return; }
+import random, struct
+r = random.Random(20261127)
+MiB = 1 << 20
+def npy(name, descr, fmt, items):
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (descr, len(items))
+    total = 10 + len(header) + 1
+    header += " " * ((64 - total % 64) % 64) + "\n"
+    with open(name, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        f.write(struct.pack(fmt % len(items), *items))
+    return 10 + len(header)
+u8 = r.randbytes(3 * MiB + 7)
+i16 = [r.randrange(-32768, 32768) for _ in range(3 * MiB // 2 + 3)]
+fl = [r.random() * 2 - 0.5 for _ in range(700001)] + [float("nan"), float("inf"), -0.0]
+f64 = fl[:400001] + [float("nan"), -float("inf")]
+data = {
+    "u8.bin": u8, "i16.bin": struct.pack("<%dh" % len(i16), *i16),
+    "f32.bin": struct.pack("<%df" % len(fl), *fl), "f64.bin": struct.pack("<%dd" % len(f64), *f64),
+}
+pieces = {}
+for name, b in data.items():
+    open(name, "wb").write(b)
+    pieces[name] = (len(b) + MiB - 1) // MiB
+for name, descr, fmt, items in (("u8.npy", "|u1", "<%dB", list(u8)), ("i16.npy", "<i2", "<%dh", i16),
+                                ("f32.npy", "<f4", "<%df", fl), ("f64.npy", "<f8", "<%dd", f64)):
+    size = struct.calcsize(fmt % len(items))
+    npy(name, descr, fmt, items)
+    pieces[name] = (size + MiB - 1) // MiB
+with open("pieces.txt", "w") as f:
+    for name, n in pieces.items():
+        f.write("%s %d\n" % (name, n))
+PY
+    ok "$G" --help
+    has "--start-on-cpu" out.txt
+    # -B auto where no GPU is usable (this machine, CI): the CPU's output, as before
+    for spec in "u8.bin:" "f32.bin:-t f32 -b 100"; do
+        local f=${spec%%:*} args=${spec#*:}
+        # shellcheck disable=SC2086
+        "$G" -B cpu $args -f json "$f" | grep -v '"seconds"' >want.txt 2>err.txt
+        # shellcheck disable=SC2086
+        GPUHIST_CHUNK_MIB=1 ok "$G" $args -f json "$f"
+        grep -v '"seconds"' out.txt >got.txt
+        if "$G" -B cuda --list-devices >/dev/null 2>&1; then
+            echo "note: a CUDA device is usable here: -B auto may count on it ($f)"
+            grep -Ev '"(strategy|backend)"' want.txt >want2.txt
+            grep -Ev '"(strategy|backend)"' got.txt >got2.txt
+            cmp -s want2.txt got2.txt || fail "-B auto on $f ($args) differs from -B cpu"
+        else
+            cmp -s want.txt got.txt || fail "-B auto on $f ($args) differs from -B cpu"
+        fi
+    done
+    if ! "$G" -B opencl --list-devices >/dev/null 2>&1; then
+        echo "note: no OpenCL device: the device side of the hybrid runs is not tested here"
+        return
+    fi
+    local n f args k
+    while read -r f n; do
+        for args in "" "-b 17 -r 3:200" "-t f32" "-t f32 -b 4096 -r 0:1" "-t f64 -b 10" \
+            "-t f64 -b 7 -r -0.25:1.25 --outliers clamp" "-t i16" "-b 33"; do
+            # the types and bins that fit the file (the .npy header gives the type)
+            case "$f:$args" in
+            u8.bin:|u8.bin:-b\ 17*|i16.bin:-t\ i16|f32.bin:-t\ f32*|f64.bin:-t\ f64*) ;;
+            *.npy:|u8.npy:-b\ 17*|f32.npy:-b\ 33|f64.npy:-b\ 33) ;;
+            *) continue ;;
+            esac
+            # the CPU reference, reading the whole input from a pipe
+            # shellcheck disable=SC2086
+            cat "$f" | "$G" -B cpu -s cpu-reference $args -f json - |
+                grep -Ev '"(seconds|strategy|backend)"' >want.txt
+            local splits="0 1 $((n / 2)) $((n - 1)) after:1 never natural"
+            case $f in *.npy) splits="1 $((n - 1)) after:2 natural" ;; esac
+            for k in $splits; do
+                local knob=$k
+                [ "$k" = natural ] && knob=
+                # shellcheck disable=SC2086
+                GPUHIST_HYBRID_SPLIT=$knob GPUHIST_CHUNK_MIB=1 run "$G" -B opencl --start-on-cpu \
+                    -v $args -f json "$f"
+                [ "$rc" = 0 ] || fail "hybrid $f ($args, split $k): exit $rc: $(head -c 300 err.txt)"
+                grep -Ev '"(seconds|strategy|backend)"' out.txt >got.txt
+                cmp -s want.txt got.txt ||
+                    fail "hybrid $f ($args, split $k) differs from the CPU reference: $(diff want.txt got.txt | head -c 300)"
+                case $k in
+                never)
+                    has "before the opencl device had started" err.txt
+                    has '"backend": "cpu"' out.txt
+                    has '"strategy": "cpu-threads"' out.txt
+                    ;;
+                natural) ;;
+                after:*) # the device takes the cursor while the threads count (a piece or two later)
+                    has "of the data, the opencl device" err.txt
+                    has '"strategy": "cpu-threads + opencl-' out.txt
+                    ;;
+                *)
+                    has "the CPU threads counted bytes [0, $((k * 1048576))) of the data, the opencl device" err.txt
+                    has '"backend": "opencl"' out.txt
+                    has '"strategy": "cpu-threads + opencl-' out.txt
+                    has "backend: cpu + opencl" err.txt
+                    ;;
+                esac
+            done
+        done
+    done <pieces.txt
+    # A read that fails in the CPU threads' part (byte 500000, piece 0) or in the device's
+    # (byte 3000000, piece 2, the device taking over at piece 2 or at once): one message, exit 1,
+    # no output file, no temporary.
+    local at
+    for at in 500000 3000000; do
+        for k in 2 0 never natural; do
+            local knob=$k
+            [ "$k" = natural ] && knob=
+            rm -f got.json
+            GPUHIST_FAULT_READ_AT=$at GPUHIST_HYBRID_SPLIT=$knob GPUHIST_CHUNK_MIB=1 \
+                err 1 '^gpuhist: u8.bin: read error: Input/output error$' \
+                "$G" -B opencl --start-on-cpu -f json -o got.json u8.bin
+            [ -e got.json ] && fail "a failed read (byte $at, split $k) left got.json behind"
+            ls got.json.tmp.* >/dev/null 2>&1 && fail "a failed read (byte $at, split $k) left a temporary"
+        done
+    done
+    # The run that does not wait for the device (never ready): -o renamed into place, standard
+    # output flushed (and its write error reported), the exit status kept.
+    "$G" -B cpu -f csv u8.bin >want.txt 2>err.txt
+    rm -f got.csv
+    GPUHIST_HYBRID_SPLIT=never GPUHIST_CHUNK_MIB=1 ok "$G" -B opencl --start-on-cpu -f csv -o got.csv u8.bin
+    cmp -s want.txt got.csv || fail "-o of a run that did not wait for the device differs"
+    ls got.csv.tmp.* >/dev/null 2>&1 && fail "a temporary left beside got.csv"
+    GPUHIST_HYBRID_SPLIT=never GPUHIST_CHUNK_MIB=1 ok "$G" -B opencl --start-on-cpu -f csv u8.bin
+    cmp -s want.txt out.txt || fail "standard output of a run that did not wait for the device differs"
+    if [ -c /dev/full ]; then
+        checks=$((checks + 1))
+        GPUHIST_HYBRID_SPLIT=never "$G" -B opencl --start-on-cpu -f csv u8.bin >/dev/full 2>err.txt
+        local frc=$?
+        [ $frc = 1 ] || fail "a run that did not wait for the device, >/dev/full: exit $frc"
+        has "standard output: write error" err.txt
+    fi
+    # a bad option of such a run is still a usage error before anything is read
+    err 2 "unknown backend" "$G" -B gpu --start-on-cpu u8.bin
+}
+
 case "$SECTION" in
 formats) cli_formats ;;
 devices) cli_devices ;;
@@ -1974,6 +2123,7 @@ weights) cli_weights ;;
 images) cli_images ;;
 plot) cli_plot ;;
 nd) cli_nd ;;
+hybrid) cli_hybrid ;;
 *)
     echo "unknown section $SECTION"
     exit 2
