@@ -506,6 +506,24 @@ int cli_parse_options(int argc, char **argv, cli_options *o)
     if (o->plot && o->equalize && same_output(o->plot, o->equalize))
         return cli_error(CLI_EXIT_USAGE, "--plot %s: the same file as --equalize %s", o->plot,
                          o->equalize);
+    if (o->start_on_cpu) {
+        /* what a run that starts on the CPU cannot be: said, never silently ignored */
+        const char *with = o->backend_given && o->backend == GPUHIST_BACKEND_CPU ? "-B cpu"
+                           : o->device >= 0                                     ? "--device"
+                           : o->devices_given                                   ? "--devices"
+                           : o->weights                                         ? "--weights"
+                           : o->strategy && strcmp(o->strategy, "auto") != 0    ? "--strategy"
+                           : o->in_format == CLI_IN_TEXT                        ? "--text"
+                           : o->dims                                            ? "--dims"
+                           : o->image                                           ? "--image"
+                           : o->mpi                                             ? "--mpi"
+                                                                                : NULL;
+        if (with)
+            return cli_error(CLI_EXIT_USAGE,
+                             "--start-on-cpu conflicts with %s (it counts a raw or .npy file on "
+                             "one device with the auto strategy, unweighted)",
+                             with);
+    }
     return CLI_EXIT_OK;
 }
 

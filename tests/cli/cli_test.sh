@@ -2101,8 +2101,16 @@ PY
         [ $frc = 1 ] || fail "a run that did not wait for the device, >/dev/full: exit $frc"
         has "standard output: write error" err.txt
     fi
-    # a bad option of such a run is still a usage error before anything is read
+    # a bad option of such a run is still a usage error before anything is read, and options
+    # it cannot honour are refused rather than ignored
     err 2 "unknown backend" "$G" -B gpu --start-on-cpu u8.bin
+    err 2 "^gpuhist: --start-on-cpu conflicts with -B cpu " "$G" -B cpu --start-on-cpu u8.bin
+    err 2 "^gpuhist: --start-on-cpu conflicts with --devices " "$G" --devices all --start-on-cpu u8.bin
+    err 2 "^gpuhist: --start-on-cpu conflicts with --weights " \
+        "$G" -B opencl --start-on-cpu --weights u8.bin u8.bin
+    err 2 "^gpuhist: --start-on-cpu conflicts with --strategy " \
+        "$G" -B opencl --start-on-cpu -s opencl-global-atomic u8.bin
+    err 2 "^gpuhist: --start-on-cpu conflicts with --dims " "$G" --dims 2 --start-on-cpu u8.bin
 }
 
 case "$SECTION" in
