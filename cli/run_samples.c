@@ -322,6 +322,7 @@ int cli_run_samples(const cli_options *o)
                 int dev_rc = cli_hybrid_wait_part(hybrid);
                 if (rc == CLI_EXIT_OK)
                     rc = dev_rc;
+                si.seconds = cli_now() - t1; /* both parts read and counted */
             }
             if (rc == CLI_EXIT_OK && o->weights)
                 rc = cli_weights_end(&w);
