@@ -9,15 +9,16 @@
  * may cost ~20 instructions per sample at most. Shared atomics cap near 8.4 lane-updates/clk/SM
  * (docs/PERFORMANCE.md, "Hardware facts the CUDA strategies rely on"): one per sample fits.
  *
- * Two single-channel f32 kernels (fe_kernel, fx_kernel) do the f32 cases above; everything else
- * (other dtypes, channels > 1, specs outside their proven range) runs the general fs_kernel.
- * Both: 1024 threads, one block per SM, two stages of 4 x 16-byte loads in flight per thread
- * (the next stage is issued before the current one is counted), counters replicated per warp
- * group (warp w uses copy w % R), red.shared at a 32-bit shared address.
+ * Single-channel kernels (fe_kernel, fx_kernel) do the f32 cases above and f64 even bins;
+ * everything else (other dtypes, channels > 1, specs outside their proven range) runs the
+ * general fs_kernel. Both: 1024 threads, one block per SM, two stages of 4 x 16-byte loads in
+ * flight per thread (the next stage is issued before the current one is counted), counters
+ * replicated per warp group (warp w uses copy w % R), red.shared at a 32-bit shared address.
  *
- * fe_kernel (f32 EVEN, fast_even.h's certified estimate): smem_certified_even.cu. fx_kernel
+ * fe_kernel (f32 or f64 EVEN, fast_even.h's certified estimate in the samples' domain; f64
+ * whenever its certificate holds): smem_certified_even.cu. fx_kernel
  * (f32 EDGES, bins <= 1024, the one-load cell table): smem_cell_table.cu. What the two share
- * (parameters, the two-stage load loop, the launch): smem_f32_stream.cuh.
+ * (parameters, the two-stage load loop, the launch): smem_stream.cuh.
  *
  * fs_kernel (general). f32 EVEN outside fe_kernel's range: fast_even.h's test (two-sided, before
  * any range check), then NaN / outside by compares and the one-edge rule on a shared float edge
@@ -51,7 +52,7 @@
  */
 #include "common.cuh"
 #include "fast_even.h"
-#include "smem_f32_stream.cuh"
+#include "smem_stream.cuh"
 
 #include <float.h>
 #include <math.h>
@@ -238,13 +239,14 @@ static int fs_supports(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
     return s != 0 && s <= gpuhist_cuda_smem_optin(ctx);
 }
 
-/* Run the single-channel f32 kernels when they apply: @return 1 and the status in *st, or 0
- * (nothing run) when they do not. */
+/* Run the single-channel kernels when they apply (f32 even bins and edges, f64 even bins):
+ * @return 1 and the status in *st, or 0 (nothing run) when they do not. */
 static int fx_try(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gpuhist_cuda_job *job,
                   void *out, gpuhist_status *st)
 {
-    if (plan->dtype != GPUHIST_F32 || plan->channels != 1u || plan->active != 1u ||
-        gh_counters_ok(plan) == 0)
+    const int f64_even = plan->dtype == GPUHIST_F64 && plan->map.kind == GH_KIND_EVEN;
+    if ((plan->dtype != GPUHIST_F32 && !f64_even) || plan->channels != 1u ||
+        plan->active != 1u || gh_counters_ok(plan) == 0)
         return 0;
     gh_fast_smem::fx_params p;
     memset(&p, 0, sizeof p);

@@ -52,8 +52,8 @@
 #define P16_THREADS 1024
 #define P16_U 3u  /* cuda-fast-packed16: 16-byte vectors per thread per iteration */
 #define ND16_U 2u /* the fused N-D count (nd_packed16.cu): vectors per thread per iteration */
-/* cuda-fast-smem: the general kernel, and the single-channel f32 kernels (one block per SM:
- * their tables want most of shared memory). */
+/* cuda-fast-smem: the general kernel, and the single-channel f32 / f64 kernels (one block per
+ * SM: their tables want most of shared memory). */
 #define FS_THREADS 256
 #define FS_U 4 /* 16-byte vectors per thread per iteration */
 #define FX_THREADS 1024
@@ -98,7 +98,8 @@ typedef enum gh_lp_id {
     GH_LP_OPTIMIZED,        /* cuda-optimized */
     GH_LP_WEIGHTED_SMEM,    /* cuda-weighted-smem */
     GH_LP_FAST_SMEM,        /* cuda-fast-smem's general kernel (work: 16-byte vectors) */
-    GH_LP_FAST_SMEM_F32,    /* cuda-fast-smem's f32 kernels (work: groups of 4 samples) */
+    GH_LP_FAST_SMEM_F32,    /* cuda-fast-smem's single-channel f32 / f64 kernels (work:
+                               16-byte vectors, 4 floats or 2 doubles) */
     GH_LP_FAST_PACKED16,    /* cuda-fast-packed16 (work: groups of 8 samples) */
     GH_LP_FAST_GLOBAL,      /* cuda-fast-global's global route */
     GH_LP_TWO_PASS_PARTITION, /* cuda-two-pass, pass 1 */

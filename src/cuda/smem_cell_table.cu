@@ -46,7 +46,7 @@
  * tables within FX_SMEM_BUDGET (163 KiB) of shared memory; otherwise fs_kernel (fast_smem.cu)
  * searches lane-replicated float edges.
  */
-#include "smem_f32_stream.cuh"
+#include "smem_stream.cuh"
 
 #include <float.h>
 #include <math.h>
@@ -297,7 +297,7 @@ __global__ void __launch_bounds__(FX_THREADS, 1) fx_kernel(const fx_params p,
     auto setup = [&]() {
         build();
         if (blockIdx.x == 0 && tid < p.nhead + p.ntail)
-            each(tid < p.nhead ? p.head[tid] : p.tail[tid - p.nhead]);
+            each(p.end_sample<float>(tid));
     };
     fx_stream<FXE_U>(p.vec, p.nvec, setup, each);
     __syncthreads();
@@ -492,7 +492,7 @@ int fx_try_edges(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gpuhist_cuda_
     size_t smem;
     if (!fx_setup(plan, job->smem_per_block_optin, &p, &smem))
         return 0;
-    *st = fx_launch(ctx, job, fx_kernel, p, smem, out);
+    *st = fx_launch<float>(ctx, job, fx_kernel, p, smem, out);
     return 1;
 }
 

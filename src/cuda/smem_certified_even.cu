@@ -1,28 +1,42 @@
 /*
- * smem_certified_even.cu - cuda-fast-smem's f32 EVEN kernel (fe_kernel), one channel: per-warp-
- * group replicated 32-bit counters in shared memory, each sample's bin from fast_even.h's
- * certified estimate.
+ * smem_certified_even.cu - cuda-fast-smem's EVEN kernel for one channel of f32 or f64 samples
+ * (fe_kernel<T, DIRECT>): per-warp-group replicated 32-bit counters in shared memory, each
+ * sample's bin from fast_even.h's certified estimate, 16-byte loads (four floats or two doubles
+ * each; smem_stream.cuh).
  *
- * fe_kernel, f32 EVEN: THE estimate and THE TEST of fast_even.h (f = (x - lower_f) * scale_f
- * in float, key = floor(f), certified against every edge on the host once per spec; no error
- * bound of its own). Used when the certificate holds and is direct or its symmetric form is
- * usable (h_f > 0), else fs_kernel runs.
- *   Direct certificates (fe_kernel<true>; every [0, 1) power-of-two grid, the benchmark's):
- * key < bins alone proves the bin, out-of-range samples included: FADD, FMUL, FADD.RM, IADD,
- * ISETP, BRA, LEA, RED; only out-of-range samples (and in-range ones whose estimate reaches
- * bins: the last bin) take fe_slow, which needs no edge there.
- *   Otherwise (fe_kernel<false>) the test's symmetric form, |f - (key + 1/2)| < h_f: FADD, FMUL,
- * FADD.RM, IADD, FADD, FADD, ISETP, FSETP(|d|, AND), BRA, LEA, RED = 11, plus ~0.8 of load/loop
- * overhead per sample: ~12 thread-instructions per sample. Out-of-range samples never pass.
- *   Slow path (fe_slow; uniform data over [0, 1) with 1000 bins: ~0.01% of samples): NaN /
- * below / above range by compares, then fast_even.h's one-edge rule, bin = j - 1 + (x >= E(j)):
- * one edge by binmap.h's own formula in double. No edge table, so no per-block set-up.
+ * fe_kernel<float>, f32 EVEN: THE estimate and THE TEST of fast_even.h (f = (x - lower_f) *
+ * scale_f in float, key = floor(f), certified against every edge on the host once per spec; no
+ * error bound of its own). Used when the certificate holds and is direct or its symmetric form
+ * is usable (h_f > 0), else fs_kernel runs.
+ *   Direct certificates (DIRECT; every [0, 1) power-of-two grid, the benchmark's): key < bins
+ * alone proves the bin, out-of-range samples included: FADD, FMUL, FADD.RM, IADD, ISETP, BRA,
+ * LEA, RED; only out-of-range samples (and in-range ones whose estimate reaches bins: the last
+ * bin) take fe_slow, which needs no edge there.
+ *   Otherwise the test's symmetric form, |f - (key + 1/2)| < h_f: FADD, FMUL, FADD.RM, IADD,
+ * FADD, FADD, ISETP, FSETP(|d|, AND), BRA, LEA, RED = 11, plus ~0.8 of load/loop overhead per
+ * sample: ~12 thread-instructions per sample. Out-of-range samples never pass.
+ *
+ * fe_kernel<double>, f64 EVEN: the double domain of fast_even.h (f = (x - lower) * scale with
+ * __dadd_rn / __dmul_rn, no FMA; key and frac by a round-down add of 2^52:
+ * gpuhist_fe_key_f64). Used whenever the double certificate holds (ok), else fs_kernel runs
+ * binmap.h's walk. Direct certificates: DADD, DMUL, DADD.RM, 2 ISETP, BRA, LEA, RED per sample;
+ * others the two-sided test, + DADD, DADD, 2 DSETP. Two samples per 16-byte load, so half the
+ * shared atomics and a quarter of the FP32 kernel's lane work per byte read; the FP64 work, ~5-7
+ * double operations per sample, is ~16 per clock per SM at the read ceiling, a quarter of
+ * Hopper's 64 FP64 lanes. Bound: not yet measured (H100: fs_kernel ran f64/256 at 0.72 of the
+ * read ceiling, CUB 0.96; target >= 0.90).
+ *
+ * Slow path (fe_slow; uniform data over [0, 1) with 1000 bins: ~0.01% of f32 samples): NaN /
+ * below / above range by compares (binmap.h's outside rule), then fast_even.h's one-edge rule,
+ * bin = j - 1 + (x >= E(j)): one edge by binmap.h's own formula in double. No edge table, so no
+ * per-block set-up.
  * Limits: (bins + 3) * 4 * R bytes of counters (R <= 16 replicas, chosen to stay <= 160 KiB;
- * GPUHIST_CUDA_FE_REPS overrides) must fit the opt-in shared memory; certificates that are
- * neither direct nor usable in their symmetric form go to fs_kernel (fast_smem.cu).
+ * GPUHIST_CUDA_FE_REPS overrides) must fit the opt-in shared memory; f32 certificates that are
+ * neither direct nor usable in their symmetric form, and refused certificates of either domain,
+ * go to fs_kernel (fast_smem.cu). One channel only.
  */
 #include "fast_even.h"
-#include "smem_f32_stream.cuh"
+#include "smem_stream.cuh"
 
 #include <stdlib.h>
 
@@ -38,11 +52,43 @@ __device__ __forceinline__ uint32_t fe_slow(const fx_params &p, float x)
 {
     return gpuhist_fe_fix_f32(&p.map, p.t_lo, DIRECT, x);
 }
+template <bool DIRECT>
+__device__ __forceinline__ uint32_t fe_slow(const fx_params &p, double x)
+{
+    return gpuhist_fe_fix_f64(&p.map, p.t_lo_d, DIRECT, x);
+}
 
-/* f32 EVEN, one channel, certificate usable (fe_setup): see the banner. DIRECT: the
+/* The estimate's constants in registers and THE TEST in the samples' domain: direct (key < bins
+ * alone), f32's symmetric form or f64's two-sided form (fe_setup says which forms a certificate
+ * allows). */
+template <typename T> struct fe_test;
+template <> struct fe_test<float> {
+    float lo, sc, h;
+    uint32_t bins;
+    __device__ explicit fe_test(const fx_params &p) : lo(p.lo), sc(p.sc), h(p.h), bins(p.bins) {}
+    template <bool DIRECT> __device__ __forceinline__ uint32_t key(float x, int *ok) const
+    {
+        return DIRECT ? gpuhist_fe_key_f32(x, lo, sc, bins, 0.0f, 0.0f, 0, ok)
+                      : gpuhist_fe_key_sym_f32(x, lo, sc, bins, h, ok);
+    }
+};
+template <> struct fe_test<double> {
+    double lo, sc, t_lo, t_hi;
+    uint32_t bins;
+    __device__ explicit fe_test(const fx_params &p)
+        : lo(p.lo_d), sc(p.sc_d), t_lo(p.t_lo_d), t_hi(p.t_hi_d), bins(p.bins)
+    {
+    }
+    template <bool DIRECT> __device__ __forceinline__ uint32_t key(double x, int *ok) const
+    {
+        return gpuhist_fe_key_f64(x, lo, sc, bins, t_lo, t_hi, !DIRECT, ok);
+    }
+};
+
+/* f32 or f64 EVEN, one channel, certificate usable (fe_setup): see the banner. DIRECT: the
  * certificate is direct, so a sample whose key is a bin needs no test at all and only
  * out-of-range samples take fe_slow. */
-template <bool DIRECT>
+template <typename T, bool DIRECT>
 __global__ void __launch_bounds__(FX_THREADS, 1)
     fe_kernel(const __grid_constant__ fx_params p, unsigned long long *__restrict__ out)
 {
@@ -50,12 +96,10 @@ __global__ void __launch_bounds__(FX_THREADS, 1)
     uint32_t *cnt = (uint32_t *)fs_smem;
     const uint32_t tid = threadIdx.x, ncnt = p.ncnt, total = p.reps * ncnt;
     const uint32_t my = (uint32_t)__cvta_generic_to_shared(cnt + ((tid >> 5) % p.reps) * ncnt);
-    const float lo = p.lo, sc = p.sc, h = p.h;
-    const uint32_t bins = p.bins;
-    auto each = [&](float x) {
+    const fe_test<T> test(p);
+    auto each = [&](T x) {
         int ok;
-        uint32_t idx = DIRECT ? gpuhist_fe_key_f32(x, lo, sc, bins, 0.0f, 0.0f, 0, &ok)
-                              : gpuhist_fe_key_sym_f32(x, lo, sc, bins, h, &ok);
+        uint32_t idx = test.template key<DIRECT>(x, &ok);
         if (!ok)
             idx = fe_slow<DIRECT>(p, x);
         gh_red_shared(my + idx * 4u);
@@ -65,9 +109,9 @@ __global__ void __launch_bounds__(FX_THREADS, 1)
             cnt[i] = 0u;
         __syncthreads();
         if (blockIdx.x == 0 && tid < p.nhead + p.ntail)
-            each(tid < p.nhead ? p.head[tid] : p.tail[tid - p.nhead]);
+            each(p.end_sample<T>(tid));
     };
-    fx_stream<FE_U>(p.vec, p.nvec, setup, each);
+    fx_stream<FE_U, T>(p.vec, p.nvec, setup, each);
     __syncthreads();
     for (uint32_t j = tid; j < ncnt; j += FX_THREADS) {
         uint32_t s = 0;
@@ -78,21 +122,45 @@ __global__ void __launch_bounds__(FX_THREADS, 1)
     }
 }
 
-/* fe_kernel's parameters from fast_even.h's certificate (banner): 0 when it does not apply
- * (refused, or neither direct nor with a usable symmetric form: then fs_kernel runs). */
+/* fe_kernel's parameters from fast_even.h's certificate (banner): 0 when it does not apply.
+ * f32: refused, or neither direct nor with a usable symmetric form; f64: refused. Then
+ * fs_kernel runs. */
 static int fe_setup(const gpuhist_plan *plan, fx_params *q, int *direct)
 {
     gpuhist_fe_cert c;
-    gpuhist_fe_cert_of(&plan->map, &c); /* cached per spec */
-    if (!c.ok || !(c.direct || c.h_f > 0.0f))
+    gpuhist_fe_cert_of(&plan->map, &c); /* cached per spec; the domain from the plan's edges */
+    if (!c.ok)
         return 0;
-    q->lo = plan->map.lower_f;
-    q->sc = plan->map.scale_f;
-    q->h = c.h_f;
-    q->t_lo = c.t_lo_f;
+    if (plan->dtype == GPUHIST_F32) {
+        if (!c.f32 || !(c.direct || c.h_f > 0.0f))
+            return 0;
+        q->lo = plan->map.lower_f;
+        q->sc = plan->map.scale_f;
+        q->h = c.h_f;
+        q->t_lo = c.t_lo_f;
+    } else if (plan->dtype == GPUHIST_F64) {
+        if (c.f32)
+            return 0;
+        q->lo_d = plan->map.lower;
+        q->sc_d = plan->map.scale;
+        q->t_lo_d = c.t_lo;
+        q->t_hi_d = c.t_hi;
+    } else {
+        return 0;
+    }
     q->map = plan->map;
     *direct = c.direct;
     return 1;
+}
+
+template <typename T>
+static gpuhist_status fe_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, int direct,
+                                const fx_params &p, size_t smem, void *out)
+{
+    /* a direct certificate: no per-sample frac test */
+    if (direct)
+        return fx_launch<T>(ctx, job, fe_kernel<T, true>, p, smem, out);
+    return fx_launch<T>(ctx, job, fe_kernel<T, false>, p, smem, out);
 }
 
 } /* namespace */
@@ -121,11 +189,10 @@ int fe_try(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gpuhist_cuda_job *j
     smem = (size_t)r * p.ncnt * 4u;
     if (smem > job->smem_per_block_optin)
         return 0;
-    /* a direct certificate: no per-sample frac test */
-    if (direct)
-        *st = fx_launch(ctx, job, fe_kernel<true>, p, smem, out);
+    if (plan->dtype == GPUHIST_F64)
+        *st = fe_launch<double>(ctx, job, direct, p, smem, out);
     else
-        *st = fx_launch(ctx, job, fe_kernel<false>, p, smem, out);
+        *st = fe_launch<float>(ctx, job, direct, p, smem, out);
     return 1;
 }
 
