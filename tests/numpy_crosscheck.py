@@ -8,7 +8,8 @@ numpy.bincount, exactly (integers equal, edges equal as doubles).
 Covered: explicit ranges (half-open and NumPy's last-edge-inclusive rule), the automatic range,
 explicit edges, bincount with and without a lower bound and a bin count, CLAMP outliers,
 interleaved channels, 8/16-bit defaults (one bin per value), data exactly on the edges, NaN and
-infinities, awkward sizes, and every input path (.npy little and big endian, raw, text).
+infinities, awkward sizes, and every input path (.npy little and big endian, raw, text); f64
+even bins under each kind of fast_even.h certificate (direct, checked, refused).
 N-D (--dims): numpy.histogramdd / histogram2d counts, edges, weights and density on float64
 points (ranges, auto range, edges, points on edges, NaN, infinities), float32 points (the 1-D
 edges per axis, histogramdd's counts on them), a u8 RGB 32^3 joint histogram, integer bins and
@@ -357,6 +358,30 @@ def run_cases(ck, rng, quick):
             refs = [ref_bincount(x.reshape(-1, C)[:, c], 0, int(info.max) + 1) for c in range(A)]
         ck.check("channels %s %d:%d" % (np.dtype(dtype).name, C, A), x.reshape(-1, C), args, refs,
                  channels=C)
+
+    # 10. f64 even bins under each kind of double-domain certificate (fast_even.h; on CUDA
+    #     cuda-fast-smem's certified f64 kernel takes the first two, its general kernel the
+    #     third): direct ([0, 1) with 256 bins), checked ([-3.7, 12.9) with 1000), refused
+    #     (subnormal hazards: [-1e-300, 1e-300) with 64). Samples on and next to every edge,
+    #     uniform over the range and beyond, specials; both last-edge rules.
+    for lo, hi, bins in ((0.0, 1.0, 256), (-3.7, 12.9, 1000), (-1e-300, 1e-300, 64)):
+        _, e = np.histogram(np.zeros(1), bins=bins, range=(lo, hi))
+        near = np.concatenate([e, np.nextafter(e, -np.inf), np.nextafter(e, np.inf)])
+        width = hi - lo
+        x = np.concatenate([np.repeat(near, 3),
+                            rng.uniform(lo - 0.1 * width, hi + 0.1 * width,
+                                        20000 if quick else 300001),
+                            np.array([np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0, 5e-324,
+                                      -5e-324, 2.2250738585072009e-308, 1.7976931348623157e308,
+                                      -1.7976931348623157e308, lo, hi])])
+        rng.shuffle(x)
+        rng_arg = "%r:%r" % (lo, hi)
+        ck.check("f64 certificate [%r, %r) bins=%d" % (lo, hi, bins), x,
+                 ["-b", str(bins), "-r", rng_arg, "--last-inclusive"],
+                 [ref_histogram(x, bins, lo, hi)])
+        ck.check("f64 certificate half-open [%r, %r) bins=%d" % (lo, hi, bins), x,
+                 ["-b", str(bins), "-r", rng_arg],
+                 [ref_histogram(x, bins, lo, hi, last_inclusive=False)])
 
 
 # ---- N-D histograms (--dims) -------------------------------------------------------------------
