@@ -362,13 +362,29 @@ static void key_of(const gpuhist_binmap *m, fe_key *k)
 
 #define FE_CACHE 8
 
+/* Per spec: the certificate, and whether its reported edges strictly increase (plan.c's scan),
+ * each computed at most once. */
 static pthread_mutex_t fe_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     int used;
     fe_key key;
+    int cert_known, edges_known, edges_increase;
     gpuhist_fe_cert cert;
 } fe_cache[FE_CACHE];
 static unsigned fe_next;
+
+/* Under fe_lock: the entry of k, made (nothing known yet) when missing. */
+static unsigned fe_entry(const fe_key *k)
+{
+    for (unsigned i = 0; i < FE_CACHE; ++i)
+        if (fe_cache[i].used && memcmp(&fe_cache[i].key, k, sizeof *k) == 0)
+            return i;
+    const unsigned slot = fe_next++ % FE_CACHE;
+    memset(&fe_cache[slot], 0, sizeof fe_cache[slot]);
+    fe_cache[slot].used = 1;
+    fe_cache[slot].key = *k;
+    return slot;
+}
 
 void gpuhist_fe_cert_of(const gpuhist_binmap *m, gpuhist_fe_cert *c)
 {
@@ -379,19 +395,28 @@ void gpuhist_fe_cert_of(const gpuhist_binmap *m, gpuhist_fe_cert *c)
     fe_key k;
     key_of(m, &k);
     pthread_mutex_lock(&fe_lock);
-    for (unsigned i = 0; i < FE_CACHE; ++i) {
-        if (fe_cache[i].used && memcmp(&fe_cache[i].key, &k, sizeof k) == 0) {
-            *c = fe_cache[i].cert;
-            pthread_mutex_unlock(&fe_lock);
-            return;
-        }
-    }
     /* computed under the lock: the threads of one call that all need a new spec wait for one
      * certification instead of each doing it */
-    gpuhist_fe_certify(m, c);
-    const unsigned slot = fe_next++ % FE_CACHE;
-    fe_cache[slot].used = 1;
-    fe_cache[slot].key = k;
-    fe_cache[slot].cert = *c;
+    const unsigned i = fe_entry(&k);
+    if (!fe_cache[i].cert_known) {
+        gpuhist_fe_certify(m, &fe_cache[i].cert);
+        fe_cache[i].cert_known = 1;
+    }
+    *c = fe_cache[i].cert;
     pthread_mutex_unlock(&fe_lock);
+}
+
+int gpuhist_fe_edges_increase(const gpuhist_binmap *m, int (*scan)(const gpuhist_binmap *m))
+{
+    fe_key k;
+    key_of(m, &k);
+    pthread_mutex_lock(&fe_lock);
+    const unsigned i = fe_entry(&k);
+    if (!fe_cache[i].edges_known) {
+        fe_cache[i].edges_increase = scan(m);
+        fe_cache[i].edges_known = 1;
+    }
+    const int ok = fe_cache[i].edges_increase;
+    pthread_mutex_unlock(&fe_lock);
+    return ok;
 }

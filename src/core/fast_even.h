@@ -378,6 +378,10 @@ void gpuhist_fe_certify(const gpuhist_binmap *m, gpuhist_fe_cert *c);
 /* The same, remembered: a process-wide cache of the last few specs (thread-safe). */
 void gpuhist_fe_cert_of(const gpuhist_binmap *m, gpuhist_fe_cert *c);
 
+/* scan(m) (whether the spec's reported edges strictly increase: plan.c's check of crowded EVEN
+ * specs, one pass over every edge), remembered in the same cache: once per spec. */
+int gpuhist_fe_edges_increase(const gpuhist_binmap *m, int (*scan)(const gpuhist_binmap *m));
+
 #ifdef __cplusplus
 }
 #endif
