@@ -103,6 +103,7 @@ namespace {
 #define TP_MAX_BUCKETS 256u                 /* wide mode: 2^24 bins */
 #define TP_WIDE_DIGITS (TP_MAX_BUCKETS + 4u)
 #define TP_WIDE_SLICE 9u                    /* digits per lane in a warp's scan: 32 x 9 >= 260 */
+#define TP_DIGITS_U 4u                      /* tp_digits: 16-byte vectors per thread in flight */
 #define TP_SEGMENT_MAX (1ull << 28)         /* samples per pass pair */
 #define TP_SEGMENT_MIN (1ull << 20)
 #define TP_COUNT_U 4u                       /* pass 2: vectors per thread per iteration */
@@ -472,22 +473,36 @@ __global__ void __launch_bounds__(256)
     uint32_t *const mine = s_n[tid >> 5];
     uint32_t last = 0, run = 0;
     const uint4 *vec = (const uint4 *)((const T *)p.k.data + vbegin);
-    for (uint64_t i = (uint64_t)blockIdx.x * 256u + tid; i < nvec; i += (uint64_t)gridDim.x * 256u) {
-        union {
-            uint4 v;
-            T e[VE];
-        } w;
-        w.v = __ldcs(vec + i);
+    /* TP_DIGITS_U vectors per thread loaded before any is mapped: enough bytes in flight to
+     * stream at the read ceiling */
+    const uint64_t stride = (uint64_t)gridDim.x * 256u;
+    for (uint64_t i0 = (uint64_t)blockIdx.x * 256u + tid; i0 < nvec; i0 += stride * TP_DIGITS_U) {
+        uint4 v[TP_DIGITS_U];
 #pragma unroll
-        for (uint32_t e = 0; e < VE; ++e) {
-            const uint32_t d = tp_key(p, tp_slot<T, MAP>(p, w.e[e])) >> 16;
-            if (d != last) {
-                if (run)
-                    atomicAdd(mine + last, run);
-                last = d;
-                run = 0;
+        for (uint32_t u = 0; u < TP_DIGITS_U; ++u) {
+            const uint64_t i = i0 + u * stride;
+            v[u] = i < nvec ? __ldcs(vec + i) : make_uint4(0u, 0u, 0u, 0u);
+        }
+#pragma unroll
+        for (uint32_t u = 0; u < TP_DIGITS_U; ++u) {
+            if (i0 + u * stride >= nvec)
+                break;
+            union {
+                uint4 v;
+                T e[VE];
+            } w;
+            w.v = v[u];
+#pragma unroll
+            for (uint32_t e = 0; e < VE; ++e) {
+                const uint32_t d = tp_key(p, tp_slot<T, MAP>(p, w.e[e])) >> 16;
+                if (d != last) {
+                    if (run)
+                        atomicAdd(mine + last, run);
+                    last = d;
+                    run = 0;
+                }
+                ++run;
             }
-            ++run;
         }
     }
     if (run)
