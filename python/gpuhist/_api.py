@@ -289,14 +289,17 @@ def bincount_length(counts: np.ndarray, lower: int, minlength: int) -> int:
 # ---- device arrays --------------------------------------------------------------------------
 
 def _device_context(dev: _device.DeviceArray, backend: str, strategy: Optional[str],
-                    stream: Any, async_: bool) -> _context.Context:
+                    stream: Any, async_: bool, current: Any = _device.UNKNOWN
+                    ) -> _context.Context:
+    """The CUDA context for dev, on `stream` or else the array library's current stream
+    (`current`: that stream's pointer when the caller already asked for it)."""
     _context.check_backend(backend)
     if backend not in ("auto", "cuda"):
         raise ValueError(f"backend: {backend!r} cannot read a CUDA device array; use 'cuda' "
                          f"or 'auto' (or copy the data to the host)")
     s = _context.stream_pointer(stream)
     if s is None:
-        s = _device.current_stream(dev)
+        s = _device.current_stream(dev) if current is _device.UNKNOWN else current
     return _context.get("cuda", dev.device_id, strategy, s, async_)
 
 
@@ -307,7 +310,8 @@ def _device_histogram(dev: _device.DeviceArray, bins: Any, rng: Any, density: An
     if weights is not None:
         w, w_dtype = _device.device_weights(dev, weights)
     res = _device.Results(dev)
-    ctx = _device_context(dev, backend, strategy, stream, False)
+    current = _device.current_stream(dev)  # asked once: the edges' copy is ordered on it too
+    ctx = _device_context(dev, backend, strategy, stream, False, current)
 
     def finite_minmax() -> Tuple[Any, Any]:
         mn, mx, found = ctx.core.minmax_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True)
@@ -350,7 +354,7 @@ def _device_histogram(dev: _device.DeviceArray, bins: Any, rng: Any, density: An
         if plan.auto_range and (tallies[NAN] or tallies[UNDERFLOW] or tallies[OVERFLOW]):
             raise nonfinite_error(dev.obj)
         n = res.remap(counts, plan.out_bins, plan.src, plan.dst, np.int64)
-    edges = res.edges(plan)
+    edges = res.edges(plan, current)
     if density:
         return res.density(n, np.asarray(plan.np_edges)), edges
     return n, edges

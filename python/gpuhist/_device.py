@@ -25,6 +25,7 @@ from . import _core
 from ._plan import library_dtype
 
 KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED = 1, 2, 3, 13
+UNKNOWN = object()  # "not asked yet", for a current stream that may be None
 
 
 class DeviceArray:
@@ -243,28 +244,31 @@ class Results:
             return self.xp.from_numpy(a).to(f"cuda:{self.dev.device_id}")
         return a
 
-    def edges(self, plan: Any) -> Any:
+    def edges(self, plan: Any, current: Any = UNKNOWN) -> Any:
         """plan.np_edges as the caller's kind of array. A cached plan's edges are copied to
         the device once per (array library, device, current stream) and kept on the plan;
         each call returns a device-side copy of them (enqueued on that same stream, so it
         follows the first upload without a host wait), never the kept array, which the caller
-        could write into."""
+        could write into. `current`: current_stream(self.dev) when the caller has it."""
         np_edges = np.asarray(plan.np_edges)
         if not plan.frozen or not self.on_device:
             return self.from_numpy(np_edges) if self.on_device else plan.returned_edges()
         if self.owner == "cupy":
             with self.xp.cuda.Device(self.dev.device_id):
-                key = ("cupy", self.dev.device_id, int(self.xp.cuda.get_current_stream().ptr))
+                ptr = (int(self.xp.cuda.get_current_stream().ptr) if current is UNKNOWN
+                       else current or 0)
+                key = ("cupy", self.dev.device_id, ptr)
                 kept = plan.device_edges.get(key)
                 if kept is None:
                     kept = self.xp.asarray(np_edges)
                     plan.device_edges[key] = kept
-                # a raw device-to-device copy on the current stream: ndarray.copy() costs
-                # ~10 us of host time more per call (its elementwise kernel's set-up)
-                out = self.xp.empty_like(kept)
+                # a pool allocation and a raw device-to-device copy on the current stream:
+                # ndarray.copy() and empty_like() cost ~15 us more host time per call
+                out = self.xp.ndarray(kept.shape, kept.dtype, self.xp.cuda.alloc(kept.nbytes))
                 out.data.copy_from_device_async(kept.data, kept.nbytes)
                 return out
-        stream = int(self.xp.cuda.current_stream(self.dev.device_id).cuda_stream)
+        stream = (int(self.xp.cuda.current_stream(self.dev.device_id).cuda_stream)
+                  if current is UNKNOWN else current or 0)
         key = ("torch", self.dev.device_id, stream)
         kept = plan.device_edges.get(key)
         if kept is None:
