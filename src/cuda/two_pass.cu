@@ -492,9 +492,31 @@ __global__ void __launch_bounds__(256)
                 T e[VE];
             } w;
             w.v = v[u];
+            uint32_t key[VE];
+            if constexpr (MAP != TP_MAP_GENERIC) {
+                /* as pass 1: fast_even.h's test on the whole vector, binmap.h's path for the
+                 * vector only when a sample fails it */
+                bool ok = true;
+#pragma unroll
+                for (uint32_t e = 0; e < VE; ++e) {
+                    int good;
+                    key[e] = gpuhist_fe_key_f32(w.e[e], p.lower_f, p.scale_f, p.bins, p.t_lo,
+                                                p.t_hi, MAP == TP_MAP_F32_CUT, &good);
+                    ok = ok && good;
+                }
+                if (!ok) {
+#pragma unroll
+                    for (uint32_t e = 0; e < VE; ++e)
+                        key[e] = tp_key(p, tp_slot<T, MAP>(p, w.e[e]));
+                }
+            } else {
+#pragma unroll
+                for (uint32_t e = 0; e < VE; ++e)
+                    key[e] = tp_key(p, tp_slot<T, MAP>(p, w.e[e]));
+            }
 #pragma unroll
             for (uint32_t e = 0; e < VE; ++e) {
-                const uint32_t d = tp_key(p, tp_slot<T, MAP>(p, w.e[e])) >> 16;
+                const uint32_t d = key[e] >> 16;
                 if (d != last) {
                     if (run)
                         atomicAdd(mine + last, run);
