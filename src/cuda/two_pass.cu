@@ -114,6 +114,7 @@ struct tp_params {
     gh_kparams k;
     uint32_t bins, buckets; /* buckets = ceil(bins / 65536) */
     float lower_f, scale_f, t_lo, t_hi; /* f32 EVEN: fast_even.h's estimate and test */
+    int cert_ok;                        /* f32 EVEN: the certificate holds (one-edge rule) */
     uint32_t pool;          /* pages per pass-1 block: block b owns [b pool, (b + 1) pool) */
     uint32_t *page_bucket;  /* device, one per page: its bucket, or TP_NO_BUCKET (unused) */
     uint16_t *arena;        /* device: grid * pool pages of TP_PAGE keys */
@@ -132,7 +133,12 @@ __device__ __forceinline__ uint32_t tp_slot(const tp_params &p, T x)
         int ok;
         const uint32_t key = gpuhist_fe_key_f32(x, p.lower_f, p.scale_f, p.bins, p.t_lo, p.t_hi,
                                                 MAP == TP_MAP_F32_CUT, &ok);
-        return __builtin_expect(ok, 1) ? key : gpuhist_slot_even_f32(&p.k.map, x);
+        if (__builtin_expect(ok, 1))
+            return key;
+        /* the one-edge rule where the certificate holds (samples on an edge fail a cut test:
+         * binmap.h's walk in double for each cost ~60 instructions), else binmap.h */
+        return p.cert_ok ? gpuhist_fe_fix_f32(&p.k.map, p.t_lo, MAP == TP_MAP_F32_DIRECT, x)
+                         : gpuhist_slot_even_f32(&p.k.map, x);
     } else {
         return gh_slot(&p.k.map, p.k.edges, x);
     }
@@ -827,6 +833,7 @@ static gpuhist_status tp_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
         p.scale_f = plan->map.scale_f;
         p.t_lo = c.t_lo_f;
         p.t_hi = c.t_hi_f;
+        p.cert_ok = c.ok;
         if (c.direct)
             return tp_launch<float, TP_MAP_F32_DIRECT>(ctx, job, p, out);
         return tp_launch<float, TP_MAP_F32_CUT>(ctx, job, p, out);
