@@ -174,12 +174,12 @@ static double below_minus(double b, double n)
 /* The f32 domain: float edges, f = fl32(fl32(x - lower_f) * scale_f). f16 and bf16 samples are
  * floats too (widened): their edges are binmap.h's (float16 values for f16), and a certificate
  * over every float below and above each edge covers them. */
-static void certify_f32(const gpuhist_binmap *m, gpuhist_fe_cert *c)
+static void certify_f32(const gpuhist_binmap *m, gpuhist_fe_cert *c, uint32_t max_bins)
 {
     refuse(c, 1);
     const uint32_t B = m->bins;
     const float L = m->lower_f, U = m->upper_f, S = m->scale_f;
-    if (m->step_is_zero || B < 1u || B > GPUHIST_FE_MAX_BINS_F32 || !isfinite(L) ||
+    if (m->step_is_zero || B < 1u || B > max_bins || !isfinite(L) ||
         !isfinite(U) || !(L < U) || !isfinite(S) || !(S >= FLT_MIN) || tiny_f32(S, -126) ||
         tiny_f32(L, -126))
         return;
@@ -327,9 +327,18 @@ void gpuhist_fe_certify(const gpuhist_binmap *m, gpuhist_fe_cert *c)
         return;
     }
     if (m->edge_is_f32)
-        certify_f32(m, c);
+        certify_f32(m, c, GPUHIST_FE_MAX_BINS_F32);
     else
         certify_f64(m, c);
+}
+
+void gpuhist_fe_certify_f32_wide(const gpuhist_binmap *m, gpuhist_fe_cert *c)
+{
+    if (m->kind != GH_KIND_EVEN || !m->edge_is_f32) {
+        refuse(c, m->edge_is_f32 != 0);
+        return;
+    }
+    certify_f32(m, c, GPUHIST_FE_MAX_BINS_F32_WIDE);
 }
 
 /* ---- the cache ------------------------------------------------------------------------------- */
@@ -340,6 +349,7 @@ typedef struct fe_key {
     float lower_f, upper_f, scale_f;
     gh_i32 kind, step_is_zero, edge_is_f32, edge_is_f16;
     gh_u32 bins;
+    gh_i32 wide; /* the wide certificate's entry (gpuhist_fe_cert_wide_of) */
 } fe_key;
 
 static void key_of(const gpuhist_binmap *m, fe_key *k)
@@ -386,7 +396,7 @@ static unsigned fe_entry(const fe_key *k)
     return slot;
 }
 
-void gpuhist_fe_cert_of(const gpuhist_binmap *m, gpuhist_fe_cert *c)
+static void cert_cached(const gpuhist_binmap *m, gpuhist_fe_cert *c, int wide)
 {
     if (m->kind != GH_KIND_EVEN) {
         refuse(c, m->edge_is_f32 != 0);
@@ -394,16 +404,30 @@ void gpuhist_fe_cert_of(const gpuhist_binmap *m, gpuhist_fe_cert *c)
     }
     fe_key k;
     key_of(m, &k);
+    k.wide = wide;
     pthread_mutex_lock(&fe_lock);
     /* computed under the lock: the threads of one call that all need a new spec wait for one
      * certification instead of each doing it */
     const unsigned i = fe_entry(&k);
     if (!fe_cache[i].cert_known) {
-        gpuhist_fe_certify(m, &fe_cache[i].cert);
+        if (wide)
+            gpuhist_fe_certify_f32_wide(m, &fe_cache[i].cert);
+        else
+            gpuhist_fe_certify(m, &fe_cache[i].cert);
         fe_cache[i].cert_known = 1;
     }
     *c = fe_cache[i].cert;
     pthread_mutex_unlock(&fe_lock);
+}
+
+void gpuhist_fe_cert_of(const gpuhist_binmap *m, gpuhist_fe_cert *c)
+{
+    cert_cached(m, c, 0);
+}
+
+void gpuhist_fe_cert_wide_of(const gpuhist_binmap *m, gpuhist_fe_cert *c)
+{
+    cert_cached(m, c, 1);
 }
 
 int gpuhist_fe_edges_increase(const gpuhist_binmap *m, int (*scan)(const gpuhist_binmap *m))

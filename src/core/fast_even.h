@@ -61,7 +61,9 @@
  *    non-normal lower/scale, lower >= upper, an estimate at an edge that is not finite, edges
  *    that decrease;
  *  - bins > 2^23 (f32: the device's floor by a round-down add of 2^23 needs f < 2^23) or > 2^24
- *    (double domain: bounds the cost of certification below);
+ *    (double domain: bounds the cost of certification below); f32 specs of up to 2^24 bins have
+ *    a wide certificate of their own (gpuhist_fe_cert_wide_of, the same proof), used only with
+ *    gpuhist_fe_key_f32_wide, whose floor is a conversion (test_fast_even checks both forms);
  *  - an evaluation at an edge E_i or pred(E_i), i >= 1, that meets a subnormal (input, x - lower
  *    or the product, with a margin), or an edge whose double value rounds to a float near the
  *    subnormal range: there a host or device that flushes subnormals (FTZ/DAZ) would compute a
@@ -93,6 +95,9 @@
 
 /* Largest bin counts certified (see the banner). */
 #define GPUHIST_FE_MAX_BINS_F32 (1u << 23)
+/* f32 specs of up to 2^24 bins: certified apart (gpuhist_fe_cert_wide_of), for kernels that take
+ * the key with gpuhist_fe_key_f32_wide (a conversion floor instead of the round-down add). */
+#define GPUHIST_FE_MAX_BINS_F32_WIDE (1u << 24)
 #define GPUHIST_FE_MAX_BINS_F64 (1u << 24)
 
 /*
@@ -188,6 +193,36 @@ GH_FN gh_u32 gpuhist_fe_key_f32(float x, float lower_f, float scale_f, gh_u32 bi
     /* x >= lower_f: a host or OpenCL device that flushes subnormals can estimate 0 just below
      * the first edge, where the certificate assumed IEEE (banner, a_0) */
     const int in = f >= 0.0f && f < 8388608.0f && x >= lower_f;
+    const gh_u32 key = in ? (gh_u32)f : 0xFFFFFFFFu;
+    int good = in && key < bins;
+    if (cut && good) {
+        const float fr = f - (float)key; /* exact */
+        good = fr > t_lo && fr < t_hi;
+    }
+#endif
+    *ok = good;
+    return key;
+}
+
+/*
+ * THE TEST for a wide certificate (gpuhist_fe_cert_wide_of: f32 specs of up to 2^24 bins): the
+ * same key = floor(f) and frac = f - key (exact: key < 2^24) as gpuhist_fe_key_f32, the floor
+ * taken by a conversion (CUDA: F2I.FLOOR; f < 0, NaN never pass), since f + 2^23 no longer holds
+ * floor(f) once f >= 2^23. Only for wide certificates, and valid for any f32 certificate.
+ */
+GH_FN gh_u32 gpuhist_fe_key_f32_wide(float x, float lower_f, float scale_f, gh_u32 bins,
+                                     float t_lo, float t_hi, int cut, int *ok)
+{
+    const float f = gpuhist_fe_estimate_f32(x, lower_f, scale_f);
+#if defined(__CUDACC__) && defined(__CUDA_ARCH__)
+    const gh_u32 key = __float2uint_rd(f); /* saturates: 0 for f < 0 and NaN (then f >= 0 fails) */
+    bool good = (f >= 0.0f) & (key < bins);
+    if (cut) {
+        const float fr = gh_fe_sub(f, __uint2float_rn(key)); /* key < 2^24: exact */
+        good = good & (fr > t_lo) & (fr < t_hi);
+    }
+#else
+    const int in = f >= 0.0f && f < 16777216.0f && x >= lower_f; /* as gpuhist_fe_key_f32 */
     const gh_u32 key = in ? (gh_u32)f : 0xFFFFFFFFu;
     int good = in && key < bins;
     if (cut && good) {
@@ -377,6 +412,12 @@ void gpuhist_fe_certify(const gpuhist_binmap *m, gpuhist_fe_cert *c);
 
 /* The same, remembered: a process-wide cache of the last few specs (thread-safe). */
 void gpuhist_fe_cert_of(const gpuhist_binmap *m, gpuhist_fe_cert *c);
+
+/* An f32 EVEN spec's certificate up to GPUHIST_FE_MAX_BINS_F32_WIDE bins (the same proof and
+ * refusals otherwise), for gpuhist_fe_key_f32_wide only (never the round-down-add forms), and
+ * the one-edge rule; remembered as gpuhist_fe_cert_of's are. Refused for the double domain. */
+void gpuhist_fe_certify_f32_wide(const gpuhist_binmap *m, gpuhist_fe_cert *c);
+void gpuhist_fe_cert_wide_of(const gpuhist_binmap *m, gpuhist_fe_cert *c);
 
 /* scan(m) (whether the spec's reported edges strictly increase: plan.c's check of crowded EVEN
  * specs, one pass over every edge), remembered in the same cache: once per spec. */

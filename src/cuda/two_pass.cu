@@ -40,7 +40,10 @@
  * block and bucket unfilled (256 x 16 KiB x ~260 blocks: more than the data), so the pages come
  * from one region per bucket instead: tp_digits first counts the segment's samples per digit
  * (one extra read of the data; per-warp shared counters, runs of one digit added at once),
- * tp_regions lays the buckets' regions out in page units, and pass 1 reserves each tile's run
+ * tp_regions lays the buckets' regions out in page units (f32 specs past 2^23 bins map their
+ * samples under fast_even.h's wide certificate: keys by gpuhist_fe_key_f32_wide, whose floor is
+ * a conversion; without it every sample took binmap.h's walk in double, which ncu showed as 88%
+ * of pass 1's instructions on 2^24 bins), and pass 1 reserves each tile's run
  * of a bucket in its region with one global atomic on the bucket's cursor (a tile has at most
  * 256 runs, reserved by 256 threads at once). The tile's digit counts (260) are scanned by each
  * warp into its own shared row (a lane sums 9 digits, a shuffle scan, the row written), so the
@@ -113,7 +116,11 @@ namespace {
 #define TP_SEGMENT_MIN (1ull << 20)
 #define TP_COUNT_U 4u                       /* pass 2: vectors per thread per iteration */
 
-enum { TP_MAP_GENERIC = 0, TP_MAP_F32_DIRECT = 1, TP_MAP_F32_CUT = 2 };
+/* f32 EVEN: fast_even.h's test, direct or cut; WIDE: a wide certificate (more than 2^23 bins),
+ * its key by gpuhist_fe_key_f32_wide */
+enum { TP_MAP_GENERIC = 0, TP_MAP_F32_DIRECT = 1, TP_MAP_F32_CUT = 2, TP_MAP_F32_WIDE_DIRECT = 3,
+       TP_MAP_F32_WIDE_CUT = 4 };
+
 
 struct tp_params {
     gh_kparams k;
@@ -131,18 +138,30 @@ struct tp_params {
  * written nor counted by the rank's consumer. */
 #define TP_NOT_A_SAMPLE(nb) (((nb) + 3u) << 16)
 
+/* fast_even.h's test on an f32 sample under the map's certificate: its key, ok = the key is
+ * binmap.h's slot. */
+template <int MAP>
+__device__ __forceinline__ uint32_t tp_fe_key(const tp_params &p, float x, int *ok)
+{
+    constexpr int cut = MAP == TP_MAP_F32_CUT || MAP == TP_MAP_F32_WIDE_CUT;
+    if constexpr (MAP >= TP_MAP_F32_WIDE_DIRECT)
+        return gpuhist_fe_key_f32_wide(x, p.lower_f, p.scale_f, p.bins, p.t_lo, p.t_hi, cut, ok);
+    else
+        return gpuhist_fe_key_f32(x, p.lower_f, p.scale_f, p.bins, p.t_lo, p.t_hi, cut, ok);
+}
+
 template <typename T, int MAP>
 __device__ __forceinline__ uint32_t tp_slot(const tp_params &p, T x)
 {
     if constexpr (MAP != TP_MAP_GENERIC) {
         int ok;
-        const uint32_t key = gpuhist_fe_key_f32(x, p.lower_f, p.scale_f, p.bins, p.t_lo, p.t_hi,
-                                                MAP == TP_MAP_F32_CUT, &ok);
+        const uint32_t key = tp_fe_key<MAP>(p, x, &ok);
         if (__builtin_expect(ok, 1))
             return key;
         /* the one-edge rule where the certificate holds (samples on an edge fail a cut test:
          * binmap.h's walk in double for each cost ~60 instructions), else binmap.h */
-        return p.cert_ok ? gpuhist_fe_fix_f32(&p.k.map, p.t_lo, MAP == TP_MAP_F32_DIRECT, x)
+        constexpr int direct = MAP == TP_MAP_F32_DIRECT || MAP == TP_MAP_F32_WIDE_DIRECT;
+        return p.cert_ok ? gpuhist_fe_fix_f32(&p.k.map, p.t_lo, direct, x)
                          : gpuhist_slot_even_f32(&p.k.map, x);
     } else {
         return gh_slot(&p.k.map, p.k.edges, x);
@@ -270,8 +289,7 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
 #pragma unroll
                 for (uint32_t e = 0; e < VE; ++e) {
                     int good;
-                    key[e] = gpuhist_fe_key_f32(w.e[e], p.lower_f, p.scale_f, p.bins, p.t_lo,
-                                                p.t_hi, MAP == TP_MAP_F32_CUT, &good);
+                    key[e] = tp_fe_key<MAP>(p, w.e[e], &good);
                     ok = ok && good;
                 }
                 if (!ok) {
@@ -511,8 +529,7 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
                 for (uint32_t e = 0; e < VE; ++e) {
                     int good;
-                    key[e] = gpuhist_fe_key_f32(w.e[e], p.lower_f, p.scale_f, p.bins, p.t_lo,
-                                                p.t_hi, MAP == TP_MAP_F32_CUT, &good);
+                    key[e] = tp_fe_key<MAP>(p, w.e[e], &good);
                     ok = ok && good;
                 }
                 if (!ok) {
@@ -839,6 +856,18 @@ static gpuhist_status tp_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
         p.t_lo = c.t_lo_f;
         p.t_hi = c.t_hi_f;
         p.cert_ok = c.ok;
+        if (!c.ok && plan->bins > GPUHIST_FE_MAX_BINS_F32) {
+            /* past 2^23 bins: the wide certificate, keys by a conversion floor */
+            gpuhist_fe_cert_wide_of(&plan->map, &c);
+            if (c.ok) {
+                p.t_lo = c.t_lo_f;
+                p.t_hi = c.t_hi_f;
+                p.cert_ok = 1;
+                if (c.direct)
+                    return tp_launch<float, TP_MAP_F32_WIDE_DIRECT>(ctx, job, p, out);
+                return tp_launch<float, TP_MAP_F32_WIDE_CUT>(ctx, job, p, out);
+            }
+        }
         if (c.direct)
             return tp_launch<float, TP_MAP_F32_DIRECT>(ctx, job, p, out);
         return tp_launch<float, TP_MAP_F32_CUT>(ctx, job, p, out);

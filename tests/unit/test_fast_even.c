@@ -195,6 +195,75 @@ static double pick_bound(int style, double *lo, double *hi)
     return 0;
 }
 
+/* CUDA's gpuhist_fe_key_f32_wide, emulated: floor by conversion (F2I.FLOOR saturates: 0 for
+ * f < 0 and NaN, which then fail f >= 0) */
+static uint32_t dev_key_wide(float x, const gpuhist_binmap *m, float tlo, float thi, int cut, int *ok)
+{
+    volatile float t = x - m->lower_f; volatile float f = t * m->scale_f;
+    uint32_t key = f >= 0.0f ? (f >= 4294967296.0f ? 0xFFFFFFFFu : (uint32_t)floorf(f)) : 0u;
+    int good = f >= 0.0f && key < m->bins;
+    if (cut) { volatile float q = (float)key; volatile float fr = f - q; good = good && fr > tlo && fr < thi; }
+    *ok = good; return key;
+}
+
+/* Wide certificates (f32, 2^23 < bins <= 2^24): every sample within K ulps of every `stride`-th
+ * edge and of the first and last 3000, random and special samples, through the wide key's host
+ * form, its CUDA emulation (cut and, when direct, direct) and the one-edge rule. `must`: the
+ * spec must be certified (the benchmark's [0, 1) with 2^24 bins). */
+static int check_wide(double lo, double hi, uint32_t bins, int li, uint32_t stride, int must)
+{
+    gpuhist_binmap m;
+    if (!make_map(&m, lo, hi, bins, 1, li)) {
+        printf("wide spec [%g, %g) bins %u: refused by the plan\n", lo, hi, bins);
+        return must;
+    }
+    gpuhist_fe_cert c;
+    gpuhist_fe_certify_f32_wide(&m, &c);
+    printf("wide spec [%g, %g) bins %u li %d: ok %d direct %d t_lo %g t_hi %g\n", lo, hi, bins, li, c.ok, c.direct, c.t_lo, c.t_hi);
+    if (!c.ok)
+        return must;
+    long long n = 0, pass = 0, bad = 0;
+    gpuhist_fe_cert narrow;
+    gpuhist_fe_certify(&m, &narrow);
+    if (narrow.ok) { printf("FAIL the narrow certificate took %u bins\n", bins); ++bad; }
+    for (uint32_t i = 0; i <= bins; ++i) {
+        if (i > 3000 && i + 3000 < bins && i % stride) continue;
+        float x = gpuhist_even_edge_f32(&m, i);
+        for (int q = 0; q < 3; ++q) x = nextafterf(x, -INFINITY);
+        for (int q = -3; q <= 3; ++q, x = nextafterf(x, INFINITY)) {
+            for (int rep = 0; rep < 2; ++rep) {
+                float y = rep ? (float)(lo + (hi - lo) * (runif() * 1.2 - 0.1)) : x;
+                uint32_t ref = gpuhist_slot_even_f32(&m, y);
+                int ok, okd; ++n;
+                uint32_t k = gpuhist_fe_key_f32_wide(y, m.lower_f, m.scale_f, bins, c.t_lo_f, c.t_hi_f, 1, &ok);
+                uint32_t kd = dev_key_wide(y, &m, c.t_lo_f, c.t_hi_f, 1, &okd);
+                if (ok) { ++pass; if (k != ref) { fail("wide host test", &m, y, k, ref); ++bad; } }
+                if (okd && kd != ref) { fail("wide device test", &m, y, kd, ref); ++bad; }
+                if (ok != okd) { fail("wide device/host differ", &m, y, okd, ok); ++bad; }
+                uint32_t kf = okd ? kd : gpuhist_fe_fix_f32(&m, c.t_lo_f, 0, y);
+                if (kf != ref) { fail("wide test + fix", &m, y, kf, ref); ++bad; }
+                if (c.direct) {
+                    kd = dev_key_wide(y, &m, 0, 0, 0, &okd);
+                    kf = okd ? kd : gpuhist_fe_fix_f32(&m, c.t_lo_f, 1, y);
+                    if (kf != ref) { fail("wide direct + fix", &m, y, kf, ref); ++bad; }
+                }
+            }
+        }
+    }
+    static const uint32_t sp[] = {0x7fc00000u, 0xffc00000u, 0x7f800000u, 0xff800000u, 0x80000000u, 0, 1, 0x80000001u, 0x7f7fffffu, 0xff7fffffu, 0x4b800000u, 0x4b7fffffu};
+    for (unsigned q = 0; q < sizeof sp / 4; ++q) {
+        float y; memcpy(&y, &sp[q], 4);
+        uint32_t ref = gpuhist_slot_even_f32(&m, y);
+        int okd; uint32_t kd = dev_key_wide(y, &m, c.t_lo_f, c.t_hi_f, 1, &okd);
+        uint32_t kf = okd ? kd : gpuhist_fe_fix_f32(&m, c.t_lo_f, 0, y);
+        ++n;
+        if (kf != ref) { fail("wide special", &m, y, kf, ref); ++bad; }
+    }
+    printf("  samples %lld, passed the wide test %lld (%.2f%%), failures %lld\n", n, pass, 100.0 * pass / (n ? n : 1), bad);
+    nfail += bad;
+    return bad != 0;
+}
+
 static int run_pass(int specs, int K);
 
 int main(void)
@@ -211,6 +280,14 @@ int main(void)
     printf("fast_even test: seed %" PRIu64 " (GPUHIST_TEST_SEED; \"random\" for a new one), %d specs a pass\n",
            seed, specs);
     int bad = run_pass(specs, 3);
+    /* wide certificates: the benchmark's cell and offset, narrow-band and inclusive specs */
+    nfail = 0;
+    bad |= check_wide(0, 1, 1u << 24, 0, 4099, 1);
+    bad |= check_wide(0, 1, 1u << 24, 1, 4099, 0);
+    bad |= check_wide(-3.7, 12.9, (1u << 24) - 5, 0, 4099, 0);
+    bad |= check_wide(0, 16, (1u << 23) + 1, 1, 4099, 0);
+    bad |= check_wide(1000, 1001, 1u << 24, 0, 4099, 0);
+    bad |= check_wide(-1, 1, 12345679, 0, 4099, 0);
     if (HAVE_CSR) { /* certificates and samples under FTZ/DAZ */
         ftz_cert = ftz_run = 1;
         bad |= run_pass(specs / 4 + 1, 3);
