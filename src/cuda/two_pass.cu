@@ -50,11 +50,10 @@
  * two barriers per tile stay. tp_seal then pads each bucket's last page with key 0, takes that
  * many off its key 0 and marks its pages; pass 2 is unchanged. Traffic per f32 sample: 4 + 4
  * bytes read, 2 written, 2 read again: at most a third of the read ceiling. Measured (H100, f32
- * 2^24 bins over [0, 1), 1 GiB): 0.074-0.109 of the read ceiling (target 0.15). ncu: pass 1 issue
- * bound (0.77 warps issued per scheduler, DRAM 19%) at 2.0 ms, tp_digits 70% SM / 18% DRAM;
- * every benchmark sample lies on an edge of this spec, whose certificate is not direct, so each
- * takes the one-edge rule. Next: where pass 1's instructions go per tile (1336 SASS instructions
- * ran per warp and tile).
+ * 2^24 bins over [0, 1), 1 GiB, wide certificate): 0.164 / 0.193 / 0.368 / 0.135 of the read
+ * ceiling on uniform / hot90 / constant / bell (target 0.15). Without a certificate (binmap.h's
+ * walk per sample) it was 0.074-0.109: pass 1 then ran 1336 SASS instructions per warp and tile,
+ * issue bound (0.77 warps issued per scheduler, DRAM 19%). Not profiled since.
  * Between the passes (tp_group), the used pages are listed bucket by bucket.
  * Pass 2 (tp_count, 1024 threads, one block per SM). The page lists are cut into equal ranges,
  * one per block; a block counts each bucket part of its range into packed 16-bit shared counters
