@@ -4,7 +4,9 @@
  * nan / out tallies, edges and the auto ranges), for every coordinate type, 1 to 8 dimensions,
  * interleaved points and columns, EVEN (with and without range), EDGES and INTEGER axes, NaN and
  * out-of-range coordinates, the map cut in several pieces, AUTO location detection, the N-D
- * stream fed device chunks; and the refusals (weights, a host chunk in a device stream).
+ * stream fed device chunks; large joint histograms (4096 x 4096 f32, 4097 x 4096, i32 3000 x
+ * 3000: their slots counted by cuda-two-pass's wide mode or past it; `test_nd_device large` skips
+ * the four random rounds); and the refusals (weights, a host chunk in a device stream).
  * Seed: GPUHIST_TEST_SEED (default 20261127), printed. Exits 77 without a GPU.
  */
 #include "gpuhist.h"
@@ -176,8 +178,10 @@ static std::vector<gpuhist_bin_spec> make_axes(std::mt19937_64 &rng, gpuhist_dty
     return axes;
 }
 
-int main()
+int main(int argc, char **argv)
 {
+    /* `large`: only the large joint histograms (the last block) */
+    const bool large_only = argc > 1 && std::strcmp(argv[1], "large") == 0;
     int n_dev = 0;
     if (cudaGetDeviceCount(&n_dev) != cudaSuccess || n_dev == 0) {
         std::printf("SKIP: no CUDA device\n");
@@ -196,7 +200,7 @@ int main()
     const gpuhist_dtype types[] = {GPUHIST_U8, GPUHIST_I8,  GPUHIST_U16, GPUHIST_I16, GPUHIST_U32,
                                    GPUHIST_I32, GPUHIST_U64, GPUHIST_I64, GPUHIST_F32, GPUHIST_F64};
     const uint32_t dims_list[] = {1, 2, 3, 4, 5, 8};
-    for (int round = 0; round < 4; ++round) {
+    for (int round = 0; round < (large_only ? 0 : 4); ++round) {
         /* round 1: the map in pieces of 1000 points (the loop over pieces and a partial last);
          * rounds 0-2 count in one pass where the backend can (nd_packed16.cu), round 3 always
          * maps to slots and counts them with the 1-D strategies */
@@ -368,6 +372,47 @@ int main()
         CHECK(s == GPUHIST_ERROR_UNSUPPORTED && std::strstr(gpuhist_last_error(cpu), "CUDA"),
               "device points on the CPU backend: %d %s", (int)s, gpuhist_last_error(cpu));
         CK(cudaFree(d));
+    }
+    /* Large joint histograms: 4096 x 4096 f32 EVEN (2^24 joint bins: the 1-D count of the
+     * slots takes cuda-two-pass's wide mode), 4097 x 4096 (past its 2^24), i32 INTEGER
+     * 3000 x 3000; points uniform a little beyond the range, with NaN */
+    {
+        struct big {
+            gpuhist_dtype dt;
+            uint32_t bx, by;
+        } bigs[] = {{GPUHIST_F32, 4096, 4096}, {GPUHIST_F32, 4097, 4096}, {GPUHIST_I32, 3000, 3000}};
+        for (const big &b : bigs) {
+            const uint64_t n = 2000003;
+            const size_t sz = gpuhist_dtype_size(b.dt);
+            std::vector<unsigned char> bytes(n * 2 * sz);
+            std::uniform_real_distribution<double> u(-0.05, 1.05);
+            for (uint64_t k = 0; k < 2 * n; ++k) {
+                const uint32_t bins = k % 2 ? b.by : b.bx;
+                const double v = (rng() % 1000 == 0) ? NAN : u(rng);
+                put(bytes, k * sz, b.dt, v, (int64_t)(u(rng) * bins) - 7);
+            }
+            std::vector<gpuhist_bin_spec> axes;
+            if (b.dt == GPUHIST_F32) {
+                axes.push_back(gpuhist_bins_even(b.bx, 0.0, 1.0));
+                axes.push_back(gpuhist_bins_even(b.by, 0.0, 1.0));
+            } else {
+                axes.push_back(gpuhist_bins_integer(b.bx, -3));
+                axes.push_back(gpuhist_bins_integer(b.by, 0));
+            }
+            gpuhist_points host = gpuhist_points_interleaved(bytes.data(), b.dt, 2, n);
+            Result want = run(cpu, host, axes);
+            CHECK(want.st == GPUHIST_OK, "cpu reference failed: %s", want.err.c_str());
+            void *d = nullptr;
+            CK(cudaMalloc(&d, bytes.size()));
+            CK(cudaMemcpy(d, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+            gpuhist_points dev = gpuhist_points_interleaved(d, b.dt, 2, n);
+            dev.location = GPUHIST_MEMORY_DEVICE;
+            Result got = run(cuda, dev, axes);
+            CHECK(same(want, got), "%s %u x %u: device differs (%s)", gpuhist_dtype_name(b.dt),
+                  b.bx, b.by, got.err.c_str());
+            ++g_cases;
+            CK(cudaFree(d));
+        }
     }
     gpuhist_destroy(cuda);
     gpuhist_destroy(cpu);

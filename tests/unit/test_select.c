@@ -157,6 +157,8 @@ static const rule cuda_rules[] = {
     {D(GPUHIST_I32) | D(GPUHIST_U32) | D(GPUHIST_I64) | D(GPUHIST_U64),
      D(GPUHIST_BINS_INTEGER), 1, NO_LIMIT, "cuda-fast-packed16-ids"},
     {D(GPUHIST_F32), D(GPUHIST_BINS_EVEN), 65537, 256u * 65536u, "cuda-two-pass"},
+    {D(GPUHIST_I32) | D(GPUHIST_U32) | D(GPUHIST_I64) | D(GPUHIST_U64), D(GPUHIST_BINS_INTEGER),
+     65537, 256u * 65536u, "cuda-two-pass"},
     {ANY_DTYPE, ANY_KIND, 1, NO_LIMIT, "cuda-fast-global"},
     {ANY_DTYPE, ANY_KIND, 1, NO_LIMIT, "cuda-block-shared"},
     {ANY_DTYPE, ANY_KIND, 1, 1u << 17, "cuda-multipass"},
