@@ -345,6 +345,18 @@ static gpuhist_status p16_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, 
     });
 }
 
+/* The kernel parameters of a one-channel plan of nkeys counters (the job's range and map). */
+static p16_params p16_params_of(const gpuhist_plan *plan, const gpuhist_cuda_job *job,
+                                uint32_t nkeys)
+{
+    p16_params p;
+    memset(&p, 0, sizeof p);
+    p.k = gh_make_params(plan, job);
+    p.nkeys = nkeys;
+    p.bins = plan->bins;
+    return p;
+}
+
 /* 32/64-bit integer samples on INTEGER bins: (bins + 3) 16-bit slot counters, as f32's. */
 static int p16_supports_ids(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
 {
@@ -359,11 +371,7 @@ static gpuhist_status p16_run_ids(gpuhist_ctx *ctx, const gpuhist_plan *plan, co
     if (plan->channels != 1 || plan->map.kind != GH_KIND_INTEGER)
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                             "cuda-fast-packed16-ids: one channel of INTEGER bins only");
-    p16_params p;
-    memset(&p, 0, sizeof p);
-    p.k = gh_make_params(plan, job);
-    p.nkeys = plan->slots;
-    p.bins = plan->bins;
+    const p16_params p = p16_params_of(plan, job, plan->slots);
     switch (plan->dtype) {
     case GPUHIST_I32:
         return p16_launch<P16_I32>(ctx, job, p, out);
@@ -386,11 +394,7 @@ static gpuhist_status p16_run_u16(gpuhist_ctx *ctx, const gpuhist_plan *plan, co
     if (plan->channels != 1)
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                             "cuda-fast-packed16: interleaved channels are not handled");
-    p16_params p;
-    memset(&p, 0, sizeof p);
-    p.k = gh_make_params(plan, job);
-    p.nkeys = 65536u;
-    return p16_launch<P16_U16>(ctx, job, p, out);
+    return p16_launch<P16_U16>(ctx, job, p16_params_of(plan, job, 65536u), out);
 }
 
 static gpuhist_status p16_run_f32(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobv,
@@ -400,11 +404,7 @@ static gpuhist_status p16_run_f32(gpuhist_ctx *ctx, const gpuhist_plan *plan, co
     if (plan->channels != 1)
         return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                             "cuda-fast-packed16: interleaved channels are not handled");
-    p16_params p;
-    memset(&p, 0, sizeof p);
-    p.k = gh_make_params(plan, job);
-    p.nkeys = plan->slots;
-    p.bins = plan->bins;
+    p16_params p = p16_params_of(plan, job, plan->slots);
     p.lower_f = plan->map.lower_f;
     p.scale_f = plan->map.scale_f;
     gpuhist_fe_cert c; /* fast_even.h, cached per spec; refused: nothing passes, all exact */

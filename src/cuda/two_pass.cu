@@ -180,6 +180,30 @@ __device__ __forceinline__ uint32_t tp_slot_of_key(const tp_params &p, uint32_t 
     return key < p.bins ? key : p.bins + (key >> 16) - p.buckets;
 }
 
+/* Pass-1 keys of one 16-byte vector's samples. f32 certified maps test the whole vector with
+ * fast_even.h (a passing key is a bin: its own pass-1 key) and take binmap.h's path (tp_slot) for
+ * the vector only when a sample fails, so the common case has no branch per sample; other maps
+ * take tp_slot per sample. */
+template <typename T, int MAP, uint32_t VE>
+__device__ __forceinline__ void tp_vector_keys(const tp_params &p, const T (&e)[VE],
+                                               uint32_t (&key)[VE])
+{
+    bool ok = MAP != TP_MAP_GENERIC;
+    if constexpr (MAP != TP_MAP_GENERIC) {
+#pragma unroll
+        for (uint32_t i = 0; i < VE; ++i) {
+            int good;
+            key[i] = tp_fe_key<MAP>(p, e[i], &good);
+            ok = ok && good;
+        }
+    }
+    if (!ok) {
+#pragma unroll
+        for (uint32_t i = 0; i < VE; ++i)
+            key[i] = tp_key(p, tp_slot<T, MAP>(p, e[i]));
+    }
+}
+
 /* Samples per thread per tile: 8 (16 for 8-bit types: one vector). With 16 f32 samples the
  * keys, their ranks and the prefetch spill at 64 registers (120 bytes of stack, ptxas). */
 template <typename T> __host__ __device__ constexpr uint32_t tp_items()
@@ -280,23 +304,9 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
             } w;
             w.v = cur[u];
             uint32_t key[VE];
-            if constexpr (MAP != TP_MAP_GENERIC) {
-                /* Every lane maps its whole vector (past the end: zeros, then dropped) with
-                 * fast_even.h's test (its keys are bins: their own pass-1 keys), and takes
-                 * binmap.h's path for the vector only when a sample fails the test. */
-                bool ok = true;
-#pragma unroll
-                for (uint32_t e = 0; e < VE; ++e) {
-                    int good;
-                    key[e] = tp_fe_key<MAP>(p, w.e[e], &good);
-                    ok = ok && good;
-                }
-                if (!ok) {
-#pragma unroll
-                    for (uint32_t e = 0; e < VE; ++e)
-                        key[e] = tp_key(p, tp_slot<T, MAP>(p, w.e[e]));
-                }
-            }
+            /* every lane maps its whole vector (past the end: zeros, then dropped) */
+            if constexpr (MAP != TP_MAP_GENERIC)
+                tp_vector_keys<T, MAP, VE>(p, w.e, key);
 #pragma unroll
             for (uint32_t e = 0; e < VE; ++e) {
                 uint32_t k = TP_NOT_A_SAMPLE(nb);
@@ -521,26 +531,7 @@ __global__ void __launch_bounds__(256)
             } w;
             w.v = v[u];
             uint32_t key[VE];
-            if constexpr (MAP != TP_MAP_GENERIC) {
-                /* as pass 1: fast_even.h's test on the whole vector, binmap.h's path for the
-                 * vector only when a sample fails it */
-                bool ok = true;
-#pragma unroll
-                for (uint32_t e = 0; e < VE; ++e) {
-                    int good;
-                    key[e] = tp_fe_key<MAP>(p, w.e[e], &good);
-                    ok = ok && good;
-                }
-                if (!ok) {
-#pragma unroll
-                    for (uint32_t e = 0; e < VE; ++e)
-                        key[e] = tp_key(p, tp_slot<T, MAP>(p, w.e[e]));
-                }
-            } else {
-#pragma unroll
-                for (uint32_t e = 0; e < VE; ++e)
-                    key[e] = tp_key(p, tp_slot<T, MAP>(p, w.e[e]));
-            }
+            tp_vector_keys<T, MAP, VE>(p, w.e, key); /* as pass 1 */
 #pragma unroll
             for (uint32_t e = 0; e < VE; ++e) {
                 const uint32_t d = key[e] >> 16;
