@@ -3,8 +3,9 @@
  * chunk of a stream, adding into the same counters), folds raw-value counts when the strategy
  * counts values, applies the outlier policy.
  *
- * The context's state (ctx->backend_state, from open to close) keeps the 64-bit counters and the
- * counting threads' scratch (cpu_kernels.h, scratch.c) from one histogram to the next, so that a
+ * The context's state (ctx->backend_state, from open to close) keeps the 64-bit counters, the
+ * exact weight accumulator and the counting threads' scratch (cpu_kernels.h, scratch.c; with
+ * cpu-weighted's private records) from one histogram to the next, so that a
  * call of the same size as the last takes no fresh pages from the kernel: page faults and the
  * clearing of fresh pages cost as much as the counting with 2^20 bins on two threads, and glibc
  * returns large blocks to the kernel on free. What it relies on: a context runs one call or
@@ -219,7 +220,8 @@ typedef struct cpu_state {
     int open;
     uint64_t *slots_buf;     /* c.slots' memory, kept: slots_cap entries */
     uint64_t *values_buf;    /* c.values' memory, kept: values_cap entries */
-    size_t slots_cap, values_cap;
+    int64_t *wacc_buf;       /* c.wacc's memory, kept: wacc_cap words */
+    size_t slots_cap, values_cap, wacc_cap;
 } cpu_state;
 
 static gpuhist_status cpu_state_new(gpuhist_ctx *ctx)
@@ -236,13 +238,24 @@ static void cpu_state_release(cpu_state *k)
     gpuhist_cpu_scratch_release(&k->scratch);
     free(k->slots_buf);
     free(k->values_buf);
+    free(k->wacc_buf);
     k->slots_buf = k->values_buf = NULL;
-    k->slots_cap = k->values_cap = 0;
+    k->wacc_buf = NULL;
+    k->slots_cap = k->values_cap = k->wacc_cap = 0;
 }
 
 static size_t cpu_state_bytes(const cpu_state *k)
 {
-    return (k->slots_cap + k->values_cap) * 8u + gpuhist_cpu_scratch_bytes(&k->scratch);
+    return (k->slots_cap + k->values_cap + k->wacc_cap) * 8u +
+           gpuhist_cpu_scratch_bytes(&k->scratch);
+}
+
+size_t gpuhist_cpu_kept_bytes(const gpuhist_ctx *ctx)
+{
+    if (!ctx || ctx->backend != GPUHIST_BACKEND_CPU || ctx->member_count > 0 ||
+        !ctx->backend_state)
+        return 0;
+    return cpu_state_bytes(ctx->backend_state);
 }
 
 /* Zeroed counters of `entries` from a kept buffer (grown when too small); NULL when out of memory.
@@ -263,6 +276,23 @@ static uint64_t *kept_counters(uint64_t **buf, size_t *cap, size_t entries)
     return *buf;
 }
 
+/* The same for the weight accumulator (int64 words). */
+static int64_t *kept_words(int64_t **buf, size_t *cap, size_t words)
+{
+    if (words == 0)
+        return NULL;
+    if (*cap < words) {
+        free(*buf);
+        *cap = 0;
+        if (!(*buf = calloc(words, sizeof **buf)))
+            return NULL;
+        *cap = words;
+        return *buf;
+    }
+    memset(*buf, 0, words * sizeof **buf);
+    return *buf;
+}
+
 /* End the histogram in progress (if any); free the kept buffers when they take too much. */
 static void cpu_stream_abort(gpuhist_ctx *ctx)
 {
@@ -271,7 +301,6 @@ static void cpu_stream_abort(gpuhist_ctx *ctx)
         return;
     if (k->open) {
         free(k->c.edge_table);
-        free(k->c.wacc);
         memset(&k->c, 0, sizeof k->c);
         k->open = 0;
     }
@@ -314,7 +343,7 @@ static gpuhist_status cpu_stream_begin(gpuhist_ctx *ctx, const gpuhist_plan *pla
     if (c->slots && nvalues)
         c->values = kept_counters(&k->values_buf, &k->values_cap, nvalues);
     if (c->slots && nweights)
-        c->wacc = calloc(nweights, sizeof *c->wacc);
+        c->wacc = kept_words(&k->wacc_buf, &k->wacc_cap, nweights);
     /* many even bins: their edge table once, not once per chunk and thread */
     if (c->slots && plan->map.kind == GH_KIND_EVEN && plan->bins >= 4096 &&
         !gpuhist_small_value_count(plan->dtype) && !gpuhist_cpu_even_table_unneeded(plan))

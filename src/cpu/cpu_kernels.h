@@ -45,12 +45,16 @@ size_t gpuhist_cpu_count_scratch(const gpuhist_plan *plan);
  *    of the counting loops adds what it counted to the output and zeroes it.
  *  - hist: a 64-bit histogram, zeroed on each use by the thread that uses it: the private
  *    histogram of a thread of cpu-threads, or the raw-value histogram of the calling thread.
+ *  - records: cpu-weighted's private counts and exact weight records (weighted.c), ALL ZERO
+ *    between uses: each merge of a piece adds them into the result and zeroes them.
  */
 typedef struct gpuhist_cpu_scratch {
     uint32_t *table;
     size_t table_entries;
     uint64_t *hist;
     size_t hist_entries;
+    int64_t *records;
+    size_t records_words;
 } gpuhist_cpu_scratch;
 
 /* A context's scratch entries (scratch.c): the first member of the CPU backend's state. */
@@ -77,6 +81,15 @@ uint32_t *gpuhist_cpu_scratch_table(gpuhist_cpu_scratch *sc, size_t entries);
 /* sc's 64-bit histogram, grown to at least `entries` and its first `entries` zeroed (by the
  * calling thread). NULL when out of memory. */
 uint64_t *gpuhist_cpu_scratch_hist(gpuhist_cpu_scratch *sc, size_t entries);
+
+/* sc's weighted records, at least `words` int64, all zero (grown when too small: the old ones
+ * freed, fresh zero ones allocated). The user leaves them all zero again. NULL when out of
+ * memory. */
+int64_t *gpuhist_cpu_scratch_records(gpuhist_cpu_scratch *sc, size_t words);
+
+/* The bytes a CPU context keeps between histograms (its counters, accumulator and every
+ * thread's scratch), for tests of the keep limit; 0 for a context of another backend. */
+size_t gpuhist_cpu_kept_bytes(const gpuhist_ctx *ctx);
 
 /*
  * Add the counts of pixels [begin, end) of `plan` (host data, any alignment, any row stride,

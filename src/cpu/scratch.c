@@ -1,6 +1,7 @@
 /*
  * scratch.c - the CPU counting threads' scratch kept from call to call (cpu_kernels.h's
- * gpuhist_cpu_scratch): one entry per counting thread, grown on demand, released by the backend
+ * gpuhist_cpu_scratch): one entry per counting thread (32-bit sub-counters, a 64-bit histogram,
+ * cpu-weighted's private records), grown on demand, released by the backend
  * (cpu_backend.c) when a histogram ends holding too much or the context is destroyed.
  *
  * The set lives at the start of the CPU context's state (ctx->backend_state begins with a
@@ -34,6 +35,7 @@ void gpuhist_cpu_scratch_release(gpuhist_cpu_scratch_set *set)
     for (int t = 0; t < set->n; ++t) {
         free(set->entry[t].table);
         free(set->entry[t].hist);
+        free(set->entry[t].records);
     }
     free(set->entry);
     set->entry = NULL;
@@ -44,7 +46,8 @@ size_t gpuhist_cpu_scratch_bytes(const gpuhist_cpu_scratch_set *set)
 {
     size_t b = 0;
     for (int t = 0; t < set->n; ++t)
-        b += set->entry[t].table_entries * 4u + set->entry[t].hist_entries * 8u;
+        b += set->entry[t].table_entries * 4u + set->entry[t].hist_entries * 8u +
+             set->entry[t].records_words * 8u;
     return b;
 }
 
@@ -77,4 +80,18 @@ uint64_t *gpuhist_cpu_scratch_hist(gpuhist_cpu_scratch *sc, size_t entries)
     }
     memset(sc->hist, 0, entries * sizeof(uint64_t));
     return sc->hist;
+}
+
+int64_t *gpuhist_cpu_scratch_records(gpuhist_cpu_scratch *sc, size_t words)
+{
+    if (sc->records_words < words) {
+        free(sc->records);
+        sc->records_words = 0;
+        /* calloc: zero, and the invariant (all zero between uses) holds from here on */
+        sc->records = calloc(words, sizeof(int64_t));
+        if (!sc->records)
+            return NULL;
+        sc->records_words = words;
+    }
+    return sc->records;
 }

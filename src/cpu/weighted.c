@@ -4,21 +4,34 @@
  *
  * Mechanism: the pixels are cut into pieces of at most WEIGHTED_PIECE; the threads share each
  * piece, and each thread maps its samples to slots (f32 EVEN: the certified estimate of
- * fast_even.h; else gpuhist_slot_of, binmap.h) and adds counts
- * and weight digits into private records (plain integer adds, so the order does not matter);
- * after each piece the private records are normalised and added into the plan's accumulator
- * (plan->weight_acc), which is normalised in turn. A limb therefore never takes more than
- * 4 * WEIGHTED_PIECE deposits between normalisations (2^28 < 2^31). Weights of NaN samples are
- * not summed (those samples are in no bin); outliers' are (the outlier policy may need them).
+ * fast_even.h; else gpuhist_slot_of, binmap.h) and adds counts and weight digits with plain
+ * integer adds (so the order does not matter): thread 0 (the calling thread) straight into the
+ * result's counts and the plan's accumulator (plan->weight_acc), threads 1.. into private
+ * records. After each piece the private records are added into the result and the accumulator
+ * and cleared, and the accumulator is normalised. Between two normalisations a limb of the
+ * accumulator therefore takes its normalised value (< 2^32) plus at most 2 deposits (< 2^32
+ * each) per pixel of the piece, 2^27 in all: below 2^60, far from overflow. Weights of NaN
+ * samples are not summed (those samples are in no bin); outliers' are (the outlier policy may
+ * need them).
+ *
+ * Memory: the private records are the context's scratch (cpu_kernels.h: entry t's `records`),
+ * kept from call to call and all zero between uses (each merge clears what it added), so
+ * repeated calls (a fitter filling the same histogram thousands of times) allocate nothing and
+ * take no fresh pages; the backend frees them with the rest of the scratch when a histogram ends
+ * holding more than its keep limit (cpu_backend.c, GPUHIST_CPU_KEEP_MIB) and when the context
+ * is destroyed. A call on one thread (fewer than 65536 pixels per extra thread) needs no
+ * private records at all.
  *
  * Limits: any dtype, bin kind, channels, ROI; weights f32 or f64, one per pixel. Private records
- * per thread: slots x (sum record + square record) int64; when that would pass PRIVATE_BUDGET
- * for all threads together, fewer threads run. Speed: a slot lookup and 2-3 (f32) or 3-6 (f64,
- * with squares) 64-bit adds per sample.
+ * per extra thread: slots x (count + sum record + square record) int64; when that would pass
+ * PRIVATE_BUDGET for all threads together, fewer threads run. Speed: a slot lookup and 2-3 (f32)
+ * or 3-6 (f64, with squares) 64-bit adds per sample; per piece, a merge of (threads - 1) x the
+ * records and one normalisation of the accumulator (with many bins and few samples, these
+ * dominate: 4096 bins of f64 sums and squares are 1.1M limbs).
  * Seed: 003 (private histograms per thread, merged), with the exact accumulator for the sums.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "cpu_kernels.h"
 #include "fast_even.h"
 
 #include <math.h>
@@ -159,7 +172,8 @@ static gpuhist_status weighted_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, c
     const size_t words = gpuhist_weight_acc_words(plan);
     /* threads: enough pixels each, and private records within the budget */
     const uint64_t per_thread_bytes = (uint64_t)(records + words) * 8u;
-    int threads = gpuhist_cpu_threads(ctx);
+    /* (below 65536 pixels one thread runs: no core count asked, which reads a file of /sys) */
+    int threads = plan->pixels < 65536u ? 1 : gpuhist_cpu_threads(ctx);
     if (threads > 64)
         threads = 64;
     if ((uint64_t)threads * per_thread_bytes > PRIVATE_BUDGET)
@@ -169,16 +183,32 @@ static gpuhist_status weighted_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, c
     if (threads < 1)
         threads = 1;
     gpuhist_status st =
-        gpuhist_need_host_memory(ctx, (uint64_t)threads * per_thread_bytes,
+        gpuhist_need_host_memory(ctx, (uint64_t)(threads - 1) * per_thread_bytes,
                                  "cpu-weighted: its private counts and sums");
     if (st != GPUHIST_OK)
         return st;
+    /* thread 0 adds into the result; threads 1.. into their records, kept in the context's
+     * scratch (all zero between uses), or, without it, in one block of this call's own */
     weighted_share sh[64];
-    int64_t *priv = calloc((size_t)threads, (records + words) * sizeof *priv);
-    if (!priv)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
-                            "cpu-weighted: cannot allocate %d private records of %zu words",
-                            threads, records + words);
+    int64_t *own = NULL;
+    gpuhist_cpu_scratch *sc = threads > 1 ? gpuhist_cpu_scratch_for(ctx, threads) : NULL;
+    if (threads > 1 && !sc)
+        own = calloc((size_t)threads - 1u, (records + words) * sizeof *own);
+    for (int t = 1; t < threads; ++t) {
+        int64_t *priv = own ? own + (size_t)(t - 1) * (records + words)
+                            : sc ? gpuhist_cpu_scratch_records(&sc[t], records + words) : NULL;
+        if (!priv) {
+            free(own);
+            return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
+                                "cpu-weighted: cannot allocate %d private records of %zu words",
+                                threads - 1, records + words);
+        }
+        sh[t].counts = (uint64_t *)priv;
+        sh[t].acc = priv + records;
+    }
+    int64_t *acc = plan->weight_acc;
+    sh[0].counts = counts;
+    sh[0].acc = acc;
     gpuhist_fe_cert cert;
     const int certified = plan->dtype == GPUHIST_F32 && plan->map.kind == GH_KIND_EVEN;
     if (certified)
@@ -186,10 +216,7 @@ static gpuhist_status weighted_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, c
     for (int t = 0; t < threads; ++t) {
         sh[t].plan = plan;
         sh[t].cert = certified ? &cert : NULL;
-        sh[t].counts = (uint64_t *)(priv + (size_t)t * (records + words));
-        sh[t].acc = priv + (size_t)t * (records + words) + records;
     }
-    int64_t *acc = plan->weight_acc;
     for (uint64_t p0 = 0; p0 < plan->pixels; p0 += WEIGHTED_PIECE) {
         const uint64_t n = plan->pixels - p0 < WEIGHTED_PIECE ? plan->pixels - p0 : WEIGHTED_PIECE;
         const uint64_t per = (n + (uint64_t)threads - 1) / (uint64_t)threads;
@@ -199,13 +226,13 @@ static gpuhist_status weighted_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, c
             sh[t].end = p0 + (n - b < per ? n : b + per);
         }
         gpuhist_fork_join(sh, sizeof sh[0], threads, weighted_run_share);
-        /* merge: counts add; each private accumulator is normalised, added and cleared */
-        for (int t = 0; t < threads; ++t) {
+        /* merge: the private counts and records add into the result and are cleared (the kept
+         * scratch's invariant); the accumulator is normalised once for the whole piece */
+        for (int t = 1; t < threads; ++t) {
             for (size_t i = 0; i < records; ++i)
                 counts[i] += sh[t].counts[i];
             memset(sh[t].counts, 0, records * sizeof *sh[t].counts);
             if (words) {
-                normalize_all(plan, sh[t].acc);
                 add_acc(plan, acc, sh[t].acc);
                 memset(sh[t].acc, 0, words * sizeof *sh[t].acc);
             }
@@ -213,7 +240,7 @@ static gpuhist_status weighted_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, c
         if (words)
             normalize_all(plan, acc);
     }
-    free(priv);
+    free(own);
     return GPUHIST_OK;
 }
 
