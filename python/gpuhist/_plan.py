@@ -339,9 +339,11 @@ def numpy_int64_rule(plan: BinPlan, dtype: np.dtype, outer: Optional[Tuple[Any, 
 # Plans of a number of bins over a given range depend on nothing but the arguments, and
 # building one costs NumPy's linspace plus the library's edges (about 7 ms for 2^20 bins): the
 # last few are kept, least recently used first out, up to PLAN_CACHE_ENTRIES plans and
-# PLAN_CACHE_BYTES of edge arrays (larger plans are built on every call).
+# PLAN_CACHE_BYTES of edge arrays; a plan of more than half that is built on every call. 2^24
+# float64 edges (134 MB) fit: planning them costs ~0.2 s a call (NumPy's linspace, the
+# library's edges, their comparison).
 PLAN_CACHE_ENTRIES = 8
-PLAN_CACHE_BYTES = 64 << 20
+PLAN_CACHE_BYTES = 320 << 20
 _plan_cache: "OrderedDict[Any, Tuple[BinPlan, int]]" = OrderedDict()
 _plan_cache_bytes = 0
 _plan_cache_lock = threading.Lock()
