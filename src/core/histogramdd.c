@@ -704,22 +704,28 @@ static gpuhist_status prepare(gpuhist_ctx *ctx, const gpuhist_points *pts,
     probe.dtype = pts->dtype;
     const size_t size = gpuhist_dtype_size(pts->dtype);
     const int threads = gpuhist_cpu_threads(ctx);
+    uint32_t autos = 0; /* the auto axes, found in one pass over interleaved points */
+    double lo[GPUHIST_MAX_DIMS], hi[GPUHIST_MAX_DIMS];
+    int found[GPUHIST_MAX_DIMS];
     for (uint32_t a = 0; a < pts->dims; ++a) {
-        resolved[a] = axes[a];
+        lo[a] = 0.0, hi[a] = 1.0, found[a] = 0;
         if (!(axes[a].kind == GPUHIST_BINS_EVEN && axes[a].auto_range))
             continue;
         probe.axis[a].base = pts->data ? (const unsigned char *)pts->data + (size_t)a * size
                                        : pts->columns[a];
         probe.axis[a].stride = pts->data ? (size_t)pts->dims * size : size;
-        double lo = 0.0, hi = 1.0;
-        int found = 0;
-        if (device_ranges) {
+        autos |= 1u << a;
+    }
+    if (!device_ranges && autos && pts->count > 0)
+        gpuhist_nd_minmax(&probe, autos, pts->count, threads, lo, hi, found);
+    for (uint32_t a = 0; a < pts->dims; ++a) {
+        resolved[a] = axes[a];
+        if (!(autos >> a & 1u))
+            continue;
+        if (device_ranges)
             resolved[a] = device_ranges[a];
-        } else {
-            if (pts->count > 0)
-                gpuhist_nd_minmax(&probe, a, pts->count, threads, &lo, &hi, &found);
-            resolved[a] = gpuhist_bins_from_minmax(axes[a].bins, lo, hi, found);
-        }
+        else
+            resolved[a] = gpuhist_bins_from_minmax(axes[a].bins, lo[a], hi[a], found[a]);
         if (!isfinite(resolved[a].upper - resolved[a].lower))
             return gpuhist_fail(ctx, bad,
                                 "axes[%u].range: the data's range [%g, %g] overflows a double",

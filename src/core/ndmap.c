@@ -9,13 +9,17 @@
  * two sentinels above every joint bin, and the last axis writes the encoding of ndmap.h. Every
  * axis's bin is binmap.h's one-axis slot, so an N-D axis bins exactly as a 1-D histogram does
  * (f32 EVEN axes through fast_even.h's certified estimate, which gives binmap.h's slot by its
- * proof, as the CPU strategies' fast paths do).
+ * proof, as the CPU strategies' fast paths do). The auto range's min/max pass is the CPU
+ * backend's (src/cpu/minmax.c): interleaved points as pixels of one sample per axis, every auto
+ * axis found in one pass over them; columns one by one.
  * Limits: host memory; the slots are deterministic, so any thread count gives the same slots.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "ndmap.h"
+#include "cpu/cpu_kernels.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 /* Points per thread block: slots and a block of each axis's coordinates stay in cache. */
@@ -152,128 +156,64 @@ void gpuhist_nd_map_points(const gpuhist_nd_map *map, uint64_t first, uint64_t n
     gpuhist_fork_join(sh, sizeof sh[0], t, map_run);
 }
 
-/* ---- finite min and max of one axis ------------------------------------------------------------ */
+/* ---- finite min and max of the axes ----------------------------------------------------------- */
 
-typedef struct minmax_share {
-    const gpuhist_nd_axis *ax;
-    gpuhist_dtype dtype;
-    uint64_t first, n;
-    int found;
-    double fmin, fmax;   /* floats */
-    int64_t imin, imax;  /* signed integers */
-    uint64_t umin, umax; /* u64 */
-} minmax_share;
-
-#define ND_MINMAX_INT(CTYPE, LO, HI)                                                            \
-    do {                                                                                        \
-        for (uint64_t k = 0; k < sh->n; ++k, p += ax->stride) {                                 \
-            CTYPE x;                                                                            \
-            memcpy(&x, p, sizeof x);                                                            \
-            if (!sh->found) {                                                                   \
-                sh->LO = sh->HI = x;                                                            \
-                sh->found = 1;                                                                  \
-            } else if (x < sh->LO) {                                                            \
-                sh->LO = x;                                                                     \
-            } else if (x > sh->HI) {                                                            \
-                sh->HI = x;                                                                     \
-            }                                                                                   \
-        }                                                                                       \
-    } while (0)
-
-#define ND_MINMAX_FLOAT(CTYPE) ND_MINMAX_WIDEN(CTYPE, CTYPE, )
-
-/* CTYPE read, widened to WTYPE by WIDEN (f16 / bf16 bit patterns to float). */
-#define ND_MINMAX_WIDEN(CTYPE, WTYPE, WIDEN)                                                    \
-    do {                                                                                        \
-        for (uint64_t k = 0; k < sh->n; ++k, p += ax->stride) {                                 \
-            CTYPE raw;                                                                          \
-            memcpy(&raw, p, sizeof raw);                                                        \
-            const WTYPE x = WIDEN(raw);                                                         \
-            if (!isfinite(x))                                                                   \
-                continue;                                                                       \
-            if (!sh->found) {                                                                   \
-                sh->fmin = sh->fmax = x;                                                        \
-                sh->found = 1;                                                                  \
-            } else if (x < sh->fmin) {                                                          \
-                sh->fmin = x;                                                                   \
-            } else if (x > sh->fmax) {                                                          \
-                sh->fmax = x;                                                                   \
-            }                                                                                   \
-        }                                                                                       \
-    } while (0)
-
-static void *minmax_run(void *arg)
-{
-    minmax_share *sh = arg;
-    const gpuhist_nd_axis *ax = sh->ax;
-    const unsigned char *p = ax->base + sh->first * ax->stride;
-    sh->found = 0;
-    switch (sh->dtype) {
-    case GPUHIST_U8: ND_MINMAX_INT(uint8_t, imin, imax); break;
-    case GPUHIST_I8: ND_MINMAX_INT(int8_t, imin, imax); break;
-    case GPUHIST_U16: ND_MINMAX_INT(uint16_t, imin, imax); break;
-    case GPUHIST_I16: ND_MINMAX_INT(int16_t, imin, imax); break;
-    case GPUHIST_U32: ND_MINMAX_INT(uint32_t, imin, imax); break;
-    case GPUHIST_I32: ND_MINMAX_INT(int32_t, imin, imax); break;
-    case GPUHIST_I64: ND_MINMAX_INT(int64_t, imin, imax); break;
-    case GPUHIST_U64: ND_MINMAX_INT(uint64_t, umin, umax); break;
-    case GPUHIST_F32: ND_MINMAX_FLOAT(float); break;
-    case GPUHIST_F16: ND_MINMAX_WIDEN(uint16_t, float, gpuhist_f16_to_f32); break;
-    case GPUHIST_BF16: ND_MINMAX_WIDEN(uint16_t, float, gpuhist_bf16_to_f32); break;
-    default: ND_MINMAX_FLOAT(double); break;
-    }
-    return NULL;
-}
-
-void gpuhist_nd_minmax(const gpuhist_nd_map *map, uint32_t axis, uint64_t n, int threads,
+void gpuhist_nd_minmax(const gpuhist_nd_map *map, uint32_t axes, uint64_t n, int threads,
                        double *min, double *max, int *found)
 {
-    minmax_share sh[ND_MAX_THREADS];
-    int t = share_count(n, threads);
-    for (int i = 0; i < t; ++i) {
-        uint64_t a = n * (uint64_t)i / (uint64_t)t, b = n * (uint64_t)(i + 1) / (uint64_t)t;
-        memset(&sh[i], 0, sizeof sh[i]);
-        sh[i].ax = &map->axis[axis];
-        sh[i].dtype = map->dtype;
-        sh[i].first = a;
-        sh[i].n = b - a;
+    const size_t size = gpuhist_dtype_size(map->dtype);
+    gpuhist_cpu_extent e[GPUHIST_MAX_DIMS];
+    memset(e, 0, sizeof e);
+    /* interleaved points (every axis of the mask in one record of dims coordinates): one pass
+     * with one result per axis */
+    uintptr_t record = 0;
+    int interleaved = map->dims <= GPUHIST_CPU_MINMAX_OUTS;
+    uint32_t masks[GPUHIST_MAX_DIMS], nout = 0;
+    for (uint32_t a = 0; a < map->dims; ++a) {
+        if (!(axes >> a & 1u))
+            continue;
+        const gpuhist_nd_axis *ax = &map->axis[a];
+        const uintptr_t r = (uintptr_t)ax->base - (uintptr_t)a * size;
+        interleaved &= ax->stride == (size_t)map->dims * size && (!nout || r == record);
+        record = r;
+        masks[nout++] = 1u << a;
     }
-    gpuhist_fork_join(sh, sizeof sh[0], t, minmax_run);
-    minmax_share all;
-    memset(&all, 0, sizeof all);
-    for (int i = 0; i < t; ++i) {
-        if (!sh[i].found)
-            continue;
-        if (!all.found) {
-            all = sh[i];
-            continue;
+    if (n > 0 && nout > 0 && interleaved) {
+        gpuhist_cpu_extent got[GPUHIST_MAX_DIMS];
+        gpuhist_cpu_layout l = {(const void *)record, map->dtype, map->dims, 1, n, 0};
+        gpuhist_cpu_minmax_rows(&l, nout, masks, threads, got);
+        for (uint32_t a = 0, o = 0; a < map->dims; ++a)
+            if (axes >> a & 1u)
+                e[a] = got[o++];
+    } else if (n > 0) {
+        for (uint32_t a = 0; a < map->dims; ++a) {
+            if (!(axes >> a & 1u))
+                continue;
+            const gpuhist_nd_axis *ax = &map->axis[a];
+            const uint32_t one = 1;
+            const uint64_t c = ax->stride / size;
+            if (ax->stride % size == 0 && c >= 1 && c <= GPUHIST_CPU_MINMAX_OUTS) {
+                /* points 0 .. n-2 as pixels of c samples whose first is this axis's, then the
+                 * last point's coordinate alone (the bytes after it may not exist) */
+                gpuhist_cpu_layout l = {ax->base, map->dtype, (uint32_t)c, 1, n - 1, 0};
+                gpuhist_cpu_extent last;
+                gpuhist_cpu_minmax_rows(&l, 1, &one, threads, &e[a]);
+                gpuhist_cpu_minmax(map->dtype, ax->base + (n - 1) * ax->stride, 1, &last);
+                gpuhist_cpu_extent_merge(&e[a], &last);
+            } else { /* any other stride: one point per row */
+                gpuhist_cpu_layout l = {ax->base, map->dtype, 1, n, 1, ax->stride};
+                gpuhist_cpu_minmax_rows(&l, 1, &one, threads, &e[a]);
+            }
         }
-        all.fmin = fmin(all.fmin, sh[i].fmin);
-        all.fmax = fmax(all.fmax, sh[i].fmax);
-        all.imin = sh[i].imin < all.imin ? sh[i].imin : all.imin;
-        all.imax = sh[i].imax > all.imax ? sh[i].imax : all.imax;
-        all.umin = sh[i].umin < all.umin ? sh[i].umin : all.umin;
-        all.umax = sh[i].umax > all.umax ? sh[i].umax : all.umax;
     }
-    *found = all.found;
-    *min = *max = 0.0;
-    if (!all.found)
-        return;
-    switch (map->dtype) {
-    case GPUHIST_F32:
-    case GPUHIST_F64:
-    case GPUHIST_F16:
-    case GPUHIST_BF16:
-        *min = all.fmin + 0.0;
-        *max = all.fmax + 0.0;
-        break;
-    case GPUHIST_U64:
-        *min = gpuhist_u64_to_double_down(all.umin);
-        *max = gpuhist_u64_to_double_up(all.umax);
-        break;
-    default:
-        *min = gpuhist_i64_to_double_down(all.imin);
-        *max = gpuhist_i64_to_double_up(all.imax);
-        break;
+    for (uint32_t a = 0; a < map->dims; ++a) {
+        if (!(axes >> a & 1u))
+            continue;
+        found[a] = e[a].found;
+        min[a] = max[a] = 0.0;
+        if (e[a].found) {
+            gpuhist_cpu_extent_range(map->dtype, &e[a], &min[a], &max[a]);
+            min[a] += 0.0, max[a] += 0.0;
+        }
     }
 }

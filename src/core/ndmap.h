@@ -87,11 +87,13 @@ void gpuhist_nd_map_points(const gpuhist_nd_map *map, uint64_t first, uint64_t n
                            uint32_t *slots, int threads);
 
 /*
- * Finite min and max of the coordinates of axis `axis` (base/stride of map->axis[axis]) over
- * points [0, n), as auto range finds them for one axis (64-bit integers rounded outwards to
- * doubles, -0.0 reported as 0.0); *found = 0 when no coordinate is finite.
+ * Finite min and max of the coordinates of each axis a in the mask `axes` (bit a; base/stride of
+ * map->axis[a]) over points [0, n), as auto range finds them for one axis (64-bit integers
+ * rounded outwards to doubles, -0.0 reported as 0.0), in min[a], max[a], found[a] (0 when no
+ * coordinate is finite); other entries untouched. Axes of interleaved points are found in one
+ * pass over the points.
  */
-void gpuhist_nd_minmax(const gpuhist_nd_map *map, uint32_t axis, uint64_t n, int threads,
+void gpuhist_nd_minmax(const gpuhist_nd_map *map, uint32_t axes, uint64_t n, int threads,
                        double *min, double *max, int *found);
 
 /* Device points mapped and counted in one pass by the backend (nd_count) when it can (1, the

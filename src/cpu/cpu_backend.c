@@ -66,125 +66,23 @@ static void cpu_close(gpuhist_ctx *ctx)
     cpu_state_free(ctx);
 }
 
-/* ---- min and max of contiguous one-channel data: typed loops on all cores ------------------- */
-
-typedef struct minmax_share {
-    const unsigned char *data;
-    gpuhist_dtype dtype;
-    uint64_t begin, end;
-    double fmin, fmax;     /* floats: finite values only */
-    int64_t imin, imax;    /* integers of every type but u64 */
-    uint64_t umin, umax;   /* u64 */
-    int found;
-} minmax_share;
-
-/* One share: the lane loops of minmax.c over [begin, end). */
-static void *minmax_run(void *arg)
-{
-    minmax_share *sh = arg;
-    gpuhist_cpu_extent e;
-    const size_t size = gpuhist_dtype_size(sh->dtype);
-    gpuhist_cpu_minmax(sh->dtype, sh->data + sh->begin * size, sh->end - sh->begin, &e);
-    sh->fmin = e.fmin, sh->fmax = e.fmax;
-    sh->imin = e.imin, sh->imax = e.imax;
-    sh->umin = e.umin, sh->umax = e.umax;
-    sh->found = e.found;
-    return NULL;
-}
-
-/* Contiguous single-channel data split into one share per thread (4 MiB at least each). */
-static void minmax_parallel(const gpuhist_ctx *ctx, const gpuhist_plan *plan, minmax_share *out)
-{
-    enum { MAX_T = 64 };
-    minmax_share sh[MAX_T];
-    uint64_t n = plan->pixels;
-    int t = gpuhist_cpu_threads(ctx);
-    uint64_t useful = n * plan->sample_size / ((uint64_t)4 << 20);
-    if ((uint64_t)t > useful)
-        t = useful > 1 ? (int)useful : 1;
-    if (t > MAX_T)
-        t = MAX_T;
-    for (int i = 0; i < t; ++i) {
-        memset(&sh[i], 0, sizeof sh[i]);
-        sh[i].data = plan->data;
-        sh[i].dtype = plan->dtype;
-        sh[i].begin = n / (uint64_t)t * (uint64_t)i;
-        sh[i].end = i + 1 < t ? n / (uint64_t)t * (uint64_t)(i + 1) : n;
-    }
-    gpuhist_fork_join(sh, sizeof sh[0], t, minmax_run);
-    memset(out, 0, sizeof *out);
-    for (int i = 0; i < t; ++i) {
-        if (!sh[i].found)
-            continue;
-        if (!out->found) {
-            *out = sh[i];
-            continue;
-        }
-        out->fmin = sh[i].fmin < out->fmin ? sh[i].fmin : out->fmin;
-        out->fmax = sh[i].fmax > out->fmax ? sh[i].fmax : out->fmax;
-        out->imin = sh[i].imin < out->imin ? sh[i].imin : out->imin;
-        out->imax = sh[i].imax > out->imax ? sh[i].imax : out->imax;
-        out->umin = sh[i].umin < out->umin ? sh[i].umin : out->umin;
-        out->umax = sh[i].umax > out->umax ? sh[i].umax : out->umax;
-    }
-}
-
-/* Any layout (channels, a ROI): one thread, sample by sample. */
-static void minmax_generic(const gpuhist_plan *plan, minmax_share *m)
-{
-    memset(m, 0, sizeof *m);
-    m->fmin = INFINITY, m->fmax = -INFINITY;
-    m->imin = INT64_MAX, m->imax = INT64_MIN;
-    m->umin = UINT64_MAX, m->umax = 0;
-    for (uint64_t r = 0; r < plan->rows; ++r) {
-        for (uint64_t px = 0; px < plan->row_length; ++px) {
-            const unsigned char *pixel = gpuhist_pixel_ptr(plan, r, px);
-            for (uint32_t k = 0; k < plan->active; ++k) {
-                const unsigned char *p = pixel + plan->channel_index[k] * plan->sample_size;
-                gpuhist_sample_value v = gpuhist_read_sample(plan->dtype, p);
-                if (v.is_float) {
-                    if (!isfinite(v.f))
-                        continue;
-                    m->fmin = v.f < m->fmin ? v.f : m->fmin;
-                    m->fmax = v.f > m->fmax ? v.f : m->fmax;
-                } else if (v.is_unsigned64) {
-                    m->umin = v.u < m->umin ? v.u : m->umin;
-                    m->umax = v.u > m->umax ? v.u : m->umax;
-                } else {
-                    m->imin = v.i < m->imin ? v.i : m->imin;
-                    m->imax = v.i > m->imax ? v.i : m->imax;
-                }
-                m->found = 1;
-            }
-        }
-    }
-}
+/* ---- min and max: minmax.c's lane loops on all cores, any layout -------------------------- */
 
 static gpuhist_status cpu_minmax(gpuhist_ctx *ctx, const gpuhist_plan *plan, double *lo,
                                  double *hi, int *found)
 {
-    minmax_share m;
-    if (plan->contiguous && plan->channels == 1)
-        minmax_parallel(ctx, plan, &m);
-    else
-        minmax_generic(plan, &m);
-    *found = m.found;
-    if (!m.found)
-        return GPUHIST_OK;
-    switch (plan->dtype) {
-    case GPUHIST_F32:
-    case GPUHIST_F64:
-    case GPUHIST_F16:
-    case GPUHIST_BF16: *lo = m.fmin, *hi = m.fmax; break;
-    case GPUHIST_U64:
-        *lo = gpuhist_u64_to_double_down(m.umin);
-        *hi = gpuhist_u64_to_double_up(m.umax);
-        break;
-    default:
-        *lo = gpuhist_i64_to_double_down(m.imin);
-        *hi = gpuhist_i64_to_double_up(m.imax);
-        break;
-    }
+    uint32_t mask = 0; /* the histogrammed channels, together */
+    for (uint32_t k = 0; k < plan->active; ++k)
+        mask |= 1u << plan->channel_index[k];
+    gpuhist_cpu_layout l = {plan->data, plan->dtype, plan->channels, plan->rows,
+                            plan->row_length, plan->row_stride};
+    if (plan->contiguous) /* rows back to back: one row */
+        l.rows = 1, l.row_length = plan->pixels;
+    gpuhist_cpu_extent e;
+    gpuhist_cpu_minmax_rows(&l, 1, &mask, gpuhist_cpu_threads(ctx), &e);
+    *found = e.found;
+    if (e.found)
+        gpuhist_cpu_extent_range(plan->dtype, &e, lo, hi);
     return GPUHIST_OK;
 }
 

@@ -122,6 +122,50 @@ void gpuhist_cpu_minmax_lanes(gpuhist_dtype dtype, const void *data, uint64_t n,
 void gpuhist_cpu_minmax_scalar(gpuhist_dtype dtype, const void *data, uint64_t n,
                                gpuhist_cpu_extent *out);
 
+/*
+ * Interleaved channels: m samples at data (any alignment), sample i of channel i % channels
+ * (1 to 8 for the lane loops; the scalar loop takes up to 32). Result o (of nout) is the extent of
+ * the samples of the channels in masks[o] (bit c: channel c) together, the same bits as the scalar
+ * loop over them in order. m need not be a multiple of channels. Dispatched as
+ * gpuhist_cpu_minmax(); the two forms for tests.
+ */
+void gpuhist_cpu_minmax_channels(gpuhist_dtype dtype, const void *data, uint64_t m,
+                                 uint32_t channels, uint32_t nout, const uint32_t *masks,
+                                 gpuhist_cpu_extent *outs);
+void gpuhist_cpu_minmax_channels_lanes(gpuhist_dtype dtype, const void *data, uint64_t m,
+                                       uint32_t channels, uint32_t nout, const uint32_t *masks,
+                                       gpuhist_cpu_extent *outs);
+void gpuhist_cpu_minmax_channels_scalar(gpuhist_dtype dtype, const void *data, uint64_t m,
+                                        uint32_t channels, uint32_t nout, const uint32_t *masks,
+                                        gpuhist_cpu_extent *outs);
+
+/* acc = the extent of acc's run followed by next's (of equal values, acc's stays). */
+void gpuhist_cpu_extent_merge(gpuhist_cpu_extent *acc, const gpuhist_cpu_extent *next);
+
+/* An extent as an auto range: floats as they are, 64-bit integers rounded outwards
+ * (gpuhist_i64_to_double_down/up). Only when e->found. */
+void gpuhist_cpu_extent_range(gpuhist_dtype dtype, const gpuhist_cpu_extent *e, double *lo,
+                              double *hi);
+
+/* Pixels of `channels` samples in rows: pixel x of row r starts at
+ * data + r * row_stride + x * channels * sample size. */
+typedef struct gpuhist_cpu_layout {
+    const void *data;
+    gpuhist_dtype dtype;
+    uint32_t channels; /* 1 .. 8 */
+    uint64_t rows, row_length;
+    size_t row_stride;
+} gpuhist_cpu_layout;
+
+/* The most results of one gpuhist_cpu_minmax_rows() call. */
+#define GPUHIST_CPU_MINMAX_OUTS 8
+
+/* The extents of every pixel of `l` (nout results, up to GPUHIST_CPU_MINMAX_OUTS, masks as for
+ * gpuhist_cpu_minmax_channels()) with up to `threads` threads (4 MiB of samples at least each);
+ * the same bits as one scalar loop over the pixels in row-major order. */
+void gpuhist_cpu_minmax_rows(const gpuhist_cpu_layout *l, uint32_t nout, const uint32_t *masks,
+                             int threads, gpuhist_cpu_extent *outs);
+
 #ifdef __cplusplus
 }
 #endif
