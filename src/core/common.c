@@ -6,6 +6,7 @@
 #include "internal.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include <stdio.h>
@@ -24,12 +25,26 @@ gpuhist_status gpuhist_fail(gpuhist_ctx *ctx, gpuhist_status status, const char 
     return status;
 }
 
+/* The online core count, read again at most once a second: sysconf reads a /sys file (~6 us),
+ * which small calls paid every time; cores come and go rarely. */
 int gpuhist_cpu_threads(const gpuhist_ctx *ctx)
 {
+    static _Atomic long online;
+    static _Atomic long long read_at_ms;
     if (ctx && ctx->threads > 0)
         return ctx->threads;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    const long long now_ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    long n = atomic_load_explicit(&online, memory_order_relaxed);
+    if (n <= 0 || now_ms - atomic_load_explicit(&read_at_ms, memory_order_relaxed) >= 1000) {
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+        if (n <= 0)
+            n = 1;
+        atomic_store_explicit(&online, n, memory_order_relaxed);
+        atomic_store_explicit(&read_at_ms, now_ms, memory_order_relaxed);
+    }
+    return (int)n;
 }
 
 uint32_t gpuhist_small_value_count(gpuhist_dtype dtype)
