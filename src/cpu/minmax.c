@@ -9,8 +9,9 @@
  * channel j % C: the same loop deinterleaves for free. Lane j keeps the min and max of the samples
  * j, j + L, j + 2L, ... with a compare and a select, no branch, so the compiler turns the lane
  * loop into vector compares and blends. Floats that are not finite are replaced before the
- * compare (by +inf for the min, -inf for the max), so they never win; halves are widened to
- * float exactly (f16 by selects, not branches, so that it vectorizes too). Each requested result (a mask of channels: one channel, an N-D axis, or all the
+ * compare (by +inf for the min, -inf for the max), so they never win. Halves (f16, bf16) are
+ * compared as 16-bit integer order keys (sign and magnitude to two's complement: 16 lanes a
+ * vector, no widening in the loop) and only the results widened to float, exactly. Each requested result (a mask of channels: one channel, an N-D axis, or all the
  * histogrammed channels together) folds the lanes of its channels. The loops are built for the
  * baseline instruction set and for AVX2, chosen at run time (gpuhist_cpu_simd(),
  * GPUHIST_CPU_SIMD=0 turns it off); the scalar loop (one sample at a time) is used when the
@@ -22,7 +23,8 @@
  * order (64-bit integers are compared in their own type). For floats the scalar loop keeps the
  * first of equal values, which differ only for zeros: a min or max of zero is the first zero of
  * the result's channels. Each lane keeps its own first zero; when the result's lanes holding the
- * zero disagree on its sign, the run is scanned for its first zero. Merging runs in order with
+ * zero disagree on its sign, the run is scanned for its first zero (halves, whose keys do not
+ * tell -0 from +0: whenever the min or max is zero; a vector scan, at worst a second pass). Merging runs in order with
  * strict compares keeps the first zero too.
  * Limits: any alignment; m up to 2^64 - 1; C from 1 to 8 for the lane loops (the scalar loop
  * takes up to 32).
@@ -164,38 +166,86 @@ static inline double load_f64(const unsigned char *p, uint64_t i)
     return v;
 }
 
-/* binmap.h's gpuhist_f16_to_f32 with bit masks in place of its branches, so that the lane loop
- * vectorizes: the same float for every f16 (a subnormal is mant * 2^-24, exact in float). */
-static inline float load_f16(const unsigned char *p, uint64_t i)
-{
-    uint16_t b;
-    memcpy(&b, p + 2u * i, sizeof b);
-    const uint32_t sign = (uint32_t)(b & 0x8000u) << 16, em = b & 0x7fffu;
-    const float sub = (float)(int32_t)em * 5.9604644775390625e-08f;
-    uint32_t sb;
-    memcpy(&sb, &sub, sizeof sb);
-    /* masks, not ?: (GCC leaves a chain of selects as branches): zero and subnormal, inf and
-     * NaN, normal */
-    const uint32_t is_sub = 0u - (uint32_t)(em < 0x400u), is_top = 0u - (uint32_t)(em >= 0x7c00u);
-    const uint32_t bits = (sb & is_sub) | ((0x7f800000u | (em << 13)) & is_top) |
-                          (((em << 13) + 0x38000000u) & ~(is_sub | is_top));
-    const uint32_t all = bits | sign;
-    float v;
-    memcpy(&v, &all, sizeof v);
-    return v;
-}
-
-static inline float load_bf16(const unsigned char *p, uint64_t i)
-{
-    uint16_t b;
-    memcpy(&b, p + 2u * i, sizeof b);
-    return gpuhist_bf16_to_f32(b);
-}
-
 #define LD_F32(i) load_f32(p, (i))
 #define LD_F64(i) load_f64(p, (i))
-#define LD_F16(i) load_f16(p, (i))
-#define LD_BF16(i) load_bf16(p, (i))
+
+/* Halves (f16, bf16: sign and magnitude in 16 bits, TOP the magnitude of inf) in int16 lanes of
+ * order keys: the magnitude, negated for a negative sign, so that the keys of finite values
+ * order as the values do, with -0 and +0 both 0; a non-finite sample (magnitude >= TOP) becomes
+ * TOP for the min and -TOP for the max. A result's keys are turned back into bits and widened by
+ * WIDEN. A zero min or max is the first zero of the result's channels: found by a scan of L
+ * samples a step (vector ORs) until a step holds one, then sample by sample in that step. */
+#define MM_HALF(L, TOP, WIDEN)                                                                     \
+    do {                                                                                           \
+        int16_t mn[L], mx[L];                                                                      \
+        for (int j = 0; j < (L); ++j)                                                              \
+            mn[j] = (TOP), mx[j] = -(TOP);                                                         \
+        uint64_t i = 0;                                                                            \
+        for (; i + (L) <= m; i += (L)) {                                                           \
+            for (int j = 0; j < (L); ++j) {                                                        \
+                uint16_t b;                                                                        \
+                memcpy(&b, p + 2u * (i + (uint64_t)j), sizeof b);                                  \
+                const int16_t mag = (int16_t)(b & 0x7fff), s = (int16_t)(0 - (b >> 15));          \
+                const int16_t k = (int16_t)((mag ^ s) - s), ok = mag < (TOP);                      \
+                const int16_t a = ok ? k : (TOP), c = ok ? k : -(TOP);                             \
+                mn[j] = a < mn[j] ? a : mn[j];                                                     \
+                mx[j] = c > mx[j] ? c : mx[j];                                                     \
+            }                                                                                      \
+        }                                                                                          \
+        for (int j = 0; i < m; ++i, ++j) {                                                         \
+            uint16_t b;                                                                            \
+            memcpy(&b, p + 2u * i, sizeof b);                                                      \
+            const int16_t mag = (int16_t)(b & 0x7fff), s = (int16_t)(0 - (b >> 15));              \
+            const int16_t k = (int16_t)((mag ^ s) - s), ok = mag < (TOP);                          \
+            const int16_t a = ok ? k : (TOP), c = ok ? k : -(TOP);                                 \
+            mn[j] = a < mn[j] ? a : mn[j];                                                         \
+            mx[j] = c > mx[j] ? c : mx[j];                                                         \
+        }                                                                                          \
+        for (uint32_t o = 0; o < nout; ++o) {                                                      \
+            const uint32_t mask = masks[o];                                                        \
+            int16_t a = (TOP), b = -(TOP);                                                         \
+            uint16_t sel[L];                                                                       \
+            for (int j = 0; j < (L); ++j) {                                                        \
+                sel[j] = (uint16_t)(mask >> ((uint32_t)j % C) & 1u);                               \
+                if (sel[j]) {                                                                      \
+                    a = mn[j] < a ? mn[j] : a;                                                     \
+                    b = mx[j] > b ? mx[j] : b;                                                     \
+                }                                                                                  \
+            }                                                                                      \
+            if (a > b)                                                                             \
+                continue; /* nothing finite */                                                     \
+            uint16_t ba = (uint16_t)(a < 0 ? 0x8000 | -a : a), bb = (uint16_t)(b < 0 ? 0x8000 | -b : b); \
+            if (a == 0 || b == 0) {                                                                \
+                uint16_t z = 0;                                                                    \
+                for (uint64_t q = 0; q < m; q += (L)) {                                            \
+                    const int n_ = m - q < (L) ? (int)(m - q) : (L);                               \
+                    uint16_t any = 0;                                                              \
+                    for (int j = 0; j < n_; ++j) {                                                 \
+                        uint16_t v;                                                                \
+                        memcpy(&v, p + 2u * (q + (uint64_t)j), sizeof v);                          \
+                        any |= (uint16_t)((v & 0x7fff) == 0) & sel[j];                             \
+                    }                                                                              \
+                    if (!any)                                                                      \
+                        continue;                                                                  \
+                    for (int j = 0; j < n_; ++j) {                                                 \
+                        uint16_t v;                                                                \
+                        memcpy(&v, p + 2u * (q + (uint64_t)j), sizeof v);                          \
+                        if (sel[j] && (v & 0x7fff) == 0) {                                         \
+                            z = v;                                                                 \
+                            break;                                                                 \
+                        }                                                                          \
+                    }                                                                              \
+                    break;                                                                         \
+                }                                                                                  \
+                if (a == 0)                                                                        \
+                    ba = z;                                                                        \
+                if (b == 0)                                                                        \
+                    bb = z;                                                                        \
+            }                                                                                      \
+            outs[o].fmin = (double)WIDEN(ba), outs[o].fmax = (double)WIDEN(bb);                    \
+            outs[o].found = 1;                                                                     \
+        }                                                                                          \
+    } while (0)
 
 /* The lane loops for every dtype with L = K * 32 bytes of samples; one function per K and
  * instruction set (ATTR). */
@@ -214,8 +264,8 @@ static inline float load_bf16(const unsigned char *p, uint64_t i)
         case GPUHIST_I32: MM_INT(int32_t, 8 * (K), INT32_MIN, INT32_MAX, SET_I); break;            \
         case GPUHIST_I64: MM_INT(int64_t, 4 * (K), INT64_MIN, INT64_MAX, SET_I); break;            \
         case GPUHIST_F32: MM_FLOAT(float, 8 * (K), LD_F32); break;                                 \
-        case GPUHIST_F16: MM_FLOAT(float, 16 * (K), LD_F16); break;                                \
-        case GPUHIST_BF16: MM_FLOAT(float, 16 * (K), LD_BF16); break;                              \
+        case GPUHIST_F16: MM_HALF(16 * (K), 0x7c00, gpuhist_f16_to_f32); break;                    \
+        case GPUHIST_BF16: MM_HALF(16 * (K), 0x7f80, gpuhist_bf16_to_f32); break;                  \
         default: MM_FLOAT(double, 4 * (K), LD_F64); break;                                         \
         }                                                                                          \
     }
