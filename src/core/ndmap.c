@@ -156,7 +156,7 @@ void gpuhist_nd_map_points(const gpuhist_nd_map *map, uint64_t first, uint64_t n
     gpuhist_fork_join(sh, sizeof sh[0], t, map_run);
 }
 
-/* ---- finite min and max of the axes ----------------------------------------------------------- */
+/* ---- finite min and max of the axes ---------------------------------------------------------- */
 
 void gpuhist_nd_minmax(const gpuhist_nd_map *map, uint32_t axes, uint64_t n, int threads,
                        double *min, double *max, int *found)

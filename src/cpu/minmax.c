@@ -11,8 +11,9 @@
  * loop into vector compares and blends. Floats that are not finite are replaced before the
  * compare (by +inf for the min, -inf for the max), so they never win. Halves (f16, bf16) are
  * compared as 16-bit integer order keys (sign and magnitude to two's complement: 16 lanes a
- * vector, no widening in the loop) and only the results widened to float, exactly. Each requested result (a mask of channels: one channel, an N-D axis, or all the
- * histogrammed channels together) folds the lanes of its channels. The loops are built for the
+ * vector, no widening in the loop) and only the results widened to float, exactly. Each
+ * requested result (a mask of channels: one channel, an N-D axis, or all the histogrammed
+ * channels together) folds the lanes of its channels. The loops are built for the
  * baseline instruction set and for AVX2, chosen at run time (gpuhist_cpu_simd(),
  * GPUHIST_CPU_SIMD=0 turns it off); the scalar loop (one sample at a time) is used when the
  * vector forms are off. Rows (a region of interest) and threads: the pixels are cut into one
@@ -24,8 +25,8 @@
  * first of equal values, which differ only for zeros: a min or max of zero is the first zero of
  * the result's channels. Each lane keeps its own first zero; when the result's lanes holding the
  * zero disagree on its sign, the run is scanned for its first zero (halves, whose keys do not
- * tell -0 from +0: whenever the min or max is zero; a vector scan, at worst a second pass). Merging runs in order with
- * strict compares keeps the first zero too.
+ * tell -0 from +0: whenever the min or max is zero; a vector scan, at worst a second pass).
+ * Merging runs in order with strict compares keeps the first zero too.
  * Limits: any alignment; m up to 2^64 - 1; C from 1 to 8 for the lane loops (the scalar loop
  * takes up to 32).
  */
@@ -214,7 +215,8 @@ static inline double load_f64(const unsigned char *p, uint64_t i)
             }                                                                                      \
             if (a > b)                                                                             \
                 continue; /* nothing finite */                                                     \
-            uint16_t ba = (uint16_t)(a < 0 ? 0x8000 | -a : a), bb = (uint16_t)(b < 0 ? 0x8000 | -b : b); \
+            uint16_t ba = (uint16_t)(a < 0 ? 0x8000 | -a : a);                                     \
+            uint16_t bb = (uint16_t)(b < 0 ? 0x8000 | -b : b);                                     \
             if (a == 0 || b == 0) {                                                                \
                 uint16_t z = 0;                                                                    \
                 for (uint64_t q = 0; q < m; q += (L)) {                                            \
@@ -404,7 +406,7 @@ void gpuhist_cpu_minmax_channels(gpuhist_dtype dtype, const void *data, uint64_t
         gpuhist_cpu_minmax_channels_lanes(dtype, data, m, channels, nout, masks, outs);
 }
 
-/* ---- one channel ------------------------------------------------------------------------------ */
+/* ---- one channel ----------------------------------------------------------------------------- */
 
 static const uint32_t mm_one = 1;
 
@@ -426,7 +428,7 @@ void gpuhist_cpu_minmax(gpuhist_dtype dtype, const void *data, uint64_t n,
     gpuhist_cpu_minmax_channels(dtype, data, n, 1, 1, &mm_one, out);
 }
 
-/* ---- merging, the auto range, rows on threads ------------------------------------------------- */
+/* ---- merging, the auto range, rows on threads ------------------------------------------------ */
 
 void gpuhist_cpu_extent_merge(gpuhist_cpu_extent *acc, const gpuhist_cpu_extent *next)
 {

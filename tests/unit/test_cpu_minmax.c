@@ -404,7 +404,8 @@ static void test_rows_and_axes(unsigned char *data, size_t bytes, gpuhist_ctx *c
                                 map.axis[a].stride = (size_t)dims * size;
                             }
                         }
-                        const uint32_t axes = ci % 2 ? (1u << dims) - 1u : 0x55u & ((1u << dims) - 1u);
+                        const uint32_t every = (1u << dims) - 1u;
+                        const uint32_t axes = ci % 2 ? every : 0x55u & every;
                         gpuhist_cpu_extent ref[GPUHIST_MAX_DIMS];
                         memset(ref, 0, sizeof ref);
                         for (uint32_t a = 0; a < dims; ++a) {
