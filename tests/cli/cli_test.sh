@@ -941,6 +941,21 @@ PY
     line 4 "2,1,1.5,$z2" out.txt
     ok "$G" -B cpu -t f32 -b 3 -f csv zerosr.f32
     line 2 "0,0,0.5,$z0" out.txt
+    # Interleaved channels: the range is the histogrammed channels' (R, G of RGB f32 pixels),
+    # never the third's (+-3e38, inf, NaN there); a NaN and a -inf among R and G are skipped too.
+    "$py" - <<'PY' || { fail "cannot generate the channel first-pass file"; return; }
+import random, struct
+r = random.Random(181818)
+n = 200001  # 2.4 MB: several pieces
+px = [[-1 + 3 * r.random(), -1 + 3 * r.random(), r.choice([3e38, -3e38, float("inf"), float("nan"), -1e30])]
+      for _ in range(n)]
+px[150000][0], px[199999][1], px[5][0], px[7][1] = 2.625, -1.75, float("nan"), float("-inf")
+open("chan.f32", "wb").write(struct.pack("<%df" % (3 * n), *[v for p in px for v in p]))
+PY
+    for j in 1 2; do
+        ok "$G" -B cpu -j $j -t f32 --channels 3:2 -b 1 -f csv chan.f32
+        line 2 "0,-1.75,2.625,200000,200000" out.txt
+    done
     rm -f got.csv
     GPUHIST_FAULT_READ_AT=1500000 err 1 'zeros.f32: read error: Input/output error' \
         "$G" -B cpu -t f32 -f csv -o got.csv zeros.f32
