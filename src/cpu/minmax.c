@@ -170,6 +170,18 @@ static inline double load_f64(const unsigned char *p, uint64_t i)
 #define LD_F32(i) load_f32(p, (i))
 #define LD_F64(i) load_f64(p, (i))
 
+/* Lane j of MM_HALF takes sample k: its order key into mn[j] and mx[j]. */
+#define MM_HALF_LANE(j, k, TOP)                                                                    \
+    do {                                                                                           \
+        uint16_t b;                                                                                \
+        memcpy(&b, p + 2u * (k), sizeof b);                                                        \
+        const int16_t mag = (int16_t)(b & 0x7fff), s = (int16_t)(0 - (b >> 15));                  \
+        const int16_t key = (int16_t)((mag ^ s) - s), ok = mag < (TOP);                            \
+        const int16_t a = ok ? key : (TOP), c = ok ? key : -(TOP);                                 \
+        mn[j] = a < mn[j] ? a : mn[j];                                                             \
+        mx[j] = c > mx[j] ? c : mx[j];                                                             \
+    } while (0)
+
 /* Halves (f16, bf16: sign and magnitude in 16 bits, TOP the magnitude of inf) in int16 lanes of
  * order keys: the magnitude, negated for a negative sign, so that the keys of finite values
  * order as the values do, with -0 and +0 both 0; a non-finite sample (magnitude >= TOP) becomes
@@ -183,25 +195,11 @@ static inline double load_f64(const unsigned char *p, uint64_t i)
             mn[j] = (TOP), mx[j] = -(TOP);                                                         \
         uint64_t i = 0;                                                                            \
         for (; i + (L) <= m; i += (L)) {                                                           \
-            for (int j = 0; j < (L); ++j) {                                                        \
-                uint16_t b;                                                                        \
-                memcpy(&b, p + 2u * (i + (uint64_t)j), sizeof b);                                  \
-                const int16_t mag = (int16_t)(b & 0x7fff), s = (int16_t)(0 - (b >> 15));          \
-                const int16_t k = (int16_t)((mag ^ s) - s), ok = mag < (TOP);                      \
-                const int16_t a = ok ? k : (TOP), c = ok ? k : -(TOP);                             \
-                mn[j] = a < mn[j] ? a : mn[j];                                                     \
-                mx[j] = c > mx[j] ? c : mx[j];                                                     \
-            }                                                                                      \
+            for (int j = 0; j < (L); ++j)                                                          \
+                MM_HALF_LANE(j, i + (uint64_t)j, TOP);                                             \
         }                                                                                          \
-        for (int j = 0; i < m; ++i, ++j) {                                                         \
-            uint16_t b;                                                                            \
-            memcpy(&b, p + 2u * i, sizeof b);                                                      \
-            const int16_t mag = (int16_t)(b & 0x7fff), s = (int16_t)(0 - (b >> 15));              \
-            const int16_t k = (int16_t)((mag ^ s) - s), ok = mag < (TOP);                          \
-            const int16_t a = ok ? k : (TOP), c = ok ? k : -(TOP);                                 \
-            mn[j] = a < mn[j] ? a : mn[j];                                                         \
-            mx[j] = c > mx[j] ? c : mx[j];                                                         \
-        }                                                                                          \
+        for (int j = 0; i < m; ++i, ++j)                                                           \
+            MM_HALF_LANE(j, i, TOP);                                                               \
         for (uint32_t o = 0; o < nout; ++o) {                                                      \
             const uint32_t mask = masks[o];                                                        \
             int16_t a = (TOP), b = -(TOP);                                                         \
