@@ -81,8 +81,8 @@ static void *weighted_run_share(void *arg)
     weighted_share *sh = arg;
     const gpuhist_plan *p = sh->plan;
     const size_t sum_words = GPUHIST_SUM_RECORD(p);
-    int64_t *sums = sh->acc;
-    int64_t *squares = sh->acc + (size_t)p->active * p->slots * sum_words;
+    int64_t *sums = sh->acc; /* NULL for an unweighted request (counts only) */
+    int64_t *squares = sums ? sums + (size_t)p->active * p->slots * sum_words : NULL;
     const int is_f32 = p->weight_dtype == GPUHIST_F32;
     const uint32_t nan_slot = GPUHIST_SLOT_NAN(p->bins);
     uint64_t row = sh->begin / p->row_length, col = sh->begin % p->row_length;
