@@ -10,7 +10,11 @@ as the command itself reports them with -v in the same run)), the file read ceil
 host-array figures (bench/cuda/e2e_host.cu), numpy (fromfile + bincount / histogram) and torch
 (fromfile -> cuda -> histc). Every gpuhist result is compared with numpy's counts.
 
-usage: e2e.py BUILD_DIR [--dir /dev/shm/gpuhist-e2e] [--big] [--reps 3] [--backend cuda]
+--backend takes a comma-separated list (default cuda,auto): each case runs under each, in turn,
+on the same file. auto starts on the CPU while the device starts (SEMANTICS.md, "Starting on the
+CPU"): its "fixed cost" is the command on a 4 KiB file, which then never waits for the device.
+
+usage: e2e.py BUILD_DIR [--dir /dev/shm/gpuhist-e2e] [--big] [--reps 3] [--backend cuda,auto]
 """
 import argparse
 import os
@@ -84,16 +88,18 @@ def main():
     ap.add_argument("--dir", default="/dev/shm/gpuhist-e2e")
     ap.add_argument("--big", action="store_true", help="also 16 GiB files")
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--backend", default="cuda")
+    ap.add_argument("--backend", default="cuda,auto",
+                    help="comma-separated -B values, each case under each (default cuda,auto)")
     ap.add_argument("--no-peers", action="store_true")
     args = ap.parse_args()
+    backends = [b for b in args.backend.split(",") if b]
     g = os.path.join(args.build, "cli", "gpuhist")
     ceiling_bin = os.path.join(args.build, "bench", "e2e", "gpuhist-read-ceiling")
     host_bin = os.path.join(args.build, "bench", "cuda", "gpuhist-e2e-host")
     os.makedirs(args.dir, exist_ok=True)
 
     pinned = None
-    if args.backend == "cuda" and os.path.exists(host_bin):
+    if "cuda" in backends and os.path.exists(host_bin):
         out = subprocess.run([host_bin, "4"], capture_output=True, text=True)
         print(out.stdout.strip() or out.stderr.strip())
         for l in out.stdout.splitlines():
@@ -121,8 +127,9 @@ def main():
                 out = subprocess.run([ceiling_bin, path, "1", "8", "16"], capture_output=True, text=True).stdout
                 best = max(float(l.split()[2]) for l in out.splitlines() if l.startswith("threads"))
                 ceiling = best
-            for fmt in (["-f", "csv"],):
-                cmd = [g, "-B", args.backend, "-v"] + opts + fmt + ["-o", os.devnull, path]
+            for be in backends:
+                fmt = ["-f", "csv"]
+                cmd = [g, "-B", be, "-v"] + opts + fmt + ["-o", os.devnull, path]
                 walls, rss, counting = [], [], []
                 for _ in range(args.reps):
                     w, m, rc, st = run_measured(cmd)
@@ -136,9 +143,9 @@ def main():
                 tiny = os.path.join(args.dir, f"{name}-tiny.bin")
                 with open(tiny, "wb") as f:
                     f.write(np.zeros(4096 // np.dtype(dtype).itemsize, dtype=dtype).tobytes())
-                tiny_cmd = [g, "-B", args.backend] + [o for o in opts] + ["-f", "csv", "-o", os.devnull, tiny]
+                tiny_cmd = [g, "-B", be] + [o for o in opts] + ["-f", "csv", "-o", os.devnull, tiny]
                 if label == " auto":
-                    tiny_cmd = [g, "-B", args.backend, "-t", "f32", "-b", "4096", "-r", "0:1", "-f", "csv",
+                    tiny_cmd = [g, "-B", be, "-t", "f32", "-b", "4096", "-r", "0:1", "-f", "csv",
                                 "-o", os.devnull, tiny]
                 fixed = median([run_measured(tiny_cmd)[0] for _ in range(max(args.reps, 5))])
                 phase = float("nan")
@@ -150,7 +157,7 @@ def main():
                 # correctness: the counts against numpy (1 GiB cases only: numpy holds the file)
                 ok = "-"
                 if gib == 1:
-                    res = subprocess.run([g, "-B", args.backend] + opts + ["-f", "csv", path],
+                    res = subprocess.run([g, "-B", be] + opts + ["-f", "csv", path],
                                          capture_output=True, text=True)
                     got = np.array([int(l.split(",")[-1]) for l in res.stdout.splitlines()[1:]])
                     ok = "ok" if np.array_equal(got, numpy_counts(path, dtype, bins, label == " auto")) else "MISMATCH"
@@ -159,9 +166,9 @@ def main():
                     print("  " + l.strip(), flush=True)
                 by_fixed = size / (wall - fixed) / 1e9 if wall > fixed else float("nan")
                 limit = min(x for x in (ceiling or float("inf"), pinned or float("inf")))
-                rows.append((f"{name}/{bins}{label} {gib} GiB", wall, size / hist_s / 1e9, ceiling, max(rss), ok,
+                rows.append((f"{name}/{bins}{label} {gib} GiB -B {be}", wall, size / hist_s / 1e9, ceiling, max(rss), ok,
                              fixed, by_fixed, size / phase / 1e9, limit))
-                print(f"{name}/{bins}{label} {gib} GiB: wall {wall:.3f} s, histogram {size / hist_s / 1e9:.2f} GB/s, "
+                print(f"{name}/{bins}{label} {gib} GiB -B {be}: wall {wall:.3f} s, histogram {size / hist_s / 1e9:.2f} GB/s, "
                       f"read ceiling {ceiling} GB/s, peak RSS {max(rss):.0f} MiB, counts {ok}; fixed cost (4 KiB "
                       f"file) {fixed:.3f} s, size / (wall - fixed) {by_fixed:.2f} GB/s, read and count phase "
                       f"{size / phase / 1e9:.2f} GB/s", flush=True)
