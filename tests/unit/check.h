@@ -169,4 +169,27 @@ static CHECK_UNUSED int check_exit(void)
     return 0;
 }
 
+/* CHECK_SANITIZED: 1 in AddressSanitizer / ThreadSanitizer / MemorySanitizer builds, whose own
+ * allocations fault pages and slow calls (tests that count page faults skip that check). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CHECK_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                      \
+    __has_feature(memory_sanitizer)
+#define CHECK_SANITIZED 1
+#endif
+#endif
+#ifndef CHECK_SANITIZED
+#define CHECK_SANITIZED 0
+#endif
+
+/* splitmix64: the next value of the generator whose state is *s (a test's fixed seed). */
+static CHECK_UNUSED uint64_t check_splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
 #endif

@@ -33,17 +33,7 @@
 #if defined(__linux__)
 #include <sys/resource.h>
 #endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                      \
-    __has_feature(memory_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
+#define SANITIZED CHECK_SANITIZED /* check.h */
 
 #define SEED 0x3eed5a11u
 #define PIXELS 300000u
@@ -54,13 +44,7 @@
 #define HUGE_BINS (1u << 15)
 
 static uint64_t g_rng = SEED;
-static uint64_t rng(void)
-{
-    uint64_t z = (g_rng += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static uint64_t rng(void) { return check_splitmix64(&g_rng); }
 static double unit(void) { return (double)(rng() >> 11) * (1.0 / 9007199254740992.0); }
 
 static float *g_f32, *g_w32, *g_w32s; /* samples, weights, weights with NaN / inf */
