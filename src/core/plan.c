@@ -268,16 +268,22 @@ static void plan_binmap(gpuhist_plan *p, const gpuhist_bin_spec *b, double lower
  * tiny or crowded, pay the scan of every edge, once per spec (remembered with the spec's
  * fast_even.h certificate).
  */
-static int even_edges_increase(const gpuhist_binmap *m)
+/* The first i >= 1 whose reported edge is not above edge i - 1; 0 when every edge increases. */
+static uint32_t first_flat_edge(const gpuhist_binmap *m)
 {
     double prev = gpuhist_reported_edge(m, NULL, 0);
     for (uint32_t i = 1; i <= m->bins; ++i) {
         double e = gpuhist_reported_edge(m, NULL, i);
         if (!(e > prev))
-            return 0;
+            return i;
         prev = e;
     }
-    return 1;
+    return 0;
+}
+
+static int even_edges_increase(const gpuhist_binmap *m)
+{
+    return first_flat_edge(m) == 0;
 }
 
 static gpuhist_status check_even_edges(gpuhist_ctx *ctx, const gpuhist_plan *p)
@@ -291,23 +297,20 @@ static gpuhist_status check_even_edges(gpuhist_ctx *ctx, const gpuhist_plan *p)
     if (!m->step_is_zero && m->step > 8.0 * (u * mag + tiny))
         return GPUHIST_OK;
     /* the scan, once per spec (f32 [0, 1) with 2^24 bins is crowded: ~20 ms a call otherwise);
-     * a spec that fails is scanned again below for the message */
+     * a spec that fails is scanned again for the message */
     if (gpuhist_fe_edges_increase(m, even_edges_increase))
         return GPUHIST_OK;
-    double prev = gpuhist_reported_edge(m, NULL, 0);
-    for (uint32_t i = 1; i <= m->bins; ++i) {
-        double e = gpuhist_reported_edge(m, NULL, i);
-        if (!(e > prev))
-            return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                                "range: too many bins for the range: %u even bins over "
-                                "[%.17g, %.17g] give %s edges that do not increase (e[%u] = "
-                                "%.17g, e[%u] = %.17g); use fewer bins or a wider range",
-                                m->bins, m->lower, m->upper,
-                                m->edge_is_f16 ? "float16" : m->edge_is_f32 ? "float32" : "f64",
-                                i - 1, prev, i, e);
-        prev = e;
-    }
-    return GPUHIST_OK;
+    const uint32_t i = first_flat_edge(m);
+    if (i == 0)
+        return GPUHIST_OK;
+    return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                        "range: too many bins for the range: %u even bins over [%.17g, %.17g] "
+                        "give %s edges that do not increase (e[%u] = %.17g, e[%u] = %.17g); use "
+                        "fewer bins or a wider range",
+                        m->bins, m->lower, m->upper,
+                        m->edge_is_f16 ? "float16" : m->edge_is_f32 ? "float32" : "f64", i - 1,
+                        gpuhist_reported_edge(m, NULL, i - 1), i,
+                        gpuhist_reported_edge(m, NULL, i));
 }
 
 gpuhist_status gpuhist_compute_edges(const gpuhist_bin_spec *spec, gpuhist_dtype dtype,
