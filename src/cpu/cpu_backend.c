@@ -160,35 +160,13 @@ size_t gpuhist_cpu_kept_bytes(const gpuhist_ctx *ctx)
  * n == 0 gives NULL without failing (no buffer needed). */
 static uint64_t *kept_counters(uint64_t **buf, size_t *cap, size_t entries)
 {
-    if (entries == 0)
-        return NULL;
-    if (*cap < entries) {
-        free(*buf);
-        *cap = 0;
-        if (!(*buf = calloc(entries, sizeof **buf)))
-            return NULL;
-        *cap = entries;
-        return *buf;
-    }
-    memset(*buf, 0, entries * sizeof **buf);
-    return *buf;
+    return entries ? *buf = gpuhist_cpu_kept_zero(*buf, cap, entries, sizeof **buf, 1) : NULL;
 }
 
 /* The same for the weight accumulator (int64 words). */
 static int64_t *kept_words(int64_t **buf, size_t *cap, size_t words)
 {
-    if (words == 0)
-        return NULL;
-    if (*cap < words) {
-        free(*buf);
-        *cap = 0;
-        if (!(*buf = calloc(words, sizeof **buf)))
-            return NULL;
-        *cap = words;
-        return *buf;
-    }
-    memset(*buf, 0, words * sizeof **buf);
-    return *buf;
+    return words ? *buf = gpuhist_cpu_kept_zero(*buf, cap, words, sizeof **buf, 1) : NULL;
 }
 
 /* End the histogram in progress (if any); free the kept buffers when they take too much. */

@@ -74,6 +74,11 @@ void gpuhist_cpu_scratch_release(gpuhist_cpu_scratch_set *set);
 /* The bytes the set's tables and histograms hold. */
 size_t gpuhist_cpu_scratch_bytes(const gpuhist_cpu_scratch_set *set);
 
+/* A kept buffer of at least n elements of `size` bytes: buf when it holds n (*cap elements; its
+ * first n zeroed when `clear`), else a fresh calloc'd (zero) one with buf freed. NULL when out of
+ * memory (buf freed, *cap 0). The one growth rule of the CPU backend's kept buffers. */
+void *gpuhist_cpu_kept_zero(void *buf, size_t *cap, size_t n, size_t size, int clear);
+
 /* At least `entries` zero 32-bit counters: sc's table (grown when too small), or when sc is NULL
  * a fresh calloc'd table the caller frees. NULL when out of memory. */
 uint32_t *gpuhist_cpu_scratch_table(gpuhist_cpu_scratch *sc, size_t entries);

@@ -51,47 +51,39 @@ size_t gpuhist_cpu_scratch_bytes(const gpuhist_cpu_scratch_set *set)
     return b;
 }
 
+void *gpuhist_cpu_kept_zero(void *buf, size_t *cap, size_t n, size_t size, int clear)
+{
+    if (*cap < n) {
+        free(buf);
+        *cap = 0;
+        if (!(buf = calloc(n, size)))
+            return NULL;
+        *cap = n;
+        return buf;
+    }
+    if (clear)
+        memset(buf, 0, n * size);
+    return buf;
+}
+
 uint32_t *gpuhist_cpu_scratch_table(gpuhist_cpu_scratch *sc, size_t entries)
 {
     if (!sc)
         return calloc(entries ? entries : 1u, sizeof(uint32_t));
-    if (sc->table_entries < entries) {
-        free(sc->table);
-        sc->table_entries = 0;
-        /* calloc: zero, and the invariant (all zero between uses) holds from here on */
-        sc->table = calloc(entries, sizeof(uint32_t));
-        if (!sc->table)
-            return NULL;
-        sc->table_entries = entries;
-    }
-    return sc->table;
+    /* calloc: zero, and the invariant (all zero between uses) holds from here on */
+    return sc->table = gpuhist_cpu_kept_zero(sc->table, &sc->table_entries, entries,
+                                             sizeof(uint32_t), 0);
 }
 
 uint64_t *gpuhist_cpu_scratch_hist(gpuhist_cpu_scratch *sc, size_t entries)
 {
-    if (sc->hist_entries < entries) {
-        free(sc->hist);
-        sc->hist_entries = 0;
-        sc->hist = calloc(entries, sizeof(uint64_t));
-        if (!sc->hist)
-            return NULL;
-        sc->hist_entries = entries;
-        return sc->hist;
-    }
-    memset(sc->hist, 0, entries * sizeof(uint64_t));
-    return sc->hist;
+    return sc->hist =
+               gpuhist_cpu_kept_zero(sc->hist, &sc->hist_entries, entries, sizeof(uint64_t), 1);
 }
 
 int64_t *gpuhist_cpu_scratch_records(gpuhist_cpu_scratch *sc, size_t words)
 {
-    if (sc->records_words < words) {
-        free(sc->records);
-        sc->records_words = 0;
-        /* calloc: zero, and the invariant (all zero between uses) holds from here on */
-        sc->records = calloc(words, sizeof(int64_t));
-        if (!sc->records)
-            return NULL;
-        sc->records_words = words;
-    }
-    return sc->records;
+    /* calloc: zero, and the invariant (all zero between uses) holds from here on */
+    return sc->records = gpuhist_cpu_kept_zero(sc->records, &sc->records_words, words,
+                                               sizeof(int64_t), 0);
 }
