@@ -168,6 +168,24 @@ GH_FN double gpuhist_fe_estimate_f64(double x, double lower, double scale)
 
 /* ---- the test ---------------------------------------------------------------------------------- */
 
+/* The host and OpenCL form of the f32 keys below: key = floor(f) by a conversion of an estimate
+ * f in [0, limit) (0xFFFFFFFF outside it, never converted), and THE TEST. x >= lower_f: a host or
+ * OpenCL device that flushes subnormals can estimate 0 just below the first edge, where the
+ * certificate assumed IEEE (banner, a_0). */
+GH_FN gh_u32 gh_fe_key_by_conversion(float x, float f, float lower_f, gh_u32 bins, float t_lo,
+                                     float t_hi, int cut, float limit, int *ok)
+{
+    const int in = f >= 0.0f && f < limit && x >= lower_f;
+    const gh_u32 key = in ? (gh_u32)f : 0xFFFFFFFFu;
+    int good = in && key < bins;
+    if (cut && good) {
+        const float fr = f - (float)key; /* exact */
+        good = fr > t_lo && fr < t_hi;
+    }
+    *ok = good;
+    return key;
+}
+
 /*
  * The key of an f32 sample and THE TEST (banner): returns key = floor(f(x)) (as an unsigned
  * number >= 2^23 when f is negative, NaN or >= 2^23) and *ok = 1 when the certificate proves that
@@ -189,19 +207,11 @@ GH_FN gh_u32 gpuhist_fe_key_f32(float x, float lower_f, float scale_f, gh_u32 bi
         const float fr = gh_fe_sub(f, gh_fe_sub(r, 8388608.0f)); /* exact */
         good = good & (fr > t_lo) & (fr < t_hi);
     }
-#else
-    /* x >= lower_f: a host or OpenCL device that flushes subnormals can estimate 0 just below
-     * the first edge, where the certificate assumed IEEE (banner, a_0) */
-    const int in = f >= 0.0f && f < 8388608.0f && x >= lower_f;
-    const gh_u32 key = in ? (gh_u32)f : 0xFFFFFFFFu;
-    int good = in && key < bins;
-    if (cut && good) {
-        const float fr = f - (float)key; /* exact */
-        good = fr > t_lo && fr < t_hi;
-    }
-#endif
     *ok = good;
     return key;
+#else
+    return gh_fe_key_by_conversion(x, f, lower_f, bins, t_lo, t_hi, cut, 8388608.0f, ok);
+#endif
 }
 
 /*
@@ -221,17 +231,11 @@ GH_FN gh_u32 gpuhist_fe_key_f32_wide(float x, float lower_f, float scale_f, gh_u
         const float fr = gh_fe_sub(f, __uint2float_rn(key)); /* key < 2^24: exact */
         good = good & (fr > t_lo) & (fr < t_hi);
     }
-#else
-    const int in = f >= 0.0f && f < 16777216.0f && x >= lower_f; /* as gpuhist_fe_key_f32 */
-    const gh_u32 key = in ? (gh_u32)f : 0xFFFFFFFFu;
-    int good = in && key < bins;
-    if (cut && good) {
-        const float fr = f - (float)key; /* exact */
-        good = fr > t_lo && fr < t_hi;
-    }
-#endif
     *ok = good;
     return key;
+#else
+    return gh_fe_key_by_conversion(x, f, lower_f, bins, t_lo, t_hi, cut, 16777216.0f, ok);
+#endif
 }
 
 /*
