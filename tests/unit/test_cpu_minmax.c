@@ -307,6 +307,20 @@ static void expected_range(gpuhist_dtype t, const gpuhist_cpu_extent *r, double 
         *lo = gpuhist_i64_to_double_down(r->imin), *hi = gpuhist_i64_to_double_up(r->imax);
 }
 
+/* gpuhist_minmax of s against the reference extent ref: found, and the range bit for bit. */
+static void check_minmax(gpuhist_ctx *ctx, const gpuhist_samples *s, const gpuhist_cpu_extent *ref)
+{
+    double lo = 0, hi = 0, elo = 0, ehi = 0;
+    int found = -1;
+    CHECK(gpuhist_minmax(ctx, s, &lo, &hi, &found) == GPUHIST_OK);
+    CHECK_EQ_INT(found, ref->found);
+    if (ref->found && found) {
+        expected_range(s->dtype, ref, &elo, &ehi);
+        CHECK_EQ_F64_BITS(lo, elo);
+        CHECK_EQ_F64_BITS(hi, ehi);
+    }
+}
+
 /* Rows with gaps (a region of interest: the gap bytes, random samples of the mode, must not
  * count) on 1-3 threads through gpuhist_cpu_minmax_rows and the CPU backend's gpuhist_minmax,
  * and N-D axes through gpuhist_nd_minmax (interleaved, columns, permuted records), 2-8 axes,
@@ -350,17 +364,9 @@ static void test_rows_and_axes(unsigned char *data, size_t bytes, gpuhist_ctx *c
                     s.data = base, s.dtype = t, s.rows = rows, s.row_length = row_length;
                     s.row_stride = stride, s.channels = C, s.channel_mask = mask;
                     s.location = GPUHIST_MEMORY_HOST;
-                    double lo = 0, hi = 0, elo = 0, ehi = 0;
-                    int found = -1;
                     check_context("gpuhist_minmax ROI: dtype %d mode %d C %u mask %#x threads %d",
                                   (int)t, mode, C, mask, threads);
-                    CHECK(gpuhist_minmax(ctx, &s, &lo, &hi, &found) == GPUHIST_OK);
-                    CHECK_EQ_INT(found, ref.found);
-                    if (ref.found && found) {
-                        expected_range(t, &ref, &elo, &ehi);
-                        CHECK_EQ_F64_BITS(lo, elo);
-                        CHECK_EQ_F64_BITS(hi, ehi);
-                    }
+                    check_minmax(ctx, &s, &ref);
                     /* contiguous pixels (the rows' bytes as one run) */
                     s.rows = 0, s.count = (bytes - 8) / (C * size);
                     if (threads == 1) {
@@ -370,13 +376,7 @@ static void test_rows_and_axes(unsigned char *data, size_t bytes, gpuhist_ctx *c
                     ref = whole;
                     check_context("gpuhist_minmax pixels: dtype %d mode %d C %u threads %d",
                                   (int)t, mode, C, threads);
-                    CHECK(gpuhist_minmax(ctx, &s, &lo, &hi, &found) == GPUHIST_OK);
-                    CHECK_EQ_INT(found, ref.found);
-                    if (ref.found && found) {
-                        expected_range(t, &ref, &elo, &ehi);
-                        CHECK_EQ_F64_BITS(lo, elo);
-                        CHECK_EQ_F64_BITS(hi, ehi);
-                    }
+                    check_minmax(ctx, &s, &ref);
                 }
             }
             /* N-D points: dims 2-8, interleaved records (axis a at a, or permuted), columns */

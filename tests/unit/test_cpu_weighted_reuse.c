@@ -182,18 +182,24 @@ static int same(const request *q, const answer *x, const answer *y)
 static answer g_got, g_want;
 
 /* q on the shared context and on a fresh one: the same bits. */
-static void compare(gpuhist_ctx *shared, const request *q, int i)
+/* q on a fresh CPU context, into g_want: the answer a call with nothing kept gives. */
+static void fresh_answer(const request *q)
 {
-    gpuhist_status st = run(shared, q, &g_got);
-    CHECK_EQ_INT(st, GPUHIST_OK);
-    if (st != GPUHIST_OK)
-        fprintf(stderr, "  call %d (%s): %s\n", i, q->what, gpuhist_last_error(shared));
     gpuhist_ctx *fresh = NULL;
     CHECK_EQ_INT(gpuhist_create(&fresh, GPUHIST_BACKEND_CPU), GPUHIST_OK);
     if (!fresh)
         exit(1);
     CHECK_EQ_INT(run(fresh, q, &g_want), GPUHIST_OK);
     gpuhist_destroy(fresh);
+}
+
+static void compare(gpuhist_ctx *shared, const request *q, int i)
+{
+    gpuhist_status st = run(shared, q, &g_got);
+    CHECK_EQ_INT(st, GPUHIST_OK);
+    if (st != GPUHIST_OK)
+        fprintf(stderr, "  call %d (%s): %s\n", i, q->what, gpuhist_last_error(shared));
+    fresh_answer(q);
     const int ok = same(q, &g_got, &g_want);
     if (!ok)
         fprintf(stderr, "  call %d (%s): differs from a fresh context's\n", i, q->what);
@@ -229,12 +235,7 @@ static void failing_call(gpuhist_ctx *ctx, request q)
 /* q streamed in 3 chunks on the shared context: the same bits as one call on a fresh one. */
 static void stream_call(gpuhist_ctx *ctx, const request *q)
 {
-    gpuhist_ctx *fresh = NULL;
-    CHECK_EQ_INT(gpuhist_create(&fresh, GPUHIST_BACKEND_CPU), GPUHIST_OK);
-    if (!fresh)
-        exit(1);
-    CHECK_EQ_INT(run(fresh, q, &g_want), GPUHIST_OK);
-    gpuhist_destroy(fresh);
+    fresh_answer(q);
     CHECK_EQ_INT(gpuhist_set_strategy(ctx, "cpu-weighted"), GPUHIST_OK);
     CHECK_EQ_INT(gpuhist_set_threads(ctx, q->threads), GPUHIST_OK);
     gpuhist_stream *st = NULL;
