@@ -328,6 +328,17 @@ int cli_handover_close(cli_handover *h, uint64_t *from);
 /* Count a tail from cli_handover_take into `st` (parallel pread into the stream's staging
  * buffers, no progress bar). @return CLI_EXIT_* (message through cli_error). */
 int cli_stream_input_count_tail(const cli_stream_input *tail, gpuhist_stream *st);
+/* Prepare a device context (CUDA, OpenCL; one device) for the stream of `layout` and `spec`
+ * that will read `in`: a stream is begun, its staging buffers lent at the size the feeds will
+ * ask for (so they are allocated and page-locked now), one chunk of zeros of the first chunk's
+ * size counted through the first (so every kernel the stream runs, counting and finish, is
+ * loaded), finished and thrown away; the counters are left zero for the next stream. Costs
+ * paid here are not paid inside the stream that follows. Best effort: a failure is met again,
+ * and reported, by that stream. *seconds: the time taken. @return 1 when prepared, 0 when
+ * skipped (CPU backend, weights, text, several devices) or failed. */
+int cli_stream_prepare(gpuhist_ctx *ctx, const cli_stream_input *in,
+                       const gpuhist_samples *layout, const gpuhist_bin_spec *spec,
+                       double *seconds);
 /* Narrow an open regular raw or .npy input to pixels [first, first + pixels) of its data (whole
  * pixels, so channels never split): the run, the first pass and their reads see only those
  * (an MPI rank's share). */

@@ -7,8 +7,9 @@
  * would, with the reason kept when it fails). The run counts on a CPU context meanwhile (the
  * first pass of an auto range, then source.c's counting threads); the counting threads publish
  * their shared cursor in a handover (source.c). The device thread, once its context exists,
- * waits for that, begins its stream (edges up, counters zeroed, staging buffers lent once so
- * that they are allocated) and takes the cursor: the threads claim no more pieces and finish
+ * waits for that, prepares its stream (cli_stream_prepare: staging buffers allocated and
+ * page-locked, each kernel the stream runs loaded by one chunk of zeros), begins it and takes
+ * the cursor: the threads claim no more pieces and finish
  * those they hold; the device counts [cursor, end) with parallel pread into its staging
  * buffers. Its counts and tallies are added to the CPU's exactly, so the output is that of a
  * one-backend run, bit for bit; the strategy names both parts.
@@ -32,9 +33,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Staging buffers lent once before the device takes over (the stream lends up to 4). */
-#define WARM_BUFFERS 4
-
 struct cli_hybrid {
     pthread_t tid;
     pthread_mutex_t mu;
@@ -52,6 +50,7 @@ struct cli_hybrid {
     int usable;              /* a device backend (auto did not fall back to the CPU) */
     char why[600];           /* why the device counted nothing, when it did not */
     double t_created, t_ready;
+    double t_prepared;       /* seconds its stream's preparation took (cli_stream_prepare) */
     int took;                /* the device counted a tail */
     uint64_t from, bytes;    /* its bytes of the data */
     int rc;                  /* its status; msg: its message */
@@ -74,21 +73,6 @@ int cli_hybrid_wanted(const cli_options *o)
            gpuhist_backend_compiled(o->backend);
 }
 
-/* Lend the stream's staging buffers once and hand them back empty: their page-locked memory is
- * allocated before the device takes over instead of on the critical path. */
-static void warm_buffers(gpuhist_stream *gs, const cli_stream_input *in)
-{
-    const size_t chunk = cli_chunk_bytes() / in->pixel_bytes * in->pixel_bytes;
-    uint64_t chunks = (in->data_bytes + chunk - 1) / chunk;
-    void *buf[WARM_BUFFERS];
-    int n = 0;
-    while (n < WARM_BUFFERS && (uint64_t)n < chunks &&
-           gpuhist_stream_buffer(gs, chunk, &buf[n]) == GPUHIST_OK)
-        ++n;
-    for (int i = 0; i < n; ++i)
-        gpuhist_stream_submit(gs, buf[i], 0);
-}
-
 /* The device's part: its stream begun, the tail taken and counted, the stream finished. */
 static void device_part(cli_hybrid *h, gpuhist_ctx *ctx)
 {
@@ -97,6 +81,9 @@ static void device_part(cli_hybrid *h, gpuhist_ctx *ctx)
     gpuhist_bin_spec spec;
     if (!cli_handover_wait(h->ho, &in, &layout, &spec))
         return; /* the CPU threads were done first, or the file is not counted on threads */
+    /* staging buffers page-locked and kernels loaded while the CPU threads count */
+    double prepared = 0;
+    (void)cli_stream_prepare(ctx, &in, &layout, &spec, &prepared);
     gpuhist_stream *gs = NULL;
     if (gpuhist_stream_begin(ctx, &layout, &spec, GPUHIST_MEMORY_HOST, &gs) != GPUHIST_OK) {
         pthread_mutex_lock(&h->mu);
@@ -104,11 +91,11 @@ static void device_part(cli_hybrid *h, gpuhist_ctx *ctx)
         pthread_mutex_unlock(&h->mu);
         return;
     }
-    warm_buffers(gs, &in);
     const double ready = cli_now() - h->t0;
     const int took = cli_handover_take(h->ho, &tail);
     pthread_mutex_lock(&h->mu);
     h->t_ready = ready;
+    h->t_prepared = prepared;
     h->took = took;
     h->from = took ? tail.data_offset - in.data_offset : 0;
     h->bytes = took ? tail.data_bytes : 0;
@@ -298,10 +285,11 @@ void cli_hybrid_notes(cli_hybrid *h, uint64_t data_bytes)
     if (took) {
         cli_note("start on the CPU: the CPU threads counted bytes [0, %llu) of the data, the "
                  "%s device (%s) bytes [%llu, %llu); its context was created in %.3f s, its "
-                 "stream ready at %.3f s",
+                 "stream prepared in %.3f s and ready at %.3f s",
                  (unsigned long long)h->from, gpuhist_backend_name(h->res.backend),
                  h->device_name, (unsigned long long)h->from,
-                 (unsigned long long)(h->from + h->bytes), t_created, h->t_ready);
+                 (unsigned long long)(h->from + h->bytes), t_created, h->t_prepared,
+                 h->t_ready);
     } else if (!created) {
         cli_note("start on the CPU: the CPU threads counted all %llu bytes before the %s device "
                  "had started (%.3f s); the run does not wait for it",

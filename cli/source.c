@@ -45,6 +45,8 @@
 
 #define CHUNK_BYTES cli_chunk_bytes()
 #define MAX_READERS 16
+/* Staging buffers a device stream lends (GPUHIST_STREAM_SLOTS in the library). */
+#define PREPARE_BUFFERS 4
 
 typedef struct reader_slice {
     int fd;
@@ -857,6 +859,52 @@ int cli_stream_input_count_tail(const cli_stream_input *tail, gpuhist_stream *st
     int rc = feed_pread(tail, st, &bar);
     cli_progress_end(&bar);
     return rc;
+}
+
+/* ---- preparing a device's stream ----------------------------------------------------------- */
+
+int cli_stream_prepare(gpuhist_ctx *ctx, const cli_stream_input *in,
+                       const gpuhist_samples *layout, const gpuhist_bin_spec *spec,
+                       double *seconds)
+{
+    const double t0 = cli_now();
+    *seconds = 0;
+    if (!in->pixel_bytes || layout->weights || in->format == CLI_IN_TEXT ||
+        gpuhist_context_backend(ctx) == GPUHIST_BACKEND_CPU ||
+        gpuhist_context_device_count(ctx) != 1)
+        return 0;
+    const size_t pb = in->pixel_bytes;
+    /* the buffer sizes the feeds ask for: feed_pread's chunk, feed_pipe's with room for a
+     * carried pixel */
+    const size_t chunk = CHUNK_BYTES / pb * pb + (in->is_regular ? 0 : pb);
+    const uint64_t data = in->is_regular ? in->data_bytes : UINT64_MAX;
+    const uint64_t chunks = in->is_regular ? (data + chunk - 1) / chunk : PREPARE_BUFFERS;
+    const size_t first = data < chunk ? (size_t)data / pb * pb : chunk / pb * pb;
+    const size_t n = (size_t)spec->bins * layout->active_channels;
+    uint64_t *counts = calloc(n ? n : 1, sizeof *counts);
+    gpuhist_stream *gs = NULL;
+    if (!counts || gpuhist_stream_begin(ctx, layout, spec, GPUHIST_MEMORY_HOST, &gs) != GPUHIST_OK) {
+        free(counts);
+        return 0;
+    }
+    void *buf[PREPARE_BUFFERS];
+    int lent = 0, ok = 1;
+    while (lent < PREPARE_BUFFERS && (uint64_t)lent < chunks &&
+           (ok = gpuhist_stream_buffer(gs, chunk, &buf[lent]) == GPUHIST_OK))
+        ++lent;
+    if (ok && lent > 0)
+        memset(buf[0], 0, first);
+    for (int i = 0; i < lent; ++i)
+        if (gpuhist_stream_submit(gs, buf[i], ok && i == 0 ? first / pb : 0) != GPUHIST_OK)
+            ok = 0;
+    gpuhist_result r = gpuhist_result_host(counts);
+    if (ok)
+        ok = gpuhist_stream_finish(gs, &r) == GPUHIST_OK;
+    else
+        gpuhist_stream_abort(gs);
+    free(counts);
+    *seconds = cli_now() - t0;
+    return ok;
 }
 
 /* ---- text ----------------------------------------------------------------------------------- */

@@ -2087,6 +2087,7 @@ PY
                     ;;
                 *)
                     has "the CPU threads counted bytes [0, $((k * 1048576))) of the data, the $D device" err.txt
+                    has "its stream prepared in" err.txt
                     has "\"backend\": \"$D\"" out.txt
                     has "\"strategy\": \"cpu-threads + $D-" out.txt
                     has "backend: cpu + $D" err.txt
@@ -2095,6 +2096,28 @@ PY
             done
         done
     done <pieces.txt
+    # The device alone (-B $D, no start on the CPU): its stream is prepared before it begins
+    # (staging buffers allocated, kernels loaded by one chunk of zeros, -v says so) and the
+    # counts are still the CPU reference's, from a file and from a pipe.
+    for spec in "u8.bin:" "f32.bin:-t f32 -b 4096 -r 0:1" "f64.npy:-b 33 -r -0.5:1.5"; do
+        f=${spec%%:*} args=${spec#*:}
+        # shellcheck disable=SC2086
+        cat "$f" | "$G" -B cpu -s cpu-reference $args -f json - |
+            grep -Ev '"(seconds|strategy|backend)"' >want.txt
+        # shellcheck disable=SC2086
+        GPUHIST_CHUNK_MIB=1 run "$G" -B "$D" -v $args -f json "$f"
+        [ "$rc" = 0 ] || fail "-B $D $f ($args): exit $rc: $(head -c 300 err.txt)"
+        has "device stream prepared in" err.txt
+        grep -Ev '"(seconds|strategy|backend)"' out.txt >got.txt
+        cmp -s want.txt got.txt || fail "-B $D $f ($args) differs from the CPU reference"
+        checks=$((checks + 1))
+        # shellcheck disable=SC2086
+        cat "$f" | GPUHIST_CHUNK_MIB=1 "$G" -B "$D" -v $args -f json - >out.txt 2>err.txt ||
+            fail "-B $D $f ($args) from a pipe: $(head -c 300 err.txt)"
+        has "device stream prepared in" err.txt
+        grep -Ev '"(seconds|strategy|backend)"' out.txt >got.txt
+        cmp -s want.txt got.txt || fail "-B $D $f ($args) from a pipe differs from the CPU reference"
+    done
     # A read that fails in the CPU threads' part (byte 500000, piece 0) or in the device's
     # (byte 3000000, piece 2, the device taking over at piece 2 or at once): one message, exit 1,
     # no output file, no temporary.
