@@ -390,6 +390,9 @@ int cli_weights_expect(cli_weights *w, uint64_t pixels);
  * @return CLI_EXIT_*. */
 int cli_weights_feed(cli_weights *w, gpuhist_stream *st, const void *data, uint64_t pixels,
                      size_t pixel_bytes, const char *data_name);
+/* The next `k` weights into dst (k * w->size bytes), for data read in step with them (the N-D
+ * stream): fewer than k left is an error naming both counts. @return CLI_EXIT_*. */
+int cli_weights_read(cli_weights *w, void *dst, uint64_t k);
 /* After the last feed: the weights must have ended exactly with the data (the rest of a pipe is
  * read to count it). @return CLI_EXIT_*. */
 int cli_weights_end(cli_weights *w);

@@ -4,10 +4,11 @@
  * Input: N coordinates per point, interleaved point after point: raw or text values (N per
  * point, the line structure of text ignored), a flat .npy, or a 2-D .npy of shape (points, N)
  * (C order: interleaved; Fortran order: one column per axis, read in place). --dims auto takes
- * N from a 2-D .npy. A regular raw or .npy file (C order or flat) whose axes all have their
- * bins given (-r, -e, --integer) and no weights is read in chunks of about 16 MiB through an N-D
- * stream (gpuhist_nd_stream_*), so memory is bounded by one chunk and the counts; anything else
- * (auto ranges, text, pipes, Fortran order, weights) is read whole.
+ * N from a 2-D .npy. A regular raw or .npy file (C order or flat) is read in chunks of about
+ * 16 MiB through an N-D stream (gpuhist_nd_stream_*), with its weights read in step, so memory is
+ * bounded by a chunk of points, a chunk of weights and the counts; axes of auto range take a
+ * first pass over the file (gpuhist_points_minmax per chunk, combined: the range a whole read
+ * finds). Anything else (text, pipes, Fortran order) is read whole.
  * The bins of the axes come from nd_axes.c (one spec kind for every axis, per-axis lists; without
  * -r/-e/--integer, even bins over each axis's finite min:max, last edge inclusive, as
  * numpy.histogramdd), the output from nd_formats.c (table, CSV, JSON, npy with
@@ -38,17 +39,17 @@ typedef struct nd_file {
 
 /*
  * Can the input be streamed? A regular raw or .npy file (a C-order (points, dims) array or a flat
- * one) whose data is all there, the bins of every axis given, no weights: then f->fd is open.
- * Anything else (or any doubt) leaves f->fd = -1 and the input is read whole, where every
- * problem is reported. @return CLI_EXIT_* (only a malformed .npy header fails here, with the
- * message the whole read would give).
+ * one; with --dims auto a 2-D one, whose columns set *dims) whose data is all there: then f->fd
+ * is open. Anything else (or any doubt) leaves f->fd = -1 and the input is read whole, where
+ * every problem is reported. @return CLI_EXIT_* (only a malformed .npy header fails here, with
+ * the message the whole read would give).
  */
-static int open_streamed(const cli_options *o, uint32_t dims, nd_file *f)
+static int open_streamed(const cli_options *o, uint32_t *dims_io, nd_file *f)
 {
     f->fd = -1;
-    if (o->dims_auto || o->weights || !(o->range_arg || o->edges_arg || o->integer_arg) ||
-        !o->input || strcmp(o->input, "-") == 0 || o->in_format == CLI_IN_TEXT)
+    if (!o->input || strcmp(o->input, "-") == 0 || o->in_format == CLI_IN_TEXT)
         return CLI_EXIT_OK;
+    uint32_t dims = *dims_io;
     int fd = open(o->input, O_RDONLY);
     struct stat sb;
     if (fd < 0)
@@ -76,6 +77,10 @@ static int open_streamed(const cli_options *o, uint32_t dims, nd_file *f)
         }
         free(hb);
         uint64_t vsize = ok ? gpuhist_dtype_size(h.dtype) : 1;
+        if (ok && o->dims_auto) {
+            ok = h.ndim == 2 && h.last_dim >= 1 && h.last_dim <= GPUHIST_MAX_DIMS;
+            dims = ok ? (uint32_t)h.last_dim : 1u;
+        }
         ok = ok && !h.count_overflow && !(o->have_type && o->type != h.dtype) &&
              (h.ndim == 1 || (h.ndim == 2 && !h.fortran && h.last_dim == dims)) &&
              h.count % dims == 0 && h.data_offset <= size &&
@@ -90,6 +95,10 @@ static int open_streamed(const cli_options *o, uint32_t dims, nd_file *f)
         f->points = h.count / dims;
         f->format = CLI_IN_NPY;
     } else {
+        if (o->dims_auto) { /* refused by the whole read, with its message */
+            close(fd);
+            return CLI_EXIT_OK;
+        }
         f->dtype = o->have_type ? o->type : GPUHIST_U8;
         uint64_t point = (uint64_t)dims * gpuhist_dtype_size(f->dtype);
         if (size % point) {
@@ -102,6 +111,7 @@ static int open_streamed(const cli_options *o, uint32_t dims, nd_file *f)
         f->format = CLI_IN_RAW;
     }
     f->fd = fd;
+    *dims_io = dims;
     return CLI_EXIT_OK;
 }
 
@@ -115,56 +125,152 @@ static void reverse_values(unsigned char *p, uint64_t n, size_t size)
         }
 }
 
-/* Read the points in chunks of about cli_chunk_bytes() into an N-D stream on `ctx`. A failure of
- * the library leaves its message in gpuhist_last_error(ctx) and returns its status; a read error
- * is printed here (*printed = 1). */
+/* The next n points of the file into buf (byte-swapped to this machine's order). A short read is
+ * an error printed here (a file that shrank while read). @return 0 or -1. */
+static int read_points(nd_file *f, unsigned char *buf, uint64_t n, uint32_t dims,
+                       const char *name)
+{
+    const size_t vsize = gpuhist_dtype_size(f->dtype);
+    const size_t bytes = (size_t)n * dims * vsize;
+    int eof = 0;
+    ssize_t got = cli_read_full(f->fd, buf, bytes, &eof);
+    if (got != (ssize_t)bytes) {
+        cli_error(CLI_EXIT_FAIL, "%s: %s", name,
+                  got < 0 ? strerror(errno) : "the file ended early (it shrank while read)");
+        return -1;
+    }
+    if (f->swap)
+        reverse_values(buf, n * dims, vsize);
+    return 0;
+}
+
+/*
+ * The auto ranges of the streamed file: a first pass, each chunk's finite min and max per auto
+ * axis (gpuhist_points_minmax) combined, then each auto axis's spec from them
+ * (gpuhist_bins_from_minmax: the spec a whole read resolves). A failure is printed here.
+ * @return GPUHIST_OK or the failure's status.
+ */
+static gpuhist_status stream_auto_ranges(gpuhist_ctx *ctx, nd_file *f, uint32_t dims,
+                                         gpuhist_bin_spec *axes, unsigned char *buf,
+                                         uint64_t per, const char *name)
+{
+    double lo[GPUHIST_MAX_DIMS], hi[GPUHIST_MAX_DIMS];
+    int found[GPUHIST_MAX_DIMS];
+    uint32_t autos = 0;
+    for (uint32_t a = 0; a < dims; ++a) {
+        lo[a] = 0.0, hi[a] = 1.0, found[a] = 0;
+        if (axes[a].kind == GPUHIST_BINS_EVEN && axes[a].auto_range)
+            autos |= 1u << a;
+    }
+    if (!autos)
+        return GPUHIST_OK;
+    if (lseek(f->fd, (off_t)f->offset, SEEK_SET) < 0) {
+        cli_error(CLI_EXIT_FAIL, "%s: %s", name, strerror(errno));
+        return GPUHIST_ERROR_BACKEND;
+    }
+    for (uint64_t done = 0; done < f->points;) {
+        uint64_t n = f->points - done < per ? f->points - done : per;
+        if (read_points(f, buf, n, dims, name))
+            return GPUHIST_ERROR_BACKEND;
+        gpuhist_points chunk = gpuhist_points_interleaved(buf, f->dtype, dims, n);
+        for (uint32_t a = 0; a < dims; ++a) {
+            if (!(autos >> a & 1u))
+                continue;
+            double l, h;
+            int fd;
+            gpuhist_status st = gpuhist_points_minmax(ctx, &chunk, a, &l, &h, &fd);
+            if (st != GPUHIST_OK) {
+                cli_error(CLI_EXIT_FAIL, "%s: the auto range of axis %u: %s", name, a,
+                          gpuhist_last_error(ctx));
+                return st;
+            }
+            if (fd && (!found[a] || l < lo[a]))
+                lo[a] = l;
+            if (fd && (!found[a] || h > hi[a]))
+                hi[a] = h;
+            found[a] |= fd;
+        }
+        done += n;
+    }
+    for (uint32_t a = 0; a < dims; ++a)
+        if (autos >> a & 1u)
+            axes[a] = gpuhist_bins_from_minmax(axes[a].bins, lo[a], hi[a], found[a]);
+    return GPUHIST_OK;
+}
+
+/* Read the points in chunks of about cli_chunk_bytes() into an N-D stream on `ctx`, with their
+ * weights in step when w is open (w->fd >= 0); axes of auto range are resolved first (a first
+ * pass). A failure of the library leaves its message in gpuhist_last_error(ctx) and returns its
+ * status; a read error or a weights error is printed here (*printed = 1). */
 static gpuhist_status count_streamed(const cli_options *o, gpuhist_ctx *ctx, nd_file *f,
                                      uint32_t dims, const gpuhist_bin_spec *axes,
-                                     gpuhist_nd_result *r, const char *name, int *printed)
+                                     cli_weights *w, gpuhist_nd_result *r, const char *name,
+                                     int *printed)
 {
+    gpuhist_bin_spec use[GPUHIST_MAX_DIMS]; /* axes with their auto ranges resolved */
+    memcpy(use, axes, (size_t)dims * sizeof *use);
     const size_t vsize = gpuhist_dtype_size(f->dtype), point = (size_t)dims * vsize;
+    const int weighted = w->fd >= 0;
     uint64_t per = cli_chunk_bytes() / point;
     per = per ? per : 1;
     if (per > f->points)
         per = f->points ? f->points : 1;
     *printed = 0;
     unsigned char *buf = malloc((size_t)per * point);
-    if (!buf || lseek(f->fd, (off_t)f->offset, SEEK_SET) < 0) {
+    unsigned char *wbuf = weighted ? malloc((size_t)per * w->size) : NULL;
+    if (!buf || (weighted && !wbuf)) {
         free(buf);
+        free(wbuf);
         *printed = 1;
-        cli_error(CLI_EXIT_FAIL, "%s: %s", name, buf ? strerror(errno) : "out of memory");
+        cli_error(CLI_EXIT_FAIL, "%s: out of memory for a chunk of points", name);
         return GPUHIST_ERROR_OUT_OF_MEMORY;
     }
+    gpuhist_status rc = stream_auto_ranges(ctx, f, dims, use, buf, per, name);
+    if (rc != GPUHIST_OK || lseek(f->fd, (off_t)f->offset, SEEK_SET) < 0) {
+        if (rc == GPUHIST_OK)
+            cli_error(CLI_EXIT_FAIL, "%s: %s", name, strerror(errno));
+        free(buf);
+        free(wbuf);
+        *printed = 1;
+        return rc != GPUHIST_OK ? rc : GPUHIST_ERROR_BACKEND;
+    }
     gpuhist_points lay = gpuhist_points_interleaved(NULL, f->dtype, dims, 0);
+    if (weighted) {
+        lay.weights = wbuf;
+        lay.weight_dtype = w->dtype;
+    }
     gpuhist_nd_stream *st = NULL;
-    gpuhist_status rc = gpuhist_nd_stream_begin(ctx, &lay, axes, &st);
+    rc = gpuhist_nd_stream_begin(ctx, &lay, use, &st);
     cli_progress pg;
     cli_progress_start(&pg, o->progress, "reading", (double)f->points * (double)point);
     for (uint64_t done = 0; rc == GPUHIST_OK && done < f->points;) {
         uint64_t n = f->points - done < per ? f->points - done : per;
-        int eof = 0;
-        ssize_t got = cli_read_full(f->fd, buf, (size_t)n * point, &eof);
-        if (got != (ssize_t)(n * point)) {
-            cli_error(CLI_EXIT_FAIL, "%s: %s", name,
-                      got < 0 ? strerror(errno) : "the file ended early (it shrank while read)");
+        if (read_points(f, buf, n, dims, name) || (weighted && cli_weights_read(w, wbuf, n))) {
             *printed = 1;
             rc = GPUHIST_ERROR_BACKEND;
             break;
         }
-        if (f->swap)
-            reverse_values(buf, n * dims, vsize);
         gpuhist_points chunk = gpuhist_points_interleaved(buf, f->dtype, dims, n);
+        if (weighted) {
+            chunk.weights = wbuf;
+            chunk.weight_dtype = w->dtype;
+        }
         rc = gpuhist_nd_stream_feed(st, &chunk);
         done += n;
         cli_progress_update(&pg, (double)done * (double)point);
     }
     cli_progress_end(&pg);
+    if (rc == GPUHIST_OK && weighted && cli_weights_end(w)) {
+        *printed = 1;
+        rc = GPUHIST_ERROR_BACKEND;
+    }
     /* the library's messages stay in gpuhist_last_error(ctx) for the caller */
     if (st && rc == GPUHIST_OK)
         rc = gpuhist_nd_stream_finish(st, r);
     else
         gpuhist_nd_stream_abort(st);
     free(buf);
+    free(wbuf);
     return rc;
 }
 
@@ -281,9 +387,9 @@ static int count_nd(const cli_options *o, gpuhist_ctx *ctx)
         goto done;
     }
 
-    /* A regular raw or .npy file with every axis's bins given streams in chunks (memory
-     * bounded by one chunk); anything else is read whole. */
-    if ((rc = open_streamed(o, dims, &sf)))
+    /* A regular raw or .npy file streams in chunks (memory bounded by a chunk); anything else is
+     * read whole. */
+    if ((rc = open_streamed(o, &dims, &sf)))
         goto done;
     gpuhist_points p;
     if (sf.fd >= 0) {
@@ -335,10 +441,15 @@ static int count_nd(const cli_options *o, gpuhist_ctx *ctx)
                            w.name, (unsigned long long)w.count, (unsigned long long)p.count);
             goto done;
         }
-        if ((rc = cli_weights_read_all(&w, p.count, &wbuf)))
-            goto done;
-        p.weights = wbuf;
-        p.weight_dtype = w.dtype;
+        if (sf.fd >= 0) { /* read in step with the points' chunks */
+            if ((rc = cli_weights_expect(&w, p.count)))
+                goto done;
+        } else {
+            if ((rc = cli_weights_read_all(&w, p.count, &wbuf)))
+                goto done;
+            p.weights = wbuf;
+            p.weight_dtype = w.dtype;
+        }
     }
 
     /* The joint bins: their product, and the memory of the arrays of that size. */
@@ -402,7 +513,7 @@ static int count_nd(const cli_options *o, gpuhist_ctx *ctx)
     int printed = 0;
     double t_read = cli_now();
     if (sf.fd >= 0)
-        st = count_streamed(o, ctx, &sf, dims, axes, &r, in.name, &printed);
+        st = count_streamed(o, ctx, &sf, dims, axes, &w, &r, in.name, &printed);
     else
         st = gpuhist_histogramdd(ctx, &p, axes, &r);
     if (sf.fd >= 0)

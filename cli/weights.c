@@ -275,6 +275,18 @@ int cli_weights_feed(cli_weights *w, gpuhist_stream *st, const void *data, uint6
     return CLI_EXIT_OK;
 }
 
+int cli_weights_read(cli_weights *w, void *dst, uint64_t k)
+{
+    uint64_t got = 0;
+    int rc = take(w, dst, k, &got);
+    w->pixels += k;
+    if (rc == CLI_EXIT_OK && got < k) {
+        w->exhausted = 1;
+        rc = count_error(w, w->next, w->expect != UINT64_MAX ? w->expect : w->pixels);
+    }
+    return rc;
+}
+
 int cli_weights_end(cli_weights *w)
 {
     if (w->exhausted)

@@ -658,6 +658,17 @@ GPUHIST_API gpuhist_status gpuhist_histogramdd(gpuhist_ctx *ctx, const gpuhist_p
                                                const gpuhist_bin_spec *axes,
                                                gpuhist_nd_result *result);
 
+/**
+ * The finite min and max of axis `axis` of `points` (interleaved or columns, host or device
+ * memory), as gpuhist_minmax() finds them: the first pass of an N-D auto range over data that
+ * comes in parts (combine the parts' results, min of mins and max of maxes, then
+ * gpuhist_bins_from_minmax() gives the axis's spec). Weights are ignored. @return OK,
+ * INVALID_ARGUMENT (no such axis), BACKEND or BUSY.
+ */
+GPUHIST_API gpuhist_status gpuhist_points_minmax(gpuhist_ctx *ctx, const gpuhist_points *points,
+                                                 uint32_t axis, double *min, double *max,
+                                                 int *found);
+
 /*
  * N-D histograms fed in chunks: begin with the layout (dims, dtype, location; `weights` non-NULL
  * for a weighted stream, with weight_dtype; data, columns and count are ignored) and one spec per

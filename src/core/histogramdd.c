@@ -739,42 +739,57 @@ static gpuhist_status prepare(gpuhist_ctx *ctx, const gpuhist_points *pts,
     return st;
 }
 
-/* The auto ranges of points in device memory, found by the backend (gpuhist_minmax, which holds
- * the context itself) before the call holds it: one histogrammed channel of the interleaved
- * points (channels up to 4), a strided one-sample-per-row view (more dimensions), or a column. */
+gpuhist_status gpuhist_points_minmax(gpuhist_ctx *ctx, const gpuhist_points *points,
+                                    uint32_t axis, double *min, double *max, int *found)
+{
+    if (!ctx || !points || !min || !max || !found)
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    *min = 0.0, *max = 1.0, *found = 0;
+    if (points->dims < 1 || points->dims > GPUHIST_MAX_DIMS || axis >= points->dims)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "axis %u of points of %u dimensions", axis, points->dims);
+    if (points->count == 0)
+        return GPUHIST_OK;
+    /* One histogrammed channel of the interleaved points (up to 4 channels), a strided view of
+     * one sample per row (more dimensions), or the axis's column. */
+    const size_t size = gpuhist_dtype_size(points->dtype);
+    gpuhist_samples s;
+    if (!points->data) {
+        s = gpuhist_samples_1d(points->columns[axis], points->dtype, points->count);
+    } else if (points->dims <= GPUHIST_MAX_CHANNELS) {
+        s = gpuhist_samples_1d(points->data, points->dtype, points->count);
+        s.channels = points->dims;
+        s.channel_mask = 1u << axis;
+    } else {
+        s = gpuhist_samples_1d((const unsigned char *)points->data + (size_t)axis * size,
+                               points->dtype, 0);
+        s.rows = points->count;
+        s.row_length = 1;
+        s.row_stride = (size_t)points->dims * size;
+    }
+    s.location = points->location;
+    return gpuhist_minmax(ctx, &s, min, max, found);
+}
+
+/* The auto ranges of points in device memory, found by the backend (gpuhist_points_minmax, which
+ * holds the context itself) before the call holds it. */
 static gpuhist_status device_auto_ranges(gpuhist_ctx *ctx, const gpuhist_points *pts,
                                          const gpuhist_bin_spec *axes, gpuhist_bin_spec *ranges)
 {
-    const size_t size = gpuhist_dtype_size(pts->dtype);
+    gpuhist_points dev = *pts;
+    dev.location = GPUHIST_MEMORY_DEVICE;
     for (uint32_t a = 0; a < pts->dims; ++a) {
         ranges[a] = axes[a];
         if (!(axes[a].kind == GPUHIST_BINS_EVEN && axes[a].auto_range))
             continue;
         double lo = 0.0, hi = 1.0;
         int found = 0;
-        if (pts->count > 0) {
-            gpuhist_samples s;
-            if (!pts->data) {
-                s = gpuhist_samples_1d(pts->columns[a], pts->dtype, pts->count);
-            } else if (pts->dims <= GPUHIST_MAX_CHANNELS) {
-                s = gpuhist_samples_1d(pts->data, pts->dtype, pts->count);
-                s.channels = pts->dims;
-                s.channel_mask = 1u << a;
-            } else {
-                s = gpuhist_samples_1d((const unsigned char *)pts->data + (size_t)a * size,
-                                       pts->dtype, 0);
-                s.rows = pts->count;
-                s.row_length = 1;
-                s.row_stride = (size_t)pts->dims * size;
-            }
-            s.location = GPUHIST_MEMORY_DEVICE;
-            gpuhist_status st = gpuhist_minmax(ctx, &s, &lo, &hi, &found);
-            if (st != GPUHIST_OK) {
-                char msg[sizeof ctx->error];
-                snprintf(msg, sizeof msg, "%s", ctx->error);
-                return gpuhist_fail(ctx, st, "axes[%u]: the auto range of device points: %s", a,
-                                    msg);
-            }
+        gpuhist_status st = gpuhist_points_minmax(ctx, &dev, a, &lo, &hi, &found);
+        if (st != GPUHIST_OK) {
+            char msg[sizeof ctx->error];
+            snprintf(msg, sizeof msg, "%s", ctx->error);
+            return gpuhist_fail(ctx, st, "axes[%u]: the auto range of device points: %s", a,
+                                msg);
         }
         ranges[a] = gpuhist_bins_from_minmax(axes[a].bins, lo, hi, found);
     }

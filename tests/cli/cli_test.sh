@@ -1932,6 +1932,34 @@ PY
         grep -q "streamed in chunks" err.txt || fail "nd $f not streamed: $(head -c 300 err.txt)"
         cmp -s out.txt whole.csv || fail "nd streamed $f differs from the whole read"
     done
+    # auto ranges (a first pass over the file), --dims auto and weights read in step with the
+    # points stream too: the same output as the same points and weights read whole from a pipe
+    "$py" -c "
+import random, struct
+r = random.Random(20261127)
+open('bigw.f64', 'wb').write(struct.pack('<300000d', *[r.uniform(-1, 3) for _ in range(300000)]))" ||
+        { fail "cannot generate the nd weights"; return; }
+    local a
+    for a in "--dims 2 -b 30,20" "--dims auto -b 30,20 --last-inclusive" \
+        "--dims auto -b 7 --weights bigw.f64 --squares" "--dims 2 -b 7 -r 0:1,-2:2 --weights bigw.f64" \
+        "--dims 2 -b 9,4 -r 0:1 --weights bigw.f64"; do
+        # shellcheck disable=SC2086
+        run sh -c "cat big.npy | '$G' $a -f csv -"
+        [ "$rc" = 0 ] || fail "nd whole $a: exit $rc: $(head -c 300 err.txt)"
+        cp out.txt whole.csv
+        # shellcheck disable=SC2086
+        GPUHIST_CHUNK_MIB=1 run "$G" -v $a -f csv big.npy
+        [ "$rc" = 0 ] || fail "nd streamed $a: exit $rc: $(head -c 300 err.txt)"
+        grep -q "streamed in chunks" err.txt || fail "nd $a not streamed: $(head -c 300 err.txt)"
+        cmp -s out.txt whole.csv || fail "nd streamed $a differs from the whole read"
+    done
+    # weights that end early or go on in a pipe beside a streamed file: both counts named
+    head -c 800000 bigw.f64 >bigw_short.f64
+    err 1 "standard input: 100000 weights for 300000" sh -c \
+        "cat bigw_short.f64 | GPUHIST_CHUNK_MIB=1 '$G' --dims 2 -r 0:1,0:1 --weights - --weights-type f64 big.npy"
+    cat bigw.f64 bigw.f64 >bigw_long.f64
+    err 1 "standard input: 600000 weights for 300000" sh -c \
+        "cat bigw_long.f64 | GPUHIST_CHUNK_MIB=1 '$G' --dims 2 -r 0:1,0:1 --weights - --weights-type f64 big.npy"
     # a .npy whose header promises more than the file holds: read whole, refused there
     head -c 100000 big.npy >short.npy
     err 1 "short.npy" "$G" --dims 2 -r 0:1 short.npy

@@ -5,6 +5,10 @@
  * merged with gpuhist_weight_state_add in a random order and rounded once with
  * gpuhist_weight_state_sums: counts, tallies, sums and squares equal one call on all the points
  * bit for bit, and so does the N-D stream's state; a state without weights is refused by name.
+ * The first pass of a streamed auto range: gpuhist_points_minmax per part and axis (1-8 axes,
+ * interleaved and in columns, NaN, infinities and -0.0 among the coordinates), combined, gives
+ * each axis's finite min and max, and gpuhist_bins_from_minmax of them the edges of one auto-range
+ * call on all the points; an axis past the points' dims is refused.
  * Weights are summed on the CPU backend only: other backends pass without running it.
  *
  * usage: test_histogramdd_parts cpu|opencl|cuda. Seed: GPUHIST_TEST_SEED (fixed by default,
@@ -198,6 +202,108 @@ static void parts(gpuhist_ctx *ctx, rng_t *rng)
     }
 }
 
+/* Per-part min/max of each axis, combined, against a loop and against one auto-range call. */
+static void minmax_parts(gpuhist_ctx *ctx, rng_t *rng)
+{
+    check_context("minmax_parts");
+    static const double odd[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1e300, -1e300};
+    for (int round = 0; round < 16; ++round) {
+        const uint32_t dims = 1 + (uint32_t)below(rng, GPUHIST_MAX_DIMS);
+        const uint64_t n = 1 + below(rng, 5000);
+        const int columns = (int)below(rng, 2);
+        double *pts = malloc(n * dims * sizeof *pts);
+        double *cols = malloc(n * dims * sizeof *cols);
+        if (!CHECK(pts && cols)) {
+            free(pts);
+            free(cols);
+            return;
+        }
+        for (uint64_t i = 0; i < n * dims; ++i)
+            pts[i] = below(rng, 50) ? unit(rng) * 8.0 - 3.0 : odd[below(rng, 7)];
+        if (round == 0) /* an axis with nothing finite */
+            for (uint64_t i = 0; i < n; ++i)
+                pts[i * dims] = NAN;
+        for (uint32_t a = 0; a < dims; ++a)
+            for (uint64_t i = 0; i < n; ++i)
+                cols[a * n + i] = pts[i * dims + a];
+        double lo[GPUHIST_MAX_DIMS], hi[GPUHIST_MAX_DIMS];
+        int found[GPUHIST_MAX_DIMS] = {0};
+        for (uint64_t first = 0; first < n;) {
+            uint64_t k = 1 + below(rng, n - first);
+            gpuhist_points p = gpuhist_points_interleaved(pts + first * dims, GPUHIST_F64, dims, k);
+            if (columns) {
+                p.data = NULL;
+                for (uint32_t a = 0; a < dims; ++a)
+                    p.columns[a] = cols + a * n + first;
+            }
+            for (uint32_t a = 0; a < dims; ++a) {
+                double l, h;
+                int f;
+                if (!CHECK_EQ_INT(gpuhist_points_minmax(ctx, &p, a, &l, &h, &f), GPUHIST_OK))
+                    break;
+                if (f && (!found[a] || l < lo[a]))
+                    lo[a] = l;
+                if (f && (!found[a] || h > hi[a]))
+                    hi[a] = h;
+                found[a] |= f;
+            }
+            first += k;
+        }
+        gpuhist_bin_spec axes[GPUHIST_MAX_DIMS], resolved[GPUHIST_MAX_DIMS];
+        for (uint32_t a = 0; a < dims; ++a) {
+            int f = 0;
+            double l = 0.0, h = 0.0;
+            for (uint64_t i = 0; i < n; ++i) {
+                double v = pts[i * dims + a];
+                if (!isfinite(v))
+                    continue;
+                v = v == 0.0 ? 0.0 : v;
+                l = f && l <= v ? l : v;
+                h = f && h >= v ? h : v;
+                f = 1;
+            }
+            CHECK_EQ_INT(found[a], f);
+            if (f)
+                CHECK_MSG(lo[a] == l && hi[a] == h && !signbit(lo[a] == 0.0 ? lo[a] : 1.0),
+                          "round %d axis %u: min/max %g %g, want %g %g", round, a, lo[a],
+                          hi[a], l, h);
+            axes[a] = gpuhist_bins_auto(1 + (uint32_t)below(rng, 5));
+            resolved[a] = gpuhist_bins_from_minmax(axes[a].bins, lo[a], hi[a], found[a]);
+        }
+        /* one auto-range call on all the points: the same edges */
+        gpuhist_points all = gpuhist_points_interleaved(pts, GPUHIST_F64, dims, n);
+        uint64_t B = 1;
+        for (uint32_t a = 0; a < dims; ++a)
+            B *= axes[a].bins;
+        uint64_t *counts = malloc(B * sizeof *counts);
+        gpuhist_nd_result r;
+        memset(&r, 0, sizeof r);
+        r.counts = counts;
+        double *edges[GPUHIST_MAX_DIMS] = {0};
+        int ok = counts != NULL;
+        for (uint32_t a = 0; a < dims && ok; ++a)
+            ok = (r.edges[a] = edges[a] = malloc((axes[a].bins + 1u) * sizeof(double))) != NULL;
+        if (CHECK(ok) && CHECK_EQ_INT(gpuhist_histogramdd(ctx, &all, axes, &r), GPUHIST_OK)) {
+            for (uint32_t a = 0; a < dims; ++a) {
+                double want[6];
+                CHECK_EQ_INT(gpuhist_compute_edges(&resolved[a], GPUHIST_F64, want), GPUHIST_OK);
+                CHECK_MSG(memcmp(want, edges[a], (axes[a].bins + 1u) * sizeof(double)) == 0,
+                          "round %d axis %u: edges of the combined min/max differ from the "
+                          "call's", round, a);
+            }
+        }
+        double l, h;
+        int f;
+        CHECK_EQ_INT(gpuhist_points_minmax(ctx, &all, dims, &l, &h, &f),
+                     GPUHIST_ERROR_INVALID_ARGUMENT);
+        for (uint32_t a = 0; a < dims; ++a)
+            free(edges[a]);
+        free(counts);
+        free(pts);
+        free(cols);
+    }
+}
+
 int main(int argc, char **argv)
 {
     gpuhist_backend backend;
@@ -210,6 +316,7 @@ int main(int argc, char **argv)
            gpuhist_backend_name(backend), (unsigned long long)seed);
     rng_t rng = {seed};
     parts(ctx, &rng);
+    minmax_parts(ctx, &rng);
     gpuhist_destroy(ctx);
     return check_exit();
 }
