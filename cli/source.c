@@ -27,7 +27,11 @@
  * and counts the pieces from the old cursor on with the pread reader above, into its own
  * stream. Only the cursor is shared; a forced split (tests) replaces it by a fixed piece.
  * Limits: memory is a few chunks (CHUNK_BYTES each) whatever the input size. A file that
- * shrinks while being read, or a read error, fails with a message and nothing is counted.
+ * shrinks while being read, or a read error, fails with a message and nothing is counted; a
+ * mapped window of a file that shrinks while it is counted is guarded by a SIGBUS handler
+ * (its missing pages read as zeros, noted, and the run fails).
+ * Before a device's stream begins, cli_stream_prepare allocates its staging buffers and loads
+ * its kernels, so that the timed read and count pays neither.
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -35,6 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,11 +66,32 @@ typedef struct reader_slice {
  * file fail with EIO, as a failing disk would. */
 static uint64_t g_fault_read_at = UINT64_MAX;
 
+/* GPUHIST_FAULT_SHRINK_AT=N: when a reader reaches the part of the file holding byte N, the file
+ * is cut to N bytes just before that part is read (or, mapped, counted), as another process
+ * truncating it would. */
+static uint64_t g_fault_shrink_at = UINT64_MAX;
+
 static void fault_from_env(void)
 {
     const char *fault = getenv("GPUHIST_FAULT_READ_AT");
     if (fault && *fault)
         g_fault_read_at = strtoull(fault, NULL, 10);
+    fault = getenv("GPUHIST_FAULT_SHRINK_AT");
+    if (fault && *fault)
+        g_fault_shrink_at = strtoull(fault, NULL, 10);
+}
+
+/* GPUHIST_FAULT_SHRINK_AT: cut the file when [at, at + len) holds that byte. */
+static void shrink_for_test(const char *path, uint64_t at, uint64_t len)
+{
+    if (g_fault_shrink_at < at || g_fault_shrink_at - at >= len)
+        return;
+    int fd = open(path, O_WRONLY);
+    if (fd >= 0) {
+        if (ftruncate(fd, (off_t)g_fault_shrink_at) != 0)
+            perror("gpuhist: GPUHIST_FAULT_SHRINK_AT");
+        close(fd);
+    }
 }
 
 static void *read_slice(void *arg)
@@ -167,6 +193,7 @@ static void pool_stop(reader_pool *p)
 static int pool_read(reader_pool *p, const char *name, int fd, unsigned char *dst,
                      uint64_t offset, size_t len)
 {
+    shrink_for_test(name, offset, len);
     size_t per = (len + (size_t)p->n - 1) / (size_t)p->n;
     per = (per + 4095u) & ~(size_t)4095u;
     for (int i = 0; i < p->n; ++i) {
@@ -263,6 +290,57 @@ static int map_window(const cli_stream_input *in, uint64_t at, uint64_t len, win
     return CLI_EXIT_OK;
 }
 
+/* A file that shrinks while a window of it is counted would raise SIGBUS at the first access
+ * past its new end (on whichever thread touches it, the backend's included). While a window is
+ * counted, a SIGBUS handler replaces a faulting page of that window with a page of zeros and
+ * notes the fault; the window's count then fails the run ("became shorter"), so nothing counted
+ * from those zeros is written. A SIGBUS anywhere else takes its default action. */
+static struct {
+    _Atomic uintptr_t lo, hi; /* the window being counted; empty: the handler takes nothing */
+    uintptr_t page;           /* the page size, read before the handler is installed */
+    atomic_int hit;           /* a page of the window faulted */
+    struct sigaction old;
+    int installed;
+} g_bus;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    const uintptr_t a = (uintptr_t)si->si_addr;
+    if (a >= atomic_load(&g_bus.lo) && a < atomic_load(&g_bus.hi)) {
+        void *page = (void *)(a & ~(g_bus.page - 1));
+        if (mmap(page, g_bus.page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+            MAP_FAILED) {
+            atomic_store(&g_bus.hit, 1);
+            return; /* the access is retried and reads zeros */
+        }
+    }
+    signal(sig, SIG_DFL); /* not ours: the access faults again and takes the default action */
+}
+
+static void bus_guard_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    g_bus.page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    atomic_store(&g_bus.lo, 0);
+    atomic_store(&g_bus.hi, 0);
+    atomic_store(&g_bus.hit, 0);
+    g_bus.installed = sigaction(SIGBUS, &sa, &g_bus.old) == 0;
+}
+
+static void bus_guard_remove(void)
+{
+    atomic_store(&g_bus.hi, 0);
+    atomic_store(&g_bus.lo, 0);
+    if (g_bus.installed)
+        sigaction(SIGBUS, &g_bus.old, NULL);
+    g_bus.installed = 0;
+}
+
 /* Mapping the next window while the current one is counted: a thread maps (and populates)
  * [at, at + len) and keeps the status. */
 typedef struct window_job {
@@ -283,9 +361,9 @@ static void *map_window_job(void *arg)
  * (rounded down to whole pixels), each mapped only while fn runs. The next window is mapped by
  * a second thread while fn runs on the current one: setting up the page tables of a mapping
  * costs about half as much as counting u8 data on two cores, and overlaps with it. */
-static int each_window(const cli_stream_input *in, size_t span, cli_progress *bar,
-                       int (*fn)(void *arg, const unsigned char *data, uint64_t bytes),
-                       void *arg)
+static int each_window_guarded(const cli_stream_input *in, size_t span, cli_progress *bar,
+                               int (*fn)(void *arg, const unsigned char *data, uint64_t bytes),
+                               void *arg)
 {
     span = span / in->pixel_bytes * in->pixel_bytes;
     window_job cur, next;
@@ -307,7 +385,16 @@ static int each_window(const cli_stream_input *in, size_t span, cli_progress *ba
             if (!pending)
                 map_window_job(&next); /* no thread: mapped here, before this window is counted */
         }
+        shrink_for_test(in->name, cur.at, cur.len);
+        atomic_store(&g_bus.lo, (uintptr_t)cur.w.map);
+        atomic_store(&g_bus.hi, (uintptr_t)cur.w.map + cur.w.map_len);
         rc = fn(arg, cur.w.data, cur.len);
+        atomic_store(&g_bus.hi, 0);
+        atomic_store(&g_bus.lo, 0);
+        if (atomic_exchange(&g_bus.hit, 0) && rc == CLI_EXIT_OK)
+            rc = cli_error(CLI_EXIT_FAIL,
+                           "%s: the file became shorter while being read (at byte %llu)",
+                           in->name, (unsigned long long)cur.at);
         munmap(cur.w.map, cur.w.map_len);
         if (pending) {
             pthread_join(tid, NULL);
@@ -324,6 +411,17 @@ static int each_window(const cli_stream_input *in, size_t span, cli_progress *ba
         cur = next;
     }
     return cur.rc;
+}
+
+/* each_window_guarded with the SIGBUS guard installed: a file that shrinks fails the run. */
+static int each_window(const cli_stream_input *in, size_t span, cli_progress *bar,
+                       int (*fn)(void *arg, const unsigned char *data, uint64_t bytes),
+                       void *arg)
+{
+    bus_guard_install();
+    const int rc = each_window_guarded(in, span, bar, fn, arg);
+    bus_guard_remove();
+    return rc;
 }
 
 /* Count `pixels` whole pixels at `data`; a weighted stream gets their weights with them. */
@@ -603,6 +701,7 @@ static void *count_run(void *arg)
         const uint64_t at = k * j->piece;
         const uint64_t left = in->data_bytes - at;
         const size_t len = left < j->piece ? (size_t)left : j->piece;
+        shrink_for_test(in->name, in->data_offset + at, len);
         reader_slice r = {in->fd, buf, in->data_offset + at, len, 0, 0};
         read_slice(&r);
         if (r.err) {

@@ -885,6 +885,31 @@ PY
         [ -e got.csv ] && fail "a failed read left got.csv behind ($B)"
         ls got.csv.tmp.* >/dev/null 2>&1 && fail "a failed read left a temporary file ($B)"
     done
+    # A file that shrinks while it is read (GPUHIST_FAULT_SHRINK_AT=N cuts it to N bytes just
+    # before the part holding byte N is read or, mapped, counted): a clear error, exit 1, no
+    # output file, nothing counted from past the new end, and no SIGBUS, whichever reader:
+    # the counting threads' pread (u8, f32/4096), the mapped windows of 2^20 bins (the cut
+    # falls inside the mapped window being counted), the auto range's first pass, a device's
+    # pread into staging buffers.
+    for B in cpu opencl; do
+        "$G" -B "$B" --list-devices >/dev/null 2>&1 || continue # no such backend here
+        for spec in "u8.bin:" "f32.bin:-t f32 -b 4096 -r 0:1" "f32.bin:-t f32 -b 1048576 -r 0:1" \
+            "f32.bin:-t f32 -b 100" "f32.bin:-t f32 -b 1048576 -r 0:1 --weights w.f32 --weights-type f32"; do
+            f=${spec%%:*}
+            args=${spec#*:}
+            cp "$f" shrink.bin
+            head -c 2800016 /dev/zero >w.f32
+            rm -f got.csv
+            # shellcheck disable=SC2086
+            GPUHIST_FAULT_SHRINK_AT=1500000 GPUHIST_CHUNK_MIB=1 \
+                err 1 '^gpuhist: shrink.bin: the file became shorter while being read \(at byte [0-9]+\)$' \
+                "$G" -B $B $args -f csv -o got.csv shrink.bin
+            [ -e got.csv ] && fail "a file that shrank left got.csv behind ($B, $args)"
+            ls got.csv.tmp.* >/dev/null 2>&1 && fail "a file that shrank left a temporary ($B, $args)"
+            [ "$(wc -c <shrink.bin)" = 1500000 ] || fail "the test knob did not cut shrink.bin ($B, $args)"
+        done
+    done
+    rm -f shrink.bin w.f32
     # The CPU backend counts a file on threads that each read 1 MiB pieces (GPUHIST_CHUNK_MIB=1;
     # the last one partial, pixels of 3 channels whole) into streams of their own: any -j, and
     # a forced strategy, give the whole read's counts and tallies (JSON; the time and the
