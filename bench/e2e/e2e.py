@@ -38,7 +38,8 @@ def run_measured(cmd, stdout=subprocess.DEVNULL):
     peak = float("nan")
     start = 0.0
     global last_phases
-    last_phases = [l for l in err.splitlines() if "streamed:" in l or "first pass" in l or "throughput" in l]
+    last_phases = [l for l in err.splitlines()
+                   if any(k in l for k in ("streamed:", "first pass", "throughput", "prepared in"))]
     for line in err.splitlines():
         if "peak memory:" in line:
             peak = float(line.split("peak memory:")[1].split()[0])
