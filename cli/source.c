@@ -991,11 +991,15 @@ int cli_stream_prepare(gpuhist_ctx *ctx, const cli_stream_input *in,
     while (lent < PREPARE_BUFFERS && (uint64_t)lent < chunks &&
            (ok = gpuhist_stream_buffer(gs, chunk, &buf[lent]) == GPUHIST_OK))
         ++lent;
-    if (ok && lent > 0)
-        memset(buf[0], 0, first);
-    for (int i = 0; i < lent; ++i)
-        if (gpuhist_stream_submit(gs, buf[i], ok && i == 0 ? first / pb : 0) != GPUHIST_OK)
+    /* the first buffer a whole first chunk (the kernels that chunk runs), the others a pixel
+     * each (their copy's event and the copy made once) */
+    for (int i = 0; ok && i < lent; ++i)
+        memset(buf[i], 0, i == 0 ? first : pb);
+    for (int i = 0; i < lent; ++i) {
+        const uint64_t pixels = !ok ? 0 : i == 0 ? first / pb : first ? 1 : 0;
+        if (gpuhist_stream_submit(gs, buf[i], pixels) != GPUHIST_OK)
             ok = 0;
+    }
     gpuhist_result r = gpuhist_result_host(counts);
     if (ok)
         ok = gpuhist_stream_finish(gs, &r) == GPUHIST_OK;
