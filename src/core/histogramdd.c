@@ -487,50 +487,53 @@ static gpuhist_status nd_finish(gpuhist_nd_stream *nd, gpuhist_nd_result *res)
     if (nd->fused && device_counts) {
         /* the joint bins stored or added on the device; the tallies from the counters when
          * the call waits */
-        const uint64_t total = nd->map.total;
-        uint64_t *all = NULL;
+        uint64_t tallies[2]; /* nan, out: the counts stay on the device */
         rc = ctx->ops->nd_collect
                  ? ctx->ops->nd_collect(ctx, res->counts, res->device_stats, nd->points, add)
                  : gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                                 "result.counts_location: this backend cannot write N-D counts "
                                 "to device memory");
+        if (rc == GPUHIST_OK && !async)
+            rc = ctx->ops->nd_count(ctx, NULL, 0, 2, tallies);
         if (rc == GPUHIST_OK && !async) {
-            rc = gpuhist_need_host_memory(ctx, (total + 2u) * 8u, "the counts of the joint slots");
-            if (rc == GPUHIST_OK && !(all = malloc((size_t)(total + 2u) * 8u)))
-                rc = gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
-                                  "no host memory for %llu counts", (unsigned long long)total + 2u);
-            if (rc == GPUHIST_OK)
-                rc = ctx->ops->nd_count(ctx, NULL, 0, 0, all);
-            if (rc == GPUHIST_OK) {
-                r.underflow[0] = all[0];
-                r.overflow[0] = all[total + 1u];
-            }
+            r.underflow[0] = tallies[0];
+            r.overflow[0] = tallies[1];
         }
         r.backend = ctx->backend;
         r.strategy = "cuda-nd-fused";
-        free(all);
     } else if (nd->fused) {
-        /* the counters in ndmap.h's encoding: nan, the bins, out */
+        /* the counters in ndmap.h's encoding: nan, the bins, out. Stored: the bins straight
+         * into the caller's buffer, then the two tallies; added: all of them through ours */
         const uint64_t total = nd->map.total;
-        uint64_t *all = NULL;
-        rc = gpuhist_need_host_memory(ctx, (total + 2u) * 8u, "the counts of the joint slots");
-        if (rc == GPUHIST_OK && !(all = malloc((size_t)(total + 2u) * 8u)))
-            rc = gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
-                              "no host memory for %llu counts", (unsigned long long)total + 2u);
-        if (rc == GPUHIST_OK)
-            rc = ctx->ops->nd_count(ctx, NULL, 0, 0, all);
-        if (rc == GPUHIST_OK) {
-            if (add)
+        uint64_t tallies[2] = {0, 0}; /* nan, out */
+        if (!add) {
+            rc = ctx->ops->nd_count(ctx, NULL, 1, total, res->counts);
+            if (rc == GPUHIST_OK)
+                rc = ctx->ops->nd_count(ctx, NULL, 0, 2, tallies);
+        } else {
+            uint64_t *all = NULL;
+            rc = gpuhist_need_host_memory(ctx, (total + 2u) * 8u,
+                                          "the counts of the joint slots");
+            if (rc == GPUHIST_OK && !(all = malloc((size_t)(total + 2u) * 8u)))
+                rc = gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
+                                  "no host memory for %llu counts",
+                                  (unsigned long long)total + 2u);
+            if (rc == GPUHIST_OK)
+                rc = ctx->ops->nd_count(ctx, NULL, 0, 0, all);
+            if (rc == GPUHIST_OK) {
                 for (uint64_t i = 0; i < total; ++i)
                     res->counts[i] += all[i + 1u];
-            else
-                memcpy(res->counts, all + 1, (size_t)total * 8u);
-            r.underflow[0] = all[0];
-            r.overflow[0] = all[total + 1u];
+                tallies[0] = all[0];
+                tallies[1] = all[total + 1u];
+            }
+            free(all);
+        }
+        if (rc == GPUHIST_OK) {
+            r.underflow[0] = tallies[0];
+            r.overflow[0] = tallies[1];
             r.backend = ctx->backend;
             r.strategy = "cuda-nd-fused";
         }
-        free(all);
     } else {
         rc = gpuhist_stream_finish(nd->st, &r);
     }

@@ -229,8 +229,9 @@ typedef struct gpuhist_backend_ops {
     /* N-D points in device memory mapped and counted in one pass, optional: with n = 0 and
      * collect NULL, begin (UNSUPPORTED when the map's total + 2 slots do not fit; else the
      * counters are zeroed); with n > 0, add points [first, first + n) of `map` to the counters;
-     * with map NULL, copy the total + 2 counters (ndmap.h's encoding) to the host `collect`,
-     * waiting for the device. */
+     * with map NULL, copy to the host `collect`, waiting for the device: with first = 0 and
+     * n = 0 the total + 2 counters (ndmap.h's encoding); with first = 0 and n = 2 nan and out
+     * (collect[0], collect[1]); with first = 1 and n = total the joint bins. */
     gpuhist_status (*nd_count)(gpuhist_ctx *ctx, const struct gpuhist_nd_map *map,
                                uint64_t first, uint64_t n, uint64_t *collect);
     /* The fused count's joint bins into device memory, optional (with nd_count): store, or add

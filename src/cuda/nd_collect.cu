@@ -3,7 +3,8 @@
  * operation; histogramdd.c uses it for a result whose counts are on the device).
  *
  * Mechanism: one grid-stride launch on the context's stream reads the fused count's total + 2
- * counters (ndmap.h's encoding: nan, the joint bins, out) and stores or adds (accumulating) the
+ * counters (ndmap.h's encoding: nan, the joint bins, out; the two-pass count's nan at
+ * gh_nd_state.nan_at) and stores or adds (accumulating) the
  * joint bins into the caller's device counts and, when given, nan / out / the points fed into
  * the caller's 4 device tallies (gpuhist_nd_result.device_stats: nan, out, 0, total, the
  * layout of the 1-D count of joint slots). Nothing waits for the device: the counters stay
@@ -16,7 +17,7 @@
 namespace {
 
 __global__ void k_nd_collect(const unsigned long long *__restrict__ counters, uint32_t total,
-                             unsigned long long *__restrict__ counts,
+                             uint32_t nan_at, unsigned long long *__restrict__ counts,
                              unsigned long long *__restrict__ stats, unsigned long long points,
                              int add)
 {
@@ -25,7 +26,7 @@ __global__ void k_nd_collect(const unsigned long long *__restrict__ counters, ui
     for (uint64_t i = first; i < total; i += step)
         counts[i] = (add ? counts[i] : 0ull) + counters[i + 1u];
     if (stats && first == 0) {
-        const unsigned long long mine[4] = {counters[0], counters[(uint64_t)total + 1u], 0ull,
+        const unsigned long long mine[4] = {counters[nan_at], counters[(uint64_t)total + 1u], 0ull,
                                             points};
         for (int k = 0; k < 4; ++k)
             stats[k] = (add ? stats[k] : 0ull) + mine[k];
@@ -45,7 +46,7 @@ extern "C" gpuhist_status gpuhist_cuda_nd_collect(gpuhist_ctx *ctx, uint64_t *co
     const uint32_t total = s->nkeys - 2u;
     const int grid = gh_fixed_grid(GH_LP_COUNTER_PASS, 0, total ? total : 1u);
     k_nd_collect<<<grid, GH_BLOCK, 0, gh_nd_stream(ctx)>>>(
-        s->counters, total, (unsigned long long *)counts, (unsigned long long *)stats,
+        s->counters, total, s->nan_at, (unsigned long long *)counts, (unsigned long long *)stats,
         (unsigned long long)points, add);
     GPUHIST_CUDA_LAUNCH_CHECK(ctx, "N-D: counts into device memory");
     return GPUHIST_OK;

@@ -3,7 +3,8 @@
  * count; nd_packed16.cu: map and count in one pass): one axis's slot of a coordinate
  * (binmap.h's one-axis slot for its type, f32 EVEN axes through fast_even.h's certified
  * estimate, the same slot by its proof, as the CPU map ndmap.c bins them), a point's encoded
- * joint slot, and the per-context buffers (ctx->nd_state, made and freed by nd_map.cu).
+ * joint slot, and the per-context buffers (ctx->nd_state, made and freed by nd_map.cu); the
+ * two-pass count of N-D points (two_pass.cu) that nd_count uses past the fused count's slots.
  */
 #ifndef GPUHIST_CUDA_ND_DEVICE_CUH
 #define GPUHIST_CUDA_ND_DEVICE_CUH
@@ -69,6 +70,11 @@ struct gh_nd_state {
     unsigned long long *counters; /* nd_count: the 64-bit counters of the joint slots */
     size_t counters_size;
     uint32_t nkeys; /* slots counted: total + 2 */
+    /* nd_count past the fused count's slots (two_pass.cu): the joint bins and out where the
+     * fused count has them (counters + 1 is the two passes' out), NaN at counters[nan_at] =
+     * total + 3 instead of counters[0] (which stays 0); 0 for the fused count */
+    int two_pass;
+    uint32_t nan_at;
 };
 
 /* The context's state (made on first use; NULL when out of host memory). */
@@ -85,5 +91,15 @@ inline cudaStream_t gh_nd_stream(const gpuhist_ctx *ctx) { return (cudaStream_t)
 int gh_nd_bytes32_count(gpuhist_ctx *ctx, const gpuhist_nd_map &m, uint64_t first, uint64_t n,
                         unsigned long long *counters, uint32_t nkeys, uint64_t *done,
                         gpuhist_status *rc);
+
+/* two_pass.cu: N-D points counted by cuda-two-pass's passes, each point's key its joint slot
+ * (no slot array). Supports: f32 and f64 points of at most 2^24 joint bins on a device whose
+ * shared memory holds pass 2's counters. Count: points [first, first + n) of m (coordinates in
+ * device memory, EDGES axes' edges on the device) added into out: joint bin j at out[j], out
+ * at out[total], NaN at out[total + 2] (binmap.h's underflow and NaN slots of total bins);
+ * out[total + 1] is never written. Enqueued on the context's stream. */
+int gh_tp_nd_supports(const gpuhist_ctx *ctx, const gpuhist_nd_map *m);
+gpuhist_status gh_tp_nd_count(gpuhist_ctx *ctx, const gpuhist_nd_map &m, uint64_t first,
+                              uint64_t n, unsigned long long *out);
 
 #endif

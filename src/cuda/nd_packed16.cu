@@ -16,9 +16,14 @@
  * (columns, an unaligned start, other types or dimensions) is mapped point by point and added
  * with one global atomic each (correct, not fast). One block per SM of 1024 threads, each
  * block's halves added to the global counters at its end.
+ * Past that (more joint bins than the engine's shared memory holds), f32 and f64 points of at
+ * most 2^24 joint bins are counted by cuda-two-pass's two passes with each point's joint slot
+ * as its key (two_pass.cu, gh_tp_nd_count: no slot array written or read); the joint bins and
+ * out land where this file's counters have them, NaN at counters[total + 3] (gh_nd_state).
  * Limits: total + 2 <= the keys whose packed words and the engine's per-thread dummies fit the
- * device's shared memory (p16_smem: about 112k slots on H100 / H200), and < 2^17; above that the
- * core maps to slots and counts them with the 1-D strategies (nd_map.cu).
+ * device's shared memory (p16_smem: about 112k slots on H100 / H200), and < 2^17; else the
+ * two-pass count (f32 / f64, total <= 2^24); above that the core maps to slots and counts them
+ * with the 1-D strategies (nd_map.cu).
  */
 #include "nd_device.cuh"
 #include "packed16.cuh"
@@ -268,9 +273,10 @@ gpuhist_status nd16_count(gpuhist_ctx *ctx, const gpuhist_nd_map &m, uint64_t fi
 
 } /* namespace */
 
-/* See internal.h (nd_count): begin (n = 0, collect NULL: can the fused count take this map?
- * zero the counters), count a chunk, or collect (map NULL: the total + 2 counters to the host,
- * waiting for the device). */
+/* See internal.h (nd_count): begin (n = 0, collect NULL: can the fused count or the two-pass
+ * count take this map? zero the counters), count a chunk, or collect (map NULL: the total + 2
+ * counters, nan and out (n = 2) or the joint bins (first = 1) to the host, waiting for the
+ * device). */
 extern "C" gpuhist_status gpuhist_cuda_nd_count(gpuhist_ctx *ctx, const struct gpuhist_nd_map *map,
                                                 uint64_t first, uint64_t n, uint64_t *collect)
 {
@@ -280,20 +286,48 @@ extern "C" gpuhist_status gpuhist_cuda_nd_count(gpuhist_ctx *ctx, const struct g
         return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY, "N-D: out of host memory");
     cudaStream_t strm = gh_nd_stream(ctx);
     if (!map) {
-        GPUHIST_CUDA_TRY(ctx,
-                         cudaMemcpyAsync(collect, s->counters,
-                                         (size_t)s->nkeys * sizeof(unsigned long long),
-                                         cudaMemcpyDeviceToHost, strm),
-                         "N-D: copy the counts to the host");
+        if (first == 1u) { /* the joint bins */
+            GPUHIST_CUDA_TRY(ctx,
+                             cudaMemcpyAsync(collect, s->counters + 1,
+                                             (size_t)n * sizeof(unsigned long long),
+                                             cudaMemcpyDeviceToHost, strm),
+                             "N-D: copy the counts to the host");
+        } else if (n == 2u) { /* the tallies only: nan, out */
+            GPUHIST_CUDA_TRY(ctx,
+                             cudaMemcpyAsync(collect, s->counters + s->nan_at,
+                                             sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                                             strm),
+                             "N-D: copy the nan tally to the host");
+            GPUHIST_CUDA_TRY(ctx,
+                             cudaMemcpyAsync(collect + 1, s->counters + (s->nkeys - 1u),
+                                             sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                                             strm),
+                             "N-D: copy the out tally to the host");
+        } else {
+            GPUHIST_CUDA_TRY(ctx,
+                             cudaMemcpyAsync(collect, s->counters,
+                                             (size_t)s->nkeys * sizeof(unsigned long long),
+                                             cudaMemcpyDeviceToHost, strm),
+                             "N-D: copy the counts to the host");
+            if (s->nan_at)
+                GPUHIST_CUDA_TRY(ctx,
+                                 cudaMemcpyAsync(collect, s->counters + s->nan_at,
+                                                 sizeof(unsigned long long),
+                                                 cudaMemcpyDeviceToHost, strm),
+                                 "N-D: copy the nan tally to the host");
+        }
         GPUHIST_CUDA_TRY(ctx, cudaStreamSynchronize(strm), "N-D: histogram");
         return GPUHIST_OK;
     }
     if (n == 0 && !collect) {
         const uint32_t nkeys = map->total + 2u;
-        if (map->total > (1u << 17) || !nd16_smem(ctx, nkeys))
+        const int fused = map->total <= (1u << 17) && nd16_smem(ctx, nkeys);
+        const int two_pass = !fused && gh_tp_nd_supports(ctx, map);
+        if (!fused && !two_pass)
             return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                                 "N-D: %u joint bins do not fit the fused count", map->total);
-        const size_t bytes = (size_t)nkeys * sizeof(unsigned long long);
+        /* two-pass: two more words, the outlier slots after out (NaN in the last) */
+        const size_t bytes = ((size_t)nkeys + (two_pass ? 2u : 0u)) * sizeof(unsigned long long);
         if (s->counters_size < bytes) {
             cudaStreamSynchronize(strm);
             cudaFree(s->counters);
@@ -303,6 +337,8 @@ extern "C" gpuhist_status gpuhist_cuda_nd_count(gpuhist_ctx *ctx, const struct g
             s->counters_size = bytes;
         }
         s->nkeys = nkeys;
+        s->two_pass = two_pass;
+        s->nan_at = two_pass ? nkeys + 1u : 0u;
         GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(s->counters, 0, bytes, strm),
                          "N-D: zero the counters");
         return GPUHIST_OK;
@@ -313,6 +349,8 @@ extern "C" gpuhist_status gpuhist_cuda_nd_count(gpuhist_ctx *ctx, const struct g
     gpuhist_status rc = gh_nd_device_edges(ctx, s, &m);
     if (rc != GPUHIST_OK)
         return rc;
+    if (s->two_pass)
+        return gh_tp_nd_count(ctx, m, first, n, s->counters + 1);
     switch (m.dtype) {
     case GPUHIST_U8: return nd16_count<uint8_t>(ctx, m, first, n, s);
     case GPUHIST_I8: return nd16_count<int8_t>(ctx, m, first, n, s);

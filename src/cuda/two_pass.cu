@@ -85,6 +85,13 @@
  * middle buckets (pass 1), mio throttle on the packed counters (pass 2).
  * Next: pass 2 on bell (mio throttle on the packed counters); the copy-out's per-key
  * destination lookup (~12 instructions per key).
+ * Key sources (tp_src_*). Pass 1 and tp_digits take their keys from a source: the plan's samples
+ * (this strategy), or N-D points whose key is the point's joint slot (nd_device.cuh's per-axis
+ * map, ndmap.h's combination; nd_packed16.cu's nd_count past the fused count's slots calls
+ * gh_tp_nd_count): interleaved f32 pairs of certified axes two per 16-byte vector (8 bytes read
+ * per key: the data's two reads, one per pass, are 16 of a point's 20 bytes of traffic), any
+ * other f32 / f64 chunk point by point, gathered as its unit is loaded. N-D outliers go to the
+ * outlier slots: out at bins + 0, NaN at bins + 2. No slot array is written or read.
  * Limits: one channel; ceil(bins / 65536) <= 256 buckets (2^24 bins; 8-bit samples: 28, paged
  * mode only); paged mode up to 28
  * buckets (1.8M bins: with the 4 extra digits, 32 digit counters: one warp's scan);
@@ -96,6 +103,7 @@
  * histograms.
  */
 #include "fast_even.h"
+#include "nd_device.cuh"
 #include "packed16.cuh"
 
 #include <stdlib.h>
@@ -217,18 +225,176 @@ struct __align__(16) tp_dest {
     uint32_t a0, lim, a1, unused;
 };
 
-template <typename T, int MAP, bool WIDE>
+/* ---- key sources: where pass 1 and tp_digits take their keys from ------------------------------
+ * A source says what one 16-byte unit of a segment's body holds: load (unit v of the body that
+ * starts at element vbegin; element = the unit type's size), VE keys (keys: all of them; key:
+ * one, for sources mapped only where the element is valid, WHOLE false), the slot of a loose
+ * element k of the head or tail (slot: binmap.h's numbering, outliers at bins + 0 / 1 / 2), the
+ * keys per thread and tile (ITEMS), whether it has a wide mode (CAN_WIDE), and on the host where
+ * a launch range's body lies (body). The kernels and the host loop are the same for every
+ * source. */
+
+/* The samples of a 1-D plan (the strategy's own input). */
+template <typename T, int MAP> struct tp_src_samples {
+    typedef T unit;
+    static constexpr uint32_t VE = 16u / sizeof(T);
+    static constexpr uint32_t ITEMS = tp_items<T>();
+    static constexpr bool WHOLE = MAP != TP_MAP_GENERIC; /* certified maps: whole vectors */
+    /* 8-bit samples have no wide mode: their 8192-sample tiles' stage and the warps' scan rows
+     * would pass the 48 KiB of static shared memory (tp_supports refuses them) */
+    static constexpr bool CAN_WIDE = sizeof(T) > 1;
+    union vec {
+        uint4 v;
+        T e[VE];
+    };
+    __device__ __forceinline__ uint4 load(const tp_params &p, uint64_t vbegin, uint64_t v) const
+    {
+        return __ldcs((const uint4 *)((const T *)p.k.data + vbegin) + v);
+    }
+    __device__ __forceinline__ void keys(const tp_params &p, const uint4 v,
+                                         uint32_t (&key)[VE]) const
+    {
+        vec w;
+        w.v = v;
+        tp_vector_keys<T, MAP, VE>(p, w.e, key);
+    }
+    __device__ __forceinline__ uint32_t key(const tp_params &p, const uint4 v, uint32_t e) const
+    {
+        vec w;
+        w.v = v;
+        return tp_key(p, tp_slot<T, MAP>(p, w.e[e]));
+    }
+    __device__ __forceinline__ uint32_t slot(const tp_params &p, uint64_t k) const
+    {
+        return tp_slot<T, MAP>(p, ((const T *)p.k.data)[k]);
+    }
+    static uint64_t body(const unsigned char *data, uint64_t b, uint64_t e, uint64_t *nvec)
+    {
+        return gh_vec16_body<T>(data, b, e, nvec);
+    }
+};
+
+/* N-D points: a point's key is its joint slot (nd_device.cuh's per-axis map and ndmap.h's
+ * combination, as nd_map.cu writes them), bins 0 .. total - 1, "out" at outlier 0 and NaN at
+ * outlier 2 (binmap.h's underflow and NaN slots of `total` bins): no slot array. */
+__device__ __forceinline__ uint32_t tp_nd_slot(uint32_t cur, uint32_t total)
+{
+    return cur < GPUHIST_ND_OUT    ? cur
+           : cur == GPUHIST_ND_OUT ? GPUHIST_SLOT_UNDERFLOW(total)
+                                   : GPUHIST_SLOT_NAN(total);
+}
+
+/* Interleaved f32 pairs, 8-byte aligned, both axes certified (fast_even.h): two points per
+ * 16-byte vector, their keys by the certified estimate (the cut test, as the fused count's),
+ * the general map of both points only when one coordinate fails it. p.k.data: point 0. */
+struct tp_src_nd_pairs {
+    gpuhist_nd_map m;
+    typedef uint2 unit; /* a point */
+    static constexpr uint32_t VE = 2u;
+    /* 4 points per thread and tile: the 1-D f32 tile's 32 bytes of data per thread (8 points
+     * spill at 64 registers: 112 bytes of stores in the wide kernel, ptxas, sm_90) */
+    static constexpr uint32_t ITEMS = 4u;
+    static constexpr bool WHOLE = true;
+    static constexpr bool CAN_WIDE = true;
+    __device__ __forceinline__ uint32_t general(float x, float y) const
+    {
+        uint32_t cur =
+            gpuhist_nd_combine(0u, nd_axis_slot<float>(m.axis[0], x), m.axis[0].map.bins);
+        cur = gpuhist_nd_combine(cur, nd_axis_slot<float>(m.axis[1], y), m.axis[1].map.bins);
+        return tp_nd_slot(cur, m.total);
+    }
+    __device__ __forceinline__ uint4 load(const tp_params &p, uint64_t vbegin, uint64_t v) const
+    {
+        return __ldcs((const uint4 *)((const uint2 *)p.k.data + vbegin) + v);
+    }
+    __device__ __forceinline__ void keys(const tp_params &p, const uint4 v,
+                                         uint32_t (&key)[VE]) const
+    {
+        const float c[4] = {__uint_as_float(v.x), __uint_as_float(v.y), __uint_as_float(v.z),
+                            __uint_as_float(v.w)};
+        bool ok = true;
+#pragma unroll
+        for (uint32_t j = 0; j < VE; ++j) {
+            uint32_t cur = 0;
+#pragma unroll
+            for (uint32_t a = 0; a < 2u; ++a) {
+                const gpuhist_nd_axis &ax = m.axis[a];
+                int good;
+                const uint32_t k = gpuhist_fe_key_f32(c[2u * j + a], ax.map.lower_f,
+                                                      ax.map.scale_f, ax.map.bins, ax.cert.t_lo_f,
+                                                      ax.cert.t_hi_f, 1, &good);
+                ok = ok && good;
+                cur = cur * ax.map.bins + k;
+            }
+            key[j] = cur; /* a joint bin (< total): its own key */
+        }
+        if (!ok) {
+#pragma unroll
+            for (uint32_t j = 0; j < VE; ++j)
+                key[j] = tp_key(p, general(c[2u * j], c[2u * j + 1u]));
+        }
+    }
+    __device__ __forceinline__ uint32_t slot(const tp_params &p, uint64_t k) const
+    {
+        const float *xy = (const float *)p.k.data + 2u * k;
+        return general(xy[0], xy[1]);
+    }
+    static uint64_t body(const unsigned char *data, uint64_t b, uint64_t e, uint64_t *nvec)
+    {
+        return gh_vec16_body<uint2>(data, b, e, nvec);
+    }
+};
+
+/* N-D points of coordinate type T in any layout (columns, any alignment, any dimensions): one
+ * point per unit, its key computed as it is loaded (the coordinates gathered at m's bases and
+ * strides, point `first` + k of m for element k). Correct for every chunk, not fast. */
+template <typename T> struct tp_src_nd_points {
+    gpuhist_nd_map m;
+    uint64_t first;
+    typedef uint4 unit; /* 16 bytes: one unit per element, no loose head or tail */
+    static constexpr uint32_t VE = 1u;
+    static constexpr uint32_t ITEMS = 8u;
+    static constexpr bool WHOLE = true;
+    static constexpr bool CAN_WIDE = true;
+    __device__ __forceinline__ uint32_t slot(const tp_params &, uint64_t k) const
+    {
+        uint32_t cur = 0;
+        for (uint32_t a = 0; a < m.dims; ++a) {
+            const gpuhist_nd_axis &ax = m.axis[a];
+            T x;
+            memcpy(&x, ax.base + (first + k) * ax.stride, sizeof x);
+            cur = gpuhist_nd_combine(cur, nd_axis_slot<T>(ax, x), ax.map.bins);
+        }
+        return tp_nd_slot(cur, m.total);
+    }
+    __device__ __forceinline__ uint4 load(const tp_params &p, uint64_t vbegin, uint64_t v) const
+    {
+        return make_uint4(tp_key(p, slot(p, vbegin + v)), 0u, 0u, 0u);
+    }
+    __device__ __forceinline__ void keys(const tp_params &, const uint4 v,
+                                         uint32_t (&key)[VE]) const
+    {
+        key[0] = v.x;
+    }
+    static uint64_t body(const unsigned char *, uint64_t b, uint64_t e, uint64_t *nvec)
+    {
+        *nvec = e - b;
+        return b;
+    }
+};
+
+template <class SRC, bool WIDE>
 __global__ void __launch_bounds__(TP_THREADS, 2)
-    tp_partition(const __grid_constant__ tp_params p, const uint64_t vbegin, const uint64_t nvec,
-                 unsigned long long *__restrict__ out)
+    tp_partition(const __grid_constant__ tp_params p, const __grid_constant__ SRC src,
+                 const uint64_t vbegin, const uint64_t nvec, unsigned long long *__restrict__ out)
 {
     /* buckets, 3 outlier slots, "not a sample": <= 28 + 4 paged, <= 256 + 4 wide */
     constexpr uint32_t DIGITS = WIDE ? TP_WIDE_DIGITS : 32u;
     constexpr uint32_t NDST = WIDE ? TP_MAX_BUCKETS : TP_MAX_PAGED;
-    constexpr uint32_t ITEMS = tp_items<T>();
+    constexpr uint32_t ITEMS = SRC::ITEMS;
     constexpr uint32_t TILE = TP_THREADS * ITEMS;
     static_assert(TILE <= TP_PAGE, "a tile's run of one bucket needs at most one fresh page");
-    constexpr uint32_t VE = 16u / sizeof(T);
+    constexpr uint32_t VE = SRC::VE;
     constexpr uint32_t NV = ITEMS / VE;           /* vectors per thread per tile */
     constexpr uint32_t TV = TP_THREADS * NV;         /* vectors per tile */
     static_assert(NV * VE == ITEMS, "whole vectors per thread");
@@ -245,7 +411,6 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
 
     const uint32_t tid = threadIdx.x;
     const uint32_t nb = p.buckets;
-    const T *data = (const T *)p.k.data;
     if (tid == 0u) {
         s_next_page = blockIdx.x * p.pool;
         s_run_n = 0u;
@@ -253,8 +418,8 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
     }
 
     /* The unaligned head and tail (block 0): counted straight into out. */
-    gh_vec16_loose<T, false>(p.k, vbegin, nvec, [&](uint64_t k, bool) {
-        atomicAdd(out + tp_slot<T, MAP>(p, data[k]), 1ull);
+    gh_vec16_loose<typename SRC::unit, false>(p.k, vbegin, nvec, [&](uint64_t k, bool) {
+        atomicAdd(out + src.slot(p, k), 1ull);
     });
 
     /* Thread d < nb owns bucket d's open page: the arena index of its next free key and how
@@ -262,7 +427,6 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
      * run (s_run_key, s_run_n) of the reference-key hits (constant data: nothing staged or
      * written; in shared memory, as registers are scarce). */
     uint32_t off = 0, room = 0, outliers = 0;
-    const uint4 *vec = (const uint4 *)(data + vbegin);
     /* 32-bit tile indices (registers are scarce): a segment has at most 2^28 samples. */
     const uint32_t ntiles = (uint32_t)((nvec + TV - 1u) / TV);
     /* Register double buffer: tile t + grid is loaded while tile t is ranked and written. */
@@ -271,7 +435,7 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
 #pragma unroll
         for (uint32_t u = 0; u < NV; ++u) {
             const uint64_t v = (uint64_t)t * TV + u * TP_THREADS + tid;
-            next[u] = v < nvec ? __ldcs(vec + v) : make_uint4(0u, 0u, 0u, 0u);
+            next[u] = v < nvec ? src.load(p, vbegin, v) : make_uint4(0u, 0u, 0u, 0u);
         }
     };
     if (blockIdx.x < ntiles)
@@ -298,22 +462,17 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
 #pragma unroll
         for (uint32_t u = 0; u < NV; ++u) {
             const bool valid = full || (uint64_t)t * TV + u * TP_THREADS + tid < nvec;
-            union {
-                uint4 v;
-                T e[VE];
-            } w;
-            w.v = cur[u];
             uint32_t key[VE];
             /* every lane maps its whole vector (past the end: zeros, then dropped) */
-            if constexpr (MAP != TP_MAP_GENERIC)
-                tp_vector_keys<T, MAP, VE>(p, w.e, key);
+            if constexpr (SRC::WHOLE)
+                src.keys(p, cur[u], key);
 #pragma unroll
             for (uint32_t e = 0; e < VE; ++e) {
                 uint32_t k = TP_NOT_A_SAMPLE(nb);
-                if constexpr (MAP != TP_MAP_GENERIC)
+                if constexpr (SRC::WHOLE)
                     k = valid ? key[e] : k;
                 else if (valid)
-                    k = tp_key(p, tp_slot<T, MAP>(p, w.e[e]));
+                    k = src.key(p, cur[u], e);
                 if (u == 0u && e == 0u && tid == 0u) /* the next tile's reference */
                     s_ref[par ^ 1u] = k == TP_NOT_A_SAMPLE(nb) ? TP_NO_BUCKET : k;
                 diff |= k ^ ref;
@@ -497,12 +656,12 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
 /* Wide mode, before pass 1: the segment's vector body's samples per digit (bucket or outlier)
  * into total[], which sizes each bucket's region. Per-warp counters in shared memory; a thread
  * adds runs of one digit at once (constant data: one atomic per thread). */
-template <typename T, int MAP>
+template <class SRC>
 __global__ void __launch_bounds__(256)
-    tp_digits(const __grid_constant__ tp_params p, const uint64_t vbegin, const uint64_t nvec,
-              uint32_t *__restrict__ total)
+    tp_digits(const __grid_constant__ tp_params p, const __grid_constant__ SRC src,
+              const uint64_t vbegin, const uint64_t nvec, uint32_t *__restrict__ total)
 {
-    constexpr uint32_t VE = 16u / sizeof(T);
+    constexpr uint32_t VE = SRC::VE;
     __shared__ uint32_t s_n[8][TP_WIDE_DIGITS];
     const uint32_t tid = threadIdx.x;
     for (uint32_t d = tid; d < 8u * TP_WIDE_DIGITS; d += 256u)
@@ -510,7 +669,6 @@ __global__ void __launch_bounds__(256)
     __syncthreads();
     uint32_t *const mine = s_n[tid >> 5];
     uint32_t last = 0, run = 0;
-    const uint4 *vec = (const uint4 *)((const T *)p.k.data + vbegin);
     /* TP_DIGITS_U vectors per thread loaded before any is mapped: enough bytes in flight to
      * stream at the read ceiling */
     const uint64_t stride = (uint64_t)gridDim.x * 256u;
@@ -519,19 +677,14 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
         for (uint32_t u = 0; u < TP_DIGITS_U; ++u) {
             const uint64_t i = i0 + u * stride;
-            v[u] = i < nvec ? __ldcs(vec + i) : make_uint4(0u, 0u, 0u, 0u);
+            v[u] = i < nvec ? src.load(p, vbegin, i) : make_uint4(0u, 0u, 0u, 0u);
         }
 #pragma unroll
         for (uint32_t u = 0; u < TP_DIGITS_U; ++u) {
             if (i0 + u * stride >= nvec)
                 break;
-            union {
-                uint4 v;
-                T e[VE];
-            } w;
-            w.v = v[u];
             uint32_t key[VE];
-            tp_vector_keys<T, MAP, VE>(p, w.e, key); /* as pass 1 */
+            src.keys(p, v[u], key); /* as pass 1 */
 #pragma unroll
             for (uint32_t e = 0; e < VE; ++e) {
                 const uint32_t d = key[e] >> 16;
@@ -720,19 +873,19 @@ static tp_layout tp_layout_for(uint32_t npages, uint32_t nb)
     return l;
 }
 
-template <typename T, int MAP>
-static gpuhist_status tp_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, tp_params p,
-                                unsigned long long *out)
+/* Both passes over job->elements elements of the key source src (the job's data where the
+ * source reads it), added into out. */
+template <class SRC>
+static gpuhist_status tp_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, const SRC &src,
+                                tp_params p, unsigned long long *out)
 {
-    constexpr uint32_t TILE = TP_THREADS * tp_items<T>();
-    constexpr uint64_t VE = 16u / sizeof(T);
-    /* 8-bit samples have no wide mode: their 8192-sample tiles' stage and the warps' scan rows
-     * would pass the 48 KiB of static shared memory (tp_supports refuses them) */
-    constexpr bool CAN_WIDE = sizeof(T) > 1;
+    constexpr uint32_t TILE = TP_THREADS * SRC::ITEMS;
+    constexpr uint64_t VE = SRC::VE;
     const bool wide = p.buckets > TP_MAX_PAGED;
-    auto part = wide ? tp_partition<T, MAP, CAN_WIDE> : tp_partition<T, MAP, false>;
+    auto part = wide ? tp_partition<SRC, SRC::CAN_WIDE> : tp_partition<SRC, false>;
     cudaError_t err;
-    const int grid1 = gh_grid(job, part, GH_LP_TWO_PASS_PARTITION, 0, job->elements / tp_items<T>(), &err);
+    const int grid1 =
+        gh_grid(job, part, GH_LP_TWO_PASS_PARTITION, 0, job->elements / SRC::ITEMS, &err);
     if (grid1 == 0)
         return gpuhist_cuda_check(ctx, err, "cuda-two-pass partition configuration");
     const size_t smem2 = p16_smem(65536u);
@@ -782,7 +935,7 @@ static gpuhist_status tp_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, t
 
     return gh_segments_max(job->elements, seg, [&](uint64_t b, uint64_t e) -> gpuhist_status {
         uint64_t nvec;
-        const uint64_t vb = gh_vec16_body<T>(job->data, b, e, &nvec);
+        const uint64_t vb = SRC::body(job->data, b, e, &nvec);
         const uint64_t ntiles = (nvec * VE + TILE - 1u) / TILE;
         tp_params q = p;
         q.k.begin = b;
@@ -801,12 +954,12 @@ static gpuhist_status tp_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, t
             GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(digits, 0, TP_WIDE_DIGITS * 4u, job->stream),
                              "cuda-two-pass: clear the digit counts");
             const int dgrid = gh_fixed_grid(GH_LP_COUNTER_PASS, job->sm_count, nvec);
-            tp_digits<T, MAP><<<dgrid, 256, 0, job->stream>>>(q, vb, nvec, digits);
+            tp_digits<SRC><<<dgrid, 256, 0, job->stream>>>(q, src, vb, nvec, digits);
             GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-two-pass digits kernel");
             tp_regions<<<1, 32, 0, job->stream>>>(digits, p.buckets, starts, q.cursor);
             GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-two-pass regions kernel");
         }
-        part<<<grid1, TP_THREADS, 0, job->stream>>>(q, vb, nvec, out);
+        part<<<grid1, TP_THREADS, 0, job->stream>>>(q, src, vb, nvec, out);
         GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-two-pass partition kernel");
         if (wide) {
             tp_seal<<<p.buckets, 256, 0, job->stream>>>(starts, q.cursor, p.arena, p.page_bucket,
@@ -854,21 +1007,83 @@ static gpuhist_status tp_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
                 p.t_hi = c.t_hi_f;
                 p.cert_ok = 1;
                 if (c.direct)
-                    return tp_launch<float, TP_MAP_F32_WIDE_DIRECT>(ctx, job, p, out);
-                return tp_launch<float, TP_MAP_F32_WIDE_CUT>(ctx, job, p, out);
+                    return tp_launch(ctx, job, tp_src_samples<float, TP_MAP_F32_WIDE_DIRECT>(),
+                                     p, out);
+                return tp_launch(ctx, job, tp_src_samples<float, TP_MAP_F32_WIDE_CUT>(), p, out);
             }
         }
         if (c.direct)
-            return tp_launch<float, TP_MAP_F32_DIRECT>(ctx, job, p, out);
-        return tp_launch<float, TP_MAP_F32_CUT>(ctx, job, p, out);
+            return tp_launch(ctx, job, tp_src_samples<float, TP_MAP_F32_DIRECT>(), p, out);
+        return tp_launch(ctx, job, tp_src_samples<float, TP_MAP_F32_CUT>(), p, out);
     }
     return gh_dispatch(plan, [&](auto tag, auto) -> gpuhist_status {
         typedef typename decltype(tag)::type T;
-        return tp_launch<T, TP_MAP_GENERIC>(ctx, job, p, out);
+        return tp_launch(ctx, job, tp_src_samples<T, TP_MAP_GENERIC>(), p, out);
     });
 }
 
 } // namespace
+
+/* ---- N-D points (nd_packed16.cu's nd_count past the fused count's slots) --------------------- */
+
+int gh_tp_nd_supports(const gpuhist_ctx *ctx, const gpuhist_nd_map *m)
+{
+    return (m->dtype == GPUHIST_F32 || m->dtype == GPUHIST_F64) && m->total >= 1u &&
+           tp_buckets(m->total) <= TP_MAX_BUCKETS &&
+           p16_smem(65536u) <= gpuhist_cuda_smem_optin(ctx);
+}
+
+gpuhist_status gh_tp_nd_count(gpuhist_ctx *ctx, const gpuhist_nd_map &m, uint64_t first,
+                              uint64_t n, unsigned long long *out)
+{
+    if (n == 0)
+        return GPUHIST_OK;
+    gpuhist_cuda_job job;
+    memset(&job, 0, sizeof job);
+    job.stream = (cudaStream_t)ctx->stream;
+    job.device = ctx->device;
+    job.sm_count = gpuhist_cuda_sm_count(ctx);
+    job.smem_per_block_optin = gpuhist_cuda_smem_optin(ctx);
+    job.pixels = job.elements = n;
+    tp_params p;
+    memset(&p, 0, sizeof p);
+    p.bins = m.total;
+    p.buckets = tp_buckets(m.total);
+    const unsigned char *b0 = m.axis[0].base + first * m.axis[0].stride;
+    p.k.data = b0; /* the pairs' point 0 (the other sources gather at m's bases) */
+    p.k.end = n;
+    p.k.channels = 1u;
+    p.k.slots = m.total + 3u;
+    p.k.counters = p.k.slots;
+    /* f32 pairs of certified axes, interleaved and 8-byte aligned: two points per vector */
+    bool pairs = m.dtype == GPUHIST_F32 && m.dims == 2u && m.axis[0].stride == 8u &&
+                 m.axis[1].stride == 8u && m.axis[1].base == m.axis[0].base + 4 &&
+                 ((uintptr_t)b0 & 7u) == 0u;
+    for (uint32_t a = 0; pairs && a < 2u; ++a)
+        pairs = m.axis[a].fast_f32 && m.axis[a].cert.ok;
+    if (pairs) {
+        tp_src_nd_pairs src;
+        src.m = m;
+        job.data = b0;
+        return tp_launch(ctx, &job, src, p, out);
+    }
+    job.data = b0;
+    if (m.dtype == GPUHIST_F32) {
+        tp_src_nd_points<float> src;
+        src.m = m;
+        src.first = first;
+        return tp_launch(ctx, &job, src, p, out);
+    }
+    if (m.dtype == GPUHIST_F64) {
+        tp_src_nd_points<double> src;
+        src.m = m;
+        src.first = first;
+        return tp_launch(ctx, &job, src, p, out);
+    }
+    return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                        "N-D: the two-pass count takes f32 and f64 points, not %s",
+                        gpuhist_dtype_name(m.dtype));
+}
 
 extern "C" const gpuhist_strategy gpuhist_strategy_cuda_two_pass = {
     "cuda-two-pass",
