@@ -1,14 +1,18 @@
 /*
  * bench_nd.cu - gpuhist-nd-bench: N-D histograms of device-resident points (gpuhist_histogramdd
  * with points in device memory: the device map of nd_map.cu, then the 1-D count of the joint
- * slots) against the device's read ceiling in the same run: f32 pairs into 256 x 256 and
- * 4096 x 4096 even bins, u8 RGB pixels into 32 x 32 x 32.
+ * slots, or one pass of the fused count, or past its slots the two-pass count of the points)
+ * against the device's read ceiling in the same run: f32 pairs into 256 x 256 and 4096 x 4096
+ * even bins, u8 RGB pixels into 32 x 32 x 32.
  * Each case: median of --reps calls after two warm-up calls, counts into page-locked host
- * memory; checked: the counts and tallies add up to the points, and a 1M-point prefix equals
- * the CPU backend's counts on a host copy bit for bit.
- * Prints one line per case: ms, GB/s of points read, ratio to the read ceiling, the strategy
- * that counted the slots, and the time of copying the counts alone (host output, which the
- * 16M-bin case is bound by).
+ * memory ("host counts") or, for 4096 x 4096 also, into device memory ("device counts": the
+ * counts stay on the device as CuPy's histogram2d returns them; the call still waits for the
+ * nan / out tallies); checked: the counts and tallies add up to the points, and a 1M-point
+ * prefix equals the CPU backend's counts on a host copy bit for bit (written where the case
+ * writes them).
+ * Prints one line per case: where the counts go, ms, GB/s of points read, ratio to the read
+ * ceiling, the strategy that counted, and the time of copying the counts alone to the host
+ * (which the 16M-bin case with host counts pays).
  * usage: gpuhist-nd-bench [--reps N] [--points-mib M]
  */
 #include "gpuhist.h"
@@ -119,6 +123,7 @@ struct Case {
     uint32_t bins; /* per axis */
     double lo, hi;
     double target;
+    bool device_counts; /* counts into device memory (else page-locked host memory) */
 };
 
 int main(int argc, char **argv)
@@ -145,12 +150,13 @@ int main(int argc, char **argv)
     void *d;
     CK(cudaMalloc(&d, bytes));
     const Case cases[] = {
-        {"f32 pairs, 256 x 256 even", GPUHIST_F32, 2, 256, 0.0, 1.0, 0.75},
-        {"f32 pairs, 4096 x 4096 even", GPUHIST_F32, 2, 4096, 0.0, 1.0, 0.25},
-        {"u8 RGB, 32 x 32 x 32 even", GPUHIST_U8, 3, 32, 0.0, 256.0, 0.75},
+        {"f32 pairs, 256 x 256 even", GPUHIST_F32, 2, 256, 0.0, 1.0, 0.75, false},
+        {"f32 pairs, 4096 x 4096 even", GPUHIST_F32, 2, 4096, 0.0, 1.0, 0.25, false},
+        {"f32 pairs, 4096 x 4096 even", GPUHIST_F32, 2, 4096, 0.0, 1.0, 0.25, true},
+        {"u8 RGB, 32 x 32 x 32 even", GPUHIST_U8, 3, 32, 0.0, 256.0, 0.75, false},
     };
     std::printf("device: %s; %llu MiB of points per case; median of %d calls; counts to "
-                "page-locked host memory\n",
+                "page-locked host memory (host counts) or device memory (device counts)\n",
                 gpuhist_device_name(ctx), (unsigned long long)mib, reps);
     int bad = 0;
     for (const Case &c : cases) {
@@ -169,8 +175,10 @@ int main(int argc, char **argv)
             axes.push_back(gpuhist_bins_even(c.bins, c.lo, c.hi));
             total *= c.bins;
         }
-        uint64_t *counts;
+        uint64_t *counts, *dcounts = nullptr;
         CK(cudaMallocHost(&counts, total * 8));
+        if (c.device_counts)
+            CK(cudaMalloc(&dcounts, total * 8));
         gpuhist_points p = gpuhist_points_interleaved(d, c.dtype, c.dims, points);
         p.location = GPUHIST_MEMORY_DEVICE;
         gpuhist_nd_result r;
@@ -178,7 +186,8 @@ int main(int argc, char **argv)
         const char *strategy = "?";
         for (int i = 0; i < reps + 2; ++i) {
             std::memset(&r, 0, sizeof r);
-            r.counts = counts;
+            r.counts = c.device_counts ? dcounts : counts;
+            r.counts_location = c.device_counts ? GPUHIST_MEMORY_DEVICE : GPUHIST_MEMORY_HOST;
             double t0 = now_ms();
             gpuhist_status st = gpuhist_histogramdd(ctx, &p, axes.data(), &r);
             double t1 = now_ms();
@@ -194,6 +203,8 @@ int main(int argc, char **argv)
         if (t.empty())
             continue;
         /* checks: every point counted once; a 1M-point prefix against the CPU backend */
+        if (c.device_counts)
+            CK(cudaMemcpy(counts, dcounts, total * 8, cudaMemcpyDeviceToHost));
         uint64_t sum = r.out + r.nan;
         for (uint64_t k = 0; k < total; ++k)
             sum += counts[k];
@@ -210,10 +221,13 @@ int main(int argc, char **argv)
             std::memset(&a, 0, sizeof a);
             std::memset(&b, 0, sizeof b);
             a.counts = want.data();
-            b.counts = got.data();
+            b.counts = c.device_counts ? dcounts : got.data();
+            b.counts_location = c.device_counts ? GPUHIST_MEMORY_DEVICE : GPUHIST_MEMORY_HOST;
             ok = ok && gpuhist_histogramdd(cpu, &hp, axes.data(), &a) == GPUHIST_OK &&
-                 gpuhist_histogramdd(ctx, &dp, axes.data(), &b) == GPUHIST_OK && want == got &&
-                 a.out == b.out && a.nan == b.nan;
+                 gpuhist_histogramdd(ctx, &dp, axes.data(), &b) == GPUHIST_OK;
+            if (ok && c.device_counts)
+                CK(cudaMemcpy(got.data(), dcounts, total * 8, cudaMemcpyDeviceToHost));
+            ok = ok && want == got && a.out == b.out && a.nan == b.nan;
         }
         /* the output alone: the counts' copy to the host */
         void *dc;
@@ -224,12 +238,15 @@ int main(int argc, char **argv)
         CK(cudaFree(dc));
         const double ms = median(t);
         const double gbps = used / (ms * 1e-3) / 1e9;
-        std::printf("%-30s | %9.3f ms | %7.1f GB/s | ceiling %7.1f GB/s | ratio %.3f (target "
-                    "%.2f) | counts copy %.3f ms | %s | %s\n",
-                    c.name, ms, gbps, ceiling, gbps / ceiling, c.target, copy_ms, strategy,
+        std::printf("%-30s | %-13s | %9.3f ms | %7.1f GB/s | ceiling %7.1f GB/s | ratio %.3f "
+                    "(target %.2f) | counts copy %.3f ms | %s | %s\n",
+                    c.name, c.device_counts ? "device counts" : "host counts", ms, gbps,
+                    ceiling, gbps / ceiling, c.target, copy_ms, strategy,
                     ok ? "counts ok" : "COUNTS WRONG");
         bad += !ok;
         CK(cudaFreeHost(counts));
+        if (dcounts)
+            CK(cudaFree(dcounts));
     }
     CK(cudaFree(d));
     gpuhist_destroy(ctx);
