@@ -378,7 +378,10 @@ static gpuhist_status nd_count(gpuhist_nd_stream *nd, const gpuhist_points *pts)
         }
     }
     if (nd->fused) {
-        gpuhist_status rc = ctx->ops->nd_count(ctx, &map, 0, pts->count, NULL);
+        /* (n = 0 would be the operation's begin, which zeroes the counters: an empty chunk
+         * adds nothing) */
+        gpuhist_status rc =
+            pts->count ? ctx->ops->nd_count(ctx, &map, 0, pts->count, NULL) : GPUHIST_OK;
         if (rc != GPUHIST_OK)
             return nd_fail(nd, rc);
         nd->points += pts->count;
