@@ -4,9 +4,10 @@
  * nan / out tallies, edges and the auto ranges), for every coordinate type, 1 to 8 dimensions,
  * interleaved points and columns, EVEN (with and without range), EDGES and INTEGER axes, NaN and
  * out-of-range coordinates, the map cut in several pieces, AUTO location detection, the N-D
- * stream fed device chunks; large joint histograms (4096 x 4096 f32, 4097 x 4096, i32 3000 x
- * 3000: their slots counted by cuda-two-pass's wide mode or past it; `test_nd_device large` skips
- * the four random rounds); and the refusals (weights, a host chunk in a device stream).
+ * stream fed device chunks; large joint histograms (4096 x 4096 f32: the two-pass count of the
+ * points; 4097 x 4096 and i32 3000 x 3000: their slots counted by the 1-D strategies;
+ * `test_nd_device large` skips the four random rounds); and the refusals (weights, a host chunk
+ * in a device stream).
  * Seed: GPUHIST_TEST_SEED (default 20261127), printed. Exits 77 without a GPU.
  */
 #include "gpuhist.h"
@@ -373,9 +374,10 @@ int main(int argc, char **argv)
               "device points on the CPU backend: %d %s", (int)s, gpuhist_last_error(cpu));
         CK(cudaFree(d));
     }
-    /* Large joint histograms: 4096 x 4096 f32 EVEN (2^24 joint bins: the 1-D count of the
-     * slots takes cuda-two-pass's wide mode), 4097 x 4096 (past its 2^24), i32 INTEGER
-     * 3000 x 3000; points uniform a little beyond the range, with NaN */
+    /* Large joint histograms: 4096 x 4096 f32 EVEN (2^24 joint bins: nd_count's two-pass
+     * count of the points, cuda-two-pass's wide mode), 4097 x 4096 (past its 2^24: the map
+     * and a 1-D count of the slots), i32 INTEGER 3000 x 3000 (the same); points uniform a
+     * little beyond the range, with NaN */
     {
         struct big {
             gpuhist_dtype dt;
