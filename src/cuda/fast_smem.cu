@@ -17,8 +17,9 @@
  *
  * fe_kernel (f32 or f64 EVEN, fast_even.h's certified estimate in the samples' domain; f64
  * whenever its certificate holds): smem_certified_even.cu. fx_kernel
- * (f32 EDGES, bins <= 1024, the one-load cell table): smem_cell_table.cu. What the two share
- * (parameters, the two-stage load loop, the launch): smem_stream.cuh.
+ * (f32 EDGES, bins <= 1024, the one-load cell table; entries of one threshold, or of two where
+ * the edges crowd one-threshold cells, as at 1024 quadratic edges): smem_cell_table.cu. What the
+ * two share (parameters, the two-stage load loop, the launch): smem_stream.cuh.
  *
  * fs_kernel (general). f32 EVEN outside fe_kernel's range: fast_even.h's test (two-sided, before
  * any range check), then NaN / outside by compares and the one-edge rule on a shared float edge
@@ -46,7 +47,11 @@
  * banner); the float-threshold rule of fx_kernel by a CPU emulation of the slot logic (float ops
  * without contraction, fmaf): ~9e7 EDGES evaluations over ~3000 edge sets
  * (quadratic, random, sub-ulp clusters, clumps, edges past FLT_MAX, both last-edge rules, 257 to
- * 1025 cells): no mismatch.
+ * 1025 cells): no mismatch; its two-threshold entries by a port of their build and lookup
+ * (the host fx_q): ~3e8 evaluations over 9 edge sets of 1-1024 bins (quadratic, random gaps,
+ * 900 crowded, clusters, log-spaced, past FLT_MAX), every map k = 0-6, b = 7-9, 0 / 4 / 64
+ * sub-tables, both last-edge rules, samples on and +-6 ulps around every edge, uniform, random
+ * bit patterns: no mismatch (tests/gpu edges1024 checks the kernel itself).
  * Seed: 001 section V.B, 002 (privatised shared histograms); certified estimate, float-rounded
  * edge thresholds and the monotone cell table are new.
  */

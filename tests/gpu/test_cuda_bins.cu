@@ -15,6 +15,13 @@
  *                clusters of edges a few ulps apart in more cells than there are sub-tables
  *                (-> the search), one bin, 500 bins, edges past FLT_MAX; samples on every edge
  *                and up to 6 ulps either side, uniform, NaN / inf; every CUDA strategy
+ *   edges1024    f32 uneven edges at 1000-1024 bins, where cuda-fast-smem's cell table holds
+ *                two thresholds per entry: quadratic (the benchmark's edges and a shifted 1000),
+ *                random gaps between floats, pairs of edges in every cell, 900 of 1024 crowded in
+ *                one region, log-spaced, and 1023 edges with the last past FLT_MAX; both
+ *                last-edge rules; samples on every edge and up to 6 ulps either side, uniform and
+ *                5% beyond, 30% of them one value, NaN / inf, an unaligned start; every CUDA
+ *                strategy
  * Every result is compared bin by bin with the CPU reference (or the known answer), with the
  * tallies (underflow, overflow, nan, total). Exit 77 (ctest: skipped) without a GPU.
  */
@@ -204,11 +211,100 @@ static void case_edge_cells(void)
     gpuhist_destroy(ctx);
 }
 
+/* 1000-1024 uneven edges (cuda-fast-smem's two-threshold cell entries: both position fields,
+ * their equal positions, the sub-tables of crowded cells and the search past them). */
+static void case_edges1024(void)
+{
+    gpuhist_ctx *ctx = cuda_ctx();
+    struct ec {
+        std::vector<double> edges;
+        const char *what;
+    };
+    std::vector<ec> cases;
+    { /* the benchmark's f32_1024_edges cell: (i/1024)^2 */
+        std::vector<double> e;
+        for (int i = 0; i <= 1024; ++i)
+            e.push_back(((double)i / 1024) * ((double)i / 1024));
+        cases.push_back({e, "1024 quadratic edges"});
+    }
+    { /* 1000 quadratic over [-4, 4] */
+        std::vector<double> e;
+        for (int i = 0; i <= 1000; ++i)
+            e.push_back(((double)i / 1000) * ((double)i / 1000) * 8.0 - 4.0);
+        cases.push_back({e, "1000 quadratic edges"});
+    }
+    { /* random gaps from 1e-9 to 0.02: edges between floats, 0 to many per cell */
+        std::vector<double> e;
+        double v = -3.0;
+        for (int i = 0; i <= 1000; ++i) {
+            e.push_back(v);
+            v += 1e-9 + 0.02 * (double)(rnd() >> 11) * (1.0 / 9007199254740992.0);
+        }
+        cases.push_back({e, "1000 random edges"});
+    }
+    { /* 512 pairs 1e-5 apart, 0.01 between pairs: two thresholds in most cells */
+        std::vector<double> e;
+        for (int i = 0; i < 512; ++i) {
+            e.push_back(i * 0.01);
+            e.push_back(i * 0.01 + 1e-5);
+        }
+        e.push_back(5.12);
+        cases.push_back({e, "1024 edges in pairs"});
+    }
+    { /* 900 edges in [0.5, 0.5001), the rest 0.01 apart: crowded cells past the sub-tables */
+        std::vector<double> e;
+        for (int i = 0; i < 900; ++i)
+            e.push_back(0.5 + 1e-4 * i / 900.0);
+        for (int i = 0; i <= 124; ++i)
+            e.push_back(0.5 + 1e-4 + (i + 1) * 0.01);
+        cases.push_back({e, "1024 edges, 900 crowded"});
+    }
+    { /* log-spaced over six decades */
+        std::vector<double> e;
+        for (int i = 0; i <= 1024; ++i)
+            e.push_back(pow(10.0, -6.0 + 6.0 * i / 1024));
+        cases.push_back({e, "1024 log-spaced edges"});
+    }
+    { /* integers, then an edge past FLT_MAX */
+        std::vector<double> e;
+        for (int i = 0; i < 1023; ++i)
+            e.push_back(i);
+        e.push_back(1e39);
+        cases.push_back({e, "1023 edges, last past FLT_MAX"});
+    }
+    for (const ec &c : cases) {
+        const double lo = c.edges.front(), hi = std::min(c.edges.back(), 1e30);
+        std::vector<float> x = around_edges(c.edges, 400000, lo, hi);
+        x.resize(x.size() * 10 / 7, (float)(lo + 0.3 * (hi - lo))); /* 30%: one value, in a run */
+        const uint32_t bins = (uint32_t)c.edges.size() - 1u;
+        for (int incl = 1; incl >= 0; --incl) {
+            gpuhist_bin_spec b = gpuhist_bins_edges(bins, c.edges.data());
+            b.last_edge_inclusive = incl;
+            for (size_t off = 0; off <= 1; ++off) { /* off = 1: head and tail samples */
+                gpuhist_samples hs = gpuhist_samples_1d(x.data() + off, GPUHIST_F32,
+                                                        x.size() - 2 * off);
+                expected e = reference(&hs, &b);
+                void *base = NULL;
+                gpuhist_samples ds = hs;
+                ds.data = to_device(hs.data, hs.count * 4, off * 4, &base);
+                ds.location = GPUHIST_MEMORY_DEVICE;
+                char what[128];
+                snprintf(what, sizeof what, "edges1024 %s, last edge %s, offset %zu", c.what,
+                         incl ? "inclusive" : "exclusive", off);
+                all_strategies(ctx, &ds, &b, e, 0, what);
+                cudaFree(base);
+            }
+        }
+    }
+    gpuhist_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     static const cuda_case cases[] = {
         {"many_bins", case_many_bins},
         {"edge_cells", case_edge_cells},
+        {"edges1024", case_edges1024},
     };
     return cuda_test_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
 }
