@@ -1,10 +1,11 @@
 /*
  * byte_pairs.cu - cuda-byte-pairs: u8/i8 counted two bytes at a time (one channel, or the
- * interleaved layouts below). Built for u8/256 and RGBA data, whose uniform and bell samples
- * every per-byte strategy leaves near 0.52-0.70 of the read ceiling on the H200: one shared
- * atomic per byte at ~8.4 lane-updates per clock per SM is the bound (docs/PERFORMANCE.md,
- * "Hardware facts the CUDA strategies rely on"; the same GB/s on an H100, whose lower ceiling
- * it meets at 0.76).
+ * interleaved layouts below), and cuda-half-pairs: f16/bf16 samples' certified bin codes counted
+ * two at a time by the same engine (end of this banner). Built for u8/256 and RGBA data, whose
+ * uniform and bell samples every per-byte strategy leaves near 0.52-0.70 of the read ceiling on
+ * the H200: one shared atomic per byte at ~8.4 lane-updates per clock per SM is the bound
+ * (docs/PERFORMANCE.md, "Hardware facts the CUDA strategies rely on"; the same GB/s on an H100,
+ * whose lower ceiling it meets at 0.76).
  *
  * Mechanism. The two bytes a (even offset) and b (odd offset) of each aligned 16-bit half-word
  * are one key k = a | b << 8 of a 65536-entry pair histogram P: one shared atomic counts two
@@ -83,10 +84,50 @@
  * per-block sums).
  * Loads: 16-byte vectors of the aligned body, the next iteration's loaded before this one is
  * counted; the unaligned head and tail (< 16 bytes each) by byte_common.cuh's gh8_loose_kernel.
+ * Key sources. The engine (bp_kernel: loads, the vote, the three modes, the atomics and their
+ * carry test) does not know what it counts: a key source turns vectors into pair keys and
+ * table addresses and owns the fold (bp_bytes for the byte layouts above, compiled to the same
+ * machine code as the engine written for bytes alone; bp_halves for cuda-half-pairs, below).
+ *
+ * cuda-half-pairs: f16 / bf16 samples, one channel, EVEN bins up to 256, counted two per atomic
+ * by the same engine. Built for the f16_256 and bf16_256 cells, where cuda-fast-packed16 (one
+ * atomic with return per 2-byte sample on the 65536 raw patterns) is held near 0.9 of the read
+ * ceiling by the ~8.4 shared lane-updates per clock per SM. Each sample's code (half_pairs.h: NaN,
+ * underflow, the bins, overflow; W = bins + 3 codes) is arithmetic: both halves of a 32-bit
+ * word clamped by one max.NaN and one min.NaN of the packed type, each widened exactly to float
+ * (f16: cvt; bf16: a shift or a mask), then two fma.rm and a cvt.rmi (f16: + one LOP3 for the
+ * nudge). The estimate is certified on the host for all 65536 bit patterns of the spec
+ * (gpuhist_hp_cert_of, once per spec and process), so the kernel has no test and no exact
+ * path; specs that do not certify are declined and auto counts them with cuda-fast-packed16.
+ * The word's two codes are one key c0 + W c1 < W^2 <= 67081 of the packed 16-bit pair histogram
+ * (33541 words, 131 KiB); a carry of key k goes to both its codes' slots (k / W and k % W), the
+ * phantom half after the last key (W^2 odd) only ever receives a low carry and is never read.
+ * Bytes mode: 8 red.shared per vector into the warp's two tables of W counters (even and odd
+ * samples); run mode: the repeated word's two codes get 384 each; the vote compares the codes
+ * of the first and last word of the iteration (so data that piles into one bin with varied bit
+ * patterns goes to bytes mode too), and pairs mode reuses those two keys. Fold: four threads
+ * per code over partners p = q (mod 4), both directions, plus the tables; then each code's sum
+ * goes to its slot. Head and tail (< 8 samples each) by hp_loose_kernel with binmap.h's exact
+ * rule.
+ * What bounds it (from the PTX; not yet measured): per 16-byte vector in pairs mode 48
+ * instructions of codes (4 words x (2 HMNMX2, 2 widen, 2 LOP3, 4 FFMA, 2 F2I)), 4 IMAD for the
+ * keys and ~7 per atomic (inc, address, ATOMS, carry accumulation): ~10 thread-instructions a
+ * sample against byte-pairs' ~3.5, and one shared atomic per two samples instead of one per
+ * sample. At the H100's read ceiling (~5.7 samples per clock per SM) that is ~1.8 of the 4
+ * warp-instructions an SM issues per clock, 2.9 ATOMS lanes per clock against the ~8.4 limit,
+ * and 5.7 F2I per clock of the 16 the conversion unit takes: issue, not the atomics, is the
+ * likely bound. 64 registers at 1024 threads, no spills (ptxas, sm_90).
+ * Limits: bins + 3 <= 259 (197 KiB of shared memory at 256 bins: 33541 pair words, 64 tables and
+ * the sums of 259 counters; a device with less opt-in shared memory declines), at most 2^26
+ * vectors per block per launch (2^29 samples: the 32-bit per-block sums), the specs
+ * half_pairs.h certifies (not: last edge inclusive when it is a value of the type, bins
+ * narrower than an ulp; test_half_pairs prints its list), unweighted, one channel (the backend
+ * deinterleaves no half data for it: several channels go to cuda-global-atomic).
  * Seed: 002 (privatised shared histograms), 000 (histogram256's per-warp tables); counting pairs
- * of samples with one atomic is new.
+ * of samples with one atomic and the exhaustively certified arithmetic slot are new.
  */
 #include "byte_common.cuh"
+#include "half_pairs.h"
 #include "packed16.cuh"
 
 namespace {
@@ -113,7 +154,8 @@ __host__ __device__ constexpr uint32_t bp_tables_per_warp(int C)
     return C == 1 ? 2u : 1u;
 }
 
-/* Shared memory: pair words, the byte tables (nout counters each), the block's nout sums. */
+/* Shared memory of the bytes kernels: pair words, the byte tables (nout counters each), the
+ * block's nout sums. */
 static inline size_t bp_smem(int C, uint32_t nout)
 {
     return ((size_t)BP_PAIR_WORDS +
@@ -130,98 +172,302 @@ struct bp_layout {
     uint32_t nout;      /* active * 256 */
 };
 
-/* A carry of pair key k moves d (mod 2^64) into the counts of both its bytes. */
-__device__ __forceinline__ void bp_carry(unsigned long long *out, uint32_t lo, uint32_t hi,
-                                         uint32_t k, unsigned long long d)
-{
-    atomicAdd(out + lo + (k & 0xffu), d);
-    atomicAdd(out + hi + (k >> 8), d);
-}
-
-/* packed16.cuh's p16_wrap for pair keys: the exact carry accounting of one add (rare path). */
-__device__ __forceinline__ void bp_wrap(unsigned long long *out, uint32_t lo, uint32_t hi,
-                                        uint32_t k, uint32_t old, uint32_t inc)
+/* packed16.cuh's p16_wrap for pair keys: the exact carry accounting of one add (rare path).
+ * carry(k, d) moves d (mod 2^64) into the counts of both values of pair key k; the low carry of
+ * an even key goes to k + 1 unless that is the phantom half after the last key (has_next). */
+template <class Carry>
+__device__ __forceinline__ void bp_wrap(Carry &&carry, uint32_t k, uint32_t old, uint32_t inc,
+                                        bool has_next = true)
 {
     const uint32_t now = old + inc;
     if (k & 1u) {
         if (now < old) /* the high half wrapped */
-            bp_carry(out, lo, hi, k, 0x10000ull);
+            carry(k, 0x10000ull);
     } else if ((old & 0xffffu) + inc > 0xffffu) { /* the low half carried into the high half */
-        bp_carry(out, lo, hi, k, 0x10000ull);
-        bp_carry(out, lo, hi, k + 1u, now < old ? 0xffffull : ~0ull);
+        carry(k, 0x10000ull);
+        if (has_next)
+            carry(k + 1u, now < old ? 0xffffull : ~0ull);
     }
 }
+
+/*
+ * Key sources: what the pair engine (bp_kernel) counts. A source turns the 16-byte vectors of
+ * the body into NK pair keys per vector (pairs mode), into table addresses of single values
+ * (bytes mode and the run mode's word), says how a carry of a key reaches `out`, and folds the
+ * block's pair counters and tables into `out` (the epilogue). Everything else - loads, modes,
+ * the vote, the atomics and the carry test - is the engine's, the same for every source.
+ *   bp_bytes<C, NLW>: u8/i8 bytes in C interleaved channels (the layouts above), 256 values a
+ *     table, 65536 pair keys.
+ *   bp_halves<BF16>: f16/bf16 samples mapped to half_pairs.h's certified codes (bins + 3 of
+ *     them, W), one channel: the two halves of each 32-bit word are one pair, key
+ *     c0 + W * c1 < W^2 <= 67081.
+ */
 
 /* C: interleaved channels (1, 2 or 4); NLW: histogrammed bytes per 32-bit word (C == 4: 2..4,
  * else 4). C <= 2: every half-word is a pair; C == 4: each word (one pixel) gives one pair, its
  * first two histogrammed bytes, and its other NLW - 2 histogrammed bytes go to the byte table. */
-template <int C, int NLW>
-__global__ void __launch_bounds__(BP_THREADS, 1)
-    bp_kernel(const uint4 *__restrict__ vec, const uint32_t nvec, const bp_layout L,
-              unsigned long long *__restrict__ out)
-{
+template <int C, int NLW> struct bp_bytes {
     static_assert(C == 1 || C == 2 || C == 4, "16-byte vectors need a fixed channel phase");
     static_assert(C == 4 ? NLW >= 2 && NLW <= 4 : NLW == 4, "a pair needs two bytes");
-    constexpr uint32_t TW = bp_warps_per_table(C), NT = BP_WARPS / TW;
-    constexpr uint32_t TPW = bp_tables_per_warp(C);
-    constexpr uint32_t NK = C <= 2 ? 8u : 4u; /* pair keys per vector */
-    const uint32_t nout = C == 1 ? GH8_VALUES : L.nout;
-    const uint32_t lo = C == 1 ? 0u : L.lo, hi = C == 1 ? 0u : L.hi;
+    static constexpr uint32_t TW = bp_warps_per_table(C);
+    static constexpr uint32_t TPW = bp_tables_per_warp(C);
+    static constexpr uint32_t NK = C <= 2 ? 8u : 4u; /* pair keys per vector */
+    static constexpr uint32_t NRUN = C == 4 ? (uint32_t)NLW : 4u; /* run mode: bytes of w0 */
+    bp_layout L;
+
+    __device__ __forceinline__ uint32_t pair_words() const { return BP_PAIR_WORDS; }
+    __device__ __forceinline__ uint32_t nout() const { return C == 1 ? GH8_VALUES : L.nout; }
+    __device__ __forceinline__ uint32_t lo() const { return C == 1 ? 0u : L.lo; }
+    __device__ __forceinline__ uint32_t hi() const { return C == 1 ? 0u : L.hi; }
+    __device__ __forceinline__ bool has_next(uint32_t) const { return true; }
+
+    /* the warp-table address of histogrammed byte b of word x (table t of the warp's TPW) */
+    __device__ __forceinline__ uint32_t byte_at(uint32_t mine, uint32_t x, uint32_t b,
+                                                uint32_t t = 0u) const
+    {
+        if constexpr (C <= 2) /* PRMT + IMAD: one integer-pipe instruction a byte, not 3 */
+            return mine + ((b & 1u) ? hi() : lo()) * 4u + __byte_perm(x, 0u, 0x4440u | b) * 4u +
+                   t * GH8_VALUES * 4u;
+        else
+            return mine + (L.live.off[b] + __byte_perm(x, 0u, L.live.sel[b])) * 4u;
+    }
+    __device__ __forceinline__ uint32_t pair_key(const uint32_t (&w)[4], uint32_t e) const
+    {
+        if constexpr (C <= 2)
+            return (w[e >> 1] >> (16u * (e & 1u))) & 0xffffu;
+        else
+            return __byte_perm(w[e], 0u, L.pair_sel);
+    }
+    /* bytes mode: each histogrammed byte of the vector into the warp's table */
+    __device__ __forceinline__ void count_values(uint32_t mine, const uint4 v) const
+    {
+        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (uint32_t i = 0; i < 4u; ++i)
+#pragma unroll
+            for (uint32_t b = 0; b < (uint32_t)NLW; ++b)
+                gh_red_shared(byte_at(mine, w[i], b, (4u * i + b) % TPW));
+    }
+    /* pairs mode, after the vector's atomics: the bytes outside the pairs (C == 4, NLW > 2) */
+    __device__ __forceinline__ void count_unpaired(uint32_t mine, const uint32_t (&w)[4]) const
+    {
+#pragma unroll
+        for (uint32_t i = 0; i < 4u; ++i)
+#pragma unroll
+            for (uint32_t b = 2; b < (C == 4 ? (uint32_t)NLW : 2u); ++b)
+                gh_red_shared(byte_at(mine, w[i], b));
+    }
+    /* run mode: value i < NRUN of the word w0 that fills the warp's iteration, n times */
+    __device__ __forceinline__ void count_run(uint32_t mine, uint32_t w0, uint32_t i,
+                                              uint32_t n) const
+    {
+        gh_red_shared_add(byte_at(mine, w0, i), n);
+    }
+    __device__ __forceinline__ void carry(unsigned long long *out, uint32_t k,
+                                          unsigned long long d) const
+    {
+        atomicAdd(out + lo() + (k & 0xffu), d);
+        atomicAdd(out + hi() + (k >> 8), d);
+    }
+
+    /* Fold: thread t sums value v = t % 256 over its quarter q = t / 256 of the pairs, as the low
+     * byte (pairs v | b << 8: lanes on consecutive v read 16 consecutive words) and as the high
+     * byte (pairs a | v << 8, a walked from a lane-dependent start: lanes 2 apart in a, so the
+     * warp's 32 reads are in 32 banks). One channel: plus the warp tables of its quarter of the
+     * warps; several: each of the nout keys sums its counters over the tables. (One warp
+     * reduction and one shared atomic per v for the high-byte sums would cost ~8 us of a 1 GiB
+     * call: docs/PERFORMANCE.md, "u8, 256 bins".) P is zero when `paired` is not set. */
+    __device__ __forceinline__ void epilogue(const uint32_t *bp_w, const uint32_t *tables,
+                                             uint32_t *sums, uint32_t tid, uint32_t paired,
+                                             unsigned long long *out) const
+    {
+        constexpr uint32_t NT = BP_WARPS / TW;
+        const uint32_t nout_ = nout(), lo_ = lo(), hi_ = hi();
+        const uint32_t v = tid & 0xffu, q = tid >> 8;
+        auto half = [&](uint32_t k) { return (bp_w[k >> 1] >> (16u * (k & 1u))) & 0xffffu; };
+        uint32_t s_lo = 0u, s_hi = 0u;
+        /* A block that never counted in pairs mode (skewed data, small inputs counted in bytes
+         * mode) left P zero: its fold, the fixed cost of an image-sized call, is skipped. */
+        if (paired) {
+#pragma unroll 8
+            for (uint32_t i = 0; i < 64u; ++i) {
+                s_lo += half(v | (q * 64u + i) << 8);
+                s_hi += half((q * 64u + ((i + 2u * v) & 63u)) | v << 8);
+            }
+        }
+        if constexpr (C == 1) {
+            for (uint32_t wi = q * (BP_WARPS / 4u); wi < (q + 1u) * (BP_WARPS / 4u); ++wi)
+                for (uint32_t t = 0; t < TPW; ++t)
+                    s_lo += tables[(wi * TPW + t) * GH8_VALUES + v];
+            atomicAdd(sums + v, s_lo + s_hi);
+        } else {
+            atomicAdd(sums + lo_ + v, s_lo);
+            atomicAdd(sums + hi_ + v, s_hi);
+            for (uint32_t key = tid; key < nout_; key += BP_THREADS) {
+                uint32_t t = 0u;
+                for (uint32_t ti = 0; ti < NT; ++ti)
+                    t += tables[ti * nout_ + key];
+                if (t)
+                    atomicAdd(sums + key, t);
+            }
+        }
+        __syncthreads();
+        for (uint32_t key = tid; key < nout_; key += BP_THREADS)
+            if (sums[key])
+                atomicAdd(out + key, (unsigned long long)sums[key]);
+    }
+};
+
+/* One channel of f16 (BF16 = false) or bf16 samples: half_pairs.h's codes. The low half of each
+ * 32-bit word (the even sample) is the pair's first code, the high half its second. */
+template <bool BF16> struct bp_halves {
+    static constexpr uint32_t TW = 1u;  /* each warp its own two tables (even, odd samples) */
+    static constexpr uint32_t TPW = 2u;
+    static constexpr uint32_t NK = 4u;  /* pairs (words) per vector */
+    static constexpr uint32_t NRUN = 2u;
+    gpuhist_hp_est e;
+
+    __device__ __forceinline__ uint32_t pair_words() const { return (e.codes * e.codes + 1u) / 2u; }
+    __device__ __forceinline__ uint32_t nout() const { return e.codes; }
+    /* the last key's high half is a phantom when W^2 is odd: never reported */
+    __device__ __forceinline__ bool has_next(uint32_t k) const
+    {
+        return k + 1u < e.codes * e.codes;
+    }
+
+    /* The codes of the word's two samples (half_pairs.h): both halves clamped by one max.NaN and
+     * one min.NaN of the packed type, each widened exactly, then the estimate. */
+    __device__ __forceinline__ void codes(uint32_t x, uint32_t &c0, uint32_t &c1) const
+    {
+        float y0, y1;
+        if constexpr (BF16) {
+            asm("max.NaN.bf16x2 %0, %1, %2;" : "=r"(x) : "r"(x), "r"(e.lo2));
+            asm("min.NaN.bf16x2 %0, %1, %2;" : "=r"(x) : "r"(x), "r"(e.hi2));
+            y0 = __uint_as_float(x << 16);
+            y1 = __uint_as_float(x & 0xffff0000u);
+        } else {
+            asm("max.NaN.f16x2 %0, %1, %2;" : "=r"(x) : "r"(x), "r"(e.lo2));
+            asm("min.NaN.f16x2 %0, %1, %2;" : "=r"(x) : "r"(x), "r"(e.hi2));
+            asm("{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, %2;\n\t"
+                "cvt.f32.f16 %0, l;\n\tcvt.f32.f16 %1, h;\n\t}"
+                : "=f"(y0), "=f"(y1)
+                : "r"(x));
+        }
+        c0 = (uint32_t)gpuhist_hp_code(y0, &e, BF16);
+        c1 = (uint32_t)gpuhist_hp_code(y1, &e, BF16);
+    }
+    __device__ __forceinline__ uint32_t pair_key(const uint32_t (&w)[4], uint32_t i) const
+    {
+        uint32_t c0, c1;
+        codes(w[i], c0, c1);
+        return c0 + e.codes * c1;
+    }
+    /* bytes mode: each sample into the warp's table of its parity (back-to-back reds on a hot
+     * value alternate between two addresses, as for bytes) */
+    __device__ __forceinline__ void count_values(uint32_t mine, const uint4 v) const
+    {
+        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (uint32_t i = 0; i < 4u; ++i) {
+            uint32_t c0, c1;
+            codes(w[i], c0, c1);
+            gh_red_shared(mine + c0 * 4u);
+            gh_red_shared(mine + (e.codes + c1) * 4u);
+        }
+    }
+    __device__ __forceinline__ void count_unpaired(uint32_t, const uint32_t (&)[4]) const {}
+    __device__ __forceinline__ void count_run(uint32_t mine, uint32_t w0, uint32_t i,
+                                              uint32_t n) const
+    {
+        uint32_t c0, c1;
+        codes(w0, c0, c1);
+        gh_red_shared_add(mine + (i ? c1 : c0) * 4u, n);
+    }
+    __device__ __forceinline__ void carry(unsigned long long *out, uint32_t k,
+                                          unsigned long long d) const
+    {
+        const uint32_t c1 = k / e.codes, c0 = k - c1 * e.codes;
+        atomicAdd(out + gpuhist_hp_slot_of_code(c0, e.bins), d);
+        atomicAdd(out + gpuhist_hp_slot_of_code(c1, e.bins), d);
+    }
+
+    /* Fold: W codes, four threads per code (the rest of the 1024 threads take the W past 256):
+     * thread (v, q) sums code v over partners p = q (mod 4), as the first code of pair
+     * v + W p and as the second of p + W v, plus the tables of its quarter of the warps; then
+     * each code's sum goes to its slot. The fold is a fixed cost per block (~W^2 / 1024 reads
+     * of two halves a thread), skipped when the block never counted pairs. */
+    __device__ __forceinline__ void epilogue(const uint32_t *bp_w, const uint32_t *tables,
+                                             uint32_t *sums, uint32_t tid, uint32_t paired,
+                                             unsigned long long *out) const
+    {
+        const uint32_t W = e.codes;
+        auto half = [&](uint32_t k) { return (bp_w[k >> 1] >> (16u * (k & 1u))) & 0xffffu; };
+        for (uint32_t idx = tid; idx < 4u * W; idx += BP_THREADS) {
+            const uint32_t q = idx / W, v = idx - q * W;
+            uint32_t s = 0u;
+            if (paired)
+                for (uint32_t p = q; p < W; p += 4u)
+                    s += half(v + W * p) + half(p + W * v);
+            for (uint32_t wi = q * (BP_WARPS / 4u); wi < (q + 1u) * (BP_WARPS / 4u); ++wi)
+                s += tables[(wi * TPW) * W + v] + tables[(wi * TPW + 1u) * W + v];
+            atomicAdd(sums + v, s);
+        }
+        __syncthreads();
+        for (uint32_t c = tid; c < W; c += BP_THREADS)
+            if (sums[c])
+                atomicAdd(out + gpuhist_hp_slot_of_code(c, e.bins),
+                          (unsigned long long)sums[c]);
+    }
+};
+
+/* Shared memory: pair words, the tables (nout counters each), the block's nout sums. */
+template <class Src> static inline size_t bp_smem_of(uint32_t pair_words, uint32_t nout)
+{
+    return ((size_t)pair_words + (BP_WARPS / Src::TW * Src::TPW + 1u) * (size_t)nout) * 4u;
+}
+
+/* The pair engine over the vectors of a launch, counting the keys of Src. */
+template <class Src>
+__global__ void __launch_bounds__(BP_THREADS, 1)
+    bp_kernel(const uint4 *__restrict__ vec, const uint32_t nvec, const Src src,
+              unsigned long long *__restrict__ out)
+{
+    constexpr uint32_t TW = Src::TW, NT = BP_WARPS / TW;
+    constexpr uint32_t TPW = Src::TPW;
+    constexpr uint32_t NK = Src::NK; /* pair keys per vector */
+    const uint32_t nout = src.nout();
+    const uint32_t pair_words = src.pair_words();
     extern __shared__ __align__(16) uint32_t bp_w[];
-    uint32_t *tables = bp_w + BP_PAIR_WORDS;
+    uint32_t *tables = bp_w + pair_words;
     uint32_t *sums = tables + NT * TPW * nout;
     const uint32_t tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
     __shared__ uint32_t paired; /* some warp of the block counted in pairs mode: P is not zero */
-    for (uint32_t i = tid; i < BP_PAIR_WORDS + (NT * TPW + 1u) * nout; i += BP_THREADS)
+    for (uint32_t i = tid; i < pair_words + (NT * TPW + 1u) * nout; i += BP_THREADS)
         bp_w[i] = 0u;
     if (tid == 0)
         paired = 0u;
     __syncthreads();
     const uint32_t mine = (uint32_t)__cvta_generic_to_shared(tables + warp / TW * TPW * nout);
 
-    /* the warp-table address of histogrammed byte b of word x (table t of the warp's TPW) */
-    auto byte_at = [&](uint32_t x, uint32_t b, uint32_t t = 0u) -> uint32_t {
-        if constexpr (C <= 2) /* PRMT + IMAD: one integer-pipe instruction a byte, not 3 */
-            return mine + ((b & 1u) ? hi : lo) * 4u + __byte_perm(x, 0u, 0x4440u | b) * 4u +
-                   t * GH8_VALUES * 4u;
-        else
-            return mine + (L.live.off[b] + __byte_perm(x, 0u, L.live.sel[b])) * 4u;
-    };
-    auto count_byte = [&](uint32_t x, uint32_t b, uint32_t t = 0u) {
-        gh_red_shared(byte_at(x, b, t));
-    };
-    auto pair_key = [&](const uint32_t (&w)[4], uint32_t e) -> uint32_t {
-        if constexpr (C <= 2)
-            return (w[e >> 1] >> (16u * (e & 1u))) & 0xffffu;
-        else
-            return __byte_perm(w[e], 0u, L.pair_sel);
-    };
-    /* bytes mode: each histogrammed byte of the vector into the warp's table */
-    auto count_bytes = [&](const uint4 v) {
-        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (uint32_t i = 0; i < 4u; ++i)
-#pragma unroll
-            for (uint32_t b = 0; b < (uint32_t)NLW; ++b)
-                count_byte(w[i], b, (4u * i + b) % TPW);
-    };
     /* pairs mode: NK keys, NK atomics back to back, one carry test (packed16.cuh's count); the
-     * bytes outside the pairs (C == 4, NLW > 2) into the warp's table */
-    auto count_pairs = [&](const uint4 v) {
+     * values outside the pairs (bytes, C == 4, NLW > 2) into the warp's table. The vote's keys
+     * (first: key 0 of the iteration's first vector, last: key NK - 1 of its last) are passed
+     * in, not recomputed (half codes cost ~7 instructions a sample; nvcc does not merge the
+     * inline PTX they are made of). */
+    auto count_pairs = [&](const uint4 v, bool is_first, bool is_last, uint32_t kf,
+                           uint32_t kl) {
         const uint32_t w[4] = {v.x, v.y, v.z, v.w};
         uint32_t key[NK], old[NK], acc = 0u;
 #pragma unroll
         for (uint32_t e = 0; e < NK; ++e) {
-            key[e] = pair_key(w, e);
+            key[e] = is_first && e == 0u       ? kf
+                     : is_last && e == NK - 1u ? kl
+                                               : src.pair_key(w, e);
             const uint32_t inc = (key[e] & 1u) * 0xffffu + 1u;
             old[e] = atomicAdd(bp_w + (key[e] >> 1), inc);
             acc |= old[e] ^ (old[e] + inc);
         }
-#pragma unroll
-        for (uint32_t i = 0; i < 4u; ++i)
-#pragma unroll
-            for (uint32_t b = 2; b < (C == 4 ? (uint32_t)NLW : 2u); ++b)
-                count_byte(w[i], b);
+        src.count_unpaired(mine, w);
         if (acc & P16_CARRY_BITS) {
 #pragma unroll
             for (uint32_t e = 0; e < NK; ++e) {
@@ -229,7 +475,8 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
                 asm volatile("" : "+r"(k)); /* keep the straight-line part free of this path */
                 const uint32_t inc = (k & 1u) ? 0x10000u : 1u;
                 if ((old[e] ^ (old[e] + inc)) & P16_CARRY_BITS)
-                    bp_wrap(out, lo, hi, k, old[e], inc);
+                    bp_wrap([&](uint32_t kk, unsigned long long d) { src.carry(out, kk, d); },
+                            k, old[e], inc, src.has_next(k));
             }
         }
     };
@@ -251,33 +498,34 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
         /* the warp's mode for these vectors (see the banner) */
         const uint32_t wf[4] = {v[0].x, v[0].y, v[0].z, v[0].w};
         const uint32_t wl[4] = {v[BP_U - 1u].x, v[BP_U - 1u].y, v[BP_U - 1u].z, v[BP_U - 1u].w};
-        const bool repeat = pair_key(wf, 0u) == pair_key(wl, NK - 1u);
+        const uint32_t kf = src.pair_key(wf, 0u), kl = src.pair_key(wl, NK - 1u);
+        const bool repeat = kf == kl;
         const uint32_t rep = __ballot_sync(0xffffffffu, repeat);
         if (rep == 0xffffffffu) {
             /* every lane repeats: when all the warp's words are one word w0 (constant data,
-             * one repeated pixel), its bytes are added BP_U * 4 * 32 times each, no atomic per
-             * byte */
+             * one repeated pixel), its values are added BP_U * 4 * 32 times each, no atomic per
+             * value */
             const uint32_t w0 = __shfl_sync(0xffffffffu, v[0].x, 0);
             bool same = true;
 #pragma unroll
             for (uint32_t u = 0; u < BP_U; ++u)
                 same = same && v[u].x == w0 && v[u].y == w0 && v[u].z == w0 && v[u].w == w0;
             if (__all_sync(0xffffffffu, same)) {
-                if (lane < (C == 4 ? (uint32_t)NLW : 4u))
-                    gh_red_shared_add(byte_at(w0, lane), BP_U * 4u * 32u);
+                if (lane < Src::NRUN)
+                    src.count_run(mine, w0, lane, BP_U * 4u * 32u);
                 return;
             }
         }
         if (__popc(rep) >= BP_SWITCH) {
 #pragma unroll
             for (uint32_t u = 0; u < BP_U; ++u)
-                count_bytes(v[u]);
+                src.count_values(mine, v[u]);
         } else {
             if (lane == 0)
                 paired = 1u;
 #pragma unroll
             for (uint32_t u = 0; u < BP_U; ++u)
-                count_pairs(v[u]);
+                count_pairs(v[u], u == 0u, u == BP_U - 1u, kf, kl);
         }
     };
     uint4 va[BP_U], vb[BP_U];
@@ -297,50 +545,12 @@ __global__ void __launch_bounds__(BP_THREADS, 1)
             load(va, base);
         count(vb);
     }
-    /* at most one partial iteration per block: bytes, vector by vector */
+    /* at most one partial iteration per block: values mode, vector by vector */
     for (uint32_t i = base + tid; base < nvec && i < nvec && i - base < per_iter; i += BP_THREADS)
-        count_bytes(__ldcs(vec + i));
+        src.count_values(mine, __ldcs(vec + i));
     __syncthreads();
 
-    /* Fold: thread t sums value v = t % 256 over its quarter q = t / 256 of the pairs, as the low
-     * byte (pairs v | b << 8: lanes on consecutive v read 16 consecutive words) and as the high
-     * byte (pairs a | v << 8, a walked from a lane-dependent start: lanes 2 apart in a, so the
-     * warp's 32 reads are in 32 banks). One channel: plus the warp tables of its quarter of the
-     * warps; several: each of the nout keys sums its counters over the tables. (One warp
-     * reduction and one shared atomic per v for the high-byte sums would cost ~8 us of a 1 GiB
-     * call: docs/PERFORMANCE.md, "u8, 256 bins".) */
-    const uint32_t v = tid & 0xffu, q = tid >> 8;
-    auto half = [&](uint32_t k) { return (bp_w[k >> 1] >> (16u * (k & 1u))) & 0xffffu; };
-    uint32_t s_lo = 0u, s_hi = 0u;
-    /* A block that never counted in pairs mode (skewed data, small inputs counted in bytes
-     * mode) left P zero: its fold, the fixed cost of an image-sized call, is skipped. */
-    if (paired) {
-#pragma unroll 8
-        for (uint32_t i = 0; i < 64u; ++i) {
-            s_lo += half(v | (q * 64u + i) << 8);
-            s_hi += half((q * 64u + ((i + 2u * v) & 63u)) | v << 8);
-        }
-    }
-    if constexpr (C == 1) {
-        for (uint32_t wi = q * (BP_WARPS / 4u); wi < (q + 1u) * (BP_WARPS / 4u); ++wi)
-            for (uint32_t t = 0; t < TPW; ++t)
-                s_lo += tables[(wi * TPW + t) * GH8_VALUES + v];
-        atomicAdd(sums + v, s_lo + s_hi);
-    } else {
-        atomicAdd(sums + lo + v, s_lo);
-        atomicAdd(sums + hi + v, s_hi);
-        for (uint32_t key = tid; key < nout; key += BP_THREADS) {
-            uint32_t t = 0u;
-            for (uint32_t ti = 0; ti < NT; ++ti)
-                t += tables[ti * nout + key];
-            if (t)
-                atomicAdd(sums + key, t);
-        }
-    }
-    __syncthreads();
-    for (uint32_t key = tid; key < nout; key += BP_THREADS)
-        if (sums[key])
-            atomicAdd(out + key, (unsigned long long)sums[key]);
+    src.epilogue(bp_w, tables, sums, tid, paired, out);
 }
 
 /* The kernel's channel layout: C = 1, 2 with both channels histogrammed, or 4 with 2+ of them
@@ -375,7 +585,26 @@ static bp_layout bp_layout_of(const gh8_keys &k, unsigned phase0)
     return L;
 }
 
-typedef void (*bp_kernel_fn)(const uint4 *, uint32_t, bp_layout, unsigned long long *);
+/* Grid and launches of the bytes kernel of key source Src over the job's body (gh8_drive). */
+template <class Src>
+static gpuhist_status bp_go(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, const gh8_keys &k,
+                            unsigned long long *out)
+{
+    auto kernel = bp_kernel<Src>;
+    const size_t smem = bp_smem((int)k.channels, k.nout);
+    unsigned grid = 1;
+    gpuhist_status st = gh8_grid(ctx, job, kernel, gh_launch_policy_of(GH_LP_BYTE_PAIRS), smem,
+                                 job->elements / GH8_VEC, &grid, "cuda-byte-pairs");
+    if (st != GPUHIST_OK)
+        return st;
+    return gh8_drive(ctx, job, k, out, (uint64_t)grid * BP_BLOCK_VECTORS,
+                     [&](const uint4 *vec, unsigned nvec, unsigned phase0) -> gpuhist_status {
+                         kernel<<<grid, BP_THREADS, smem, job->stream>>>(
+                             vec, nvec, Src{bp_layout_of(k, phase0)}, out);
+                         GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-byte-pairs kernel");
+                         return GPUHIST_OK;
+                     });
+}
 
 static gpuhist_status bp_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobv,
                              void *outv)
@@ -392,24 +621,110 @@ static gpuhist_status bp_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
     gpuhist_status st = gh8_keys_of(ctx, plan, &k);
     if (st != GPUHIST_OK)
         return st;
-    const bp_kernel_fn kernel = k.channels == 1 ? bp_kernel<1, 4>
-                                : k.channels == 2 ? bp_kernel<2, 4>
-                                : n == 2          ? bp_kernel<4, 2>
-                                : n == 3          ? bp_kernel<4, 3>
-                                                  : bp_kernel<4, 4>;
-    const size_t smem = bp_smem((int)k.channels, k.nout);
+    return k.channels == 1 ? bp_go<bp_bytes<1, 4>>(ctx, job, k, out)
+           : k.channels == 2 ? bp_go<bp_bytes<2, 4>>(ctx, job, k, out)
+           : n == 2          ? bp_go<bp_bytes<4, 2>>(ctx, job, k, out)
+           : n == 3          ? bp_go<bp_bytes<4, 3>>(ctx, job, k, out)
+                             : bp_go<bp_bytes<4, 4>>(ctx, job, k, out);
+}
+
+/* ---- cuda-half-pairs ------------------------------------------------------------------------ */
+
+/* Shared memory of the halves kernel for W = bins + 3 codes. */
+static inline size_t hp_smem(uint32_t W)
+{
+    return bp_smem_of<bp_halves<false>>((W * W + 1u) / 2u, W);
+}
+
+/* The unaligned head and tail samples of a job (< 8 each), straight into `out` by binmap.h's
+ * exact rule (no estimate needed for 14 samples). */
+static __global__ void hp_loose_kernel(const uint16_t *head, unsigned nhead, const uint16_t *tail,
+                                       unsigned ntail, const gpuhist_binmap map,
+                                       unsigned long long *out)
+{
+    const unsigned t = threadIdx.x;
+    uint32_t h;
+    if (t < nhead)
+        h = head[t];
+    else if (t - nhead < ntail)
+        h = tail[t - nhead];
+    else
+        return;
+    atomicAdd(out + gpuhist_slot_small_value(&map, NULL, h), 1ull);
+}
+
+/* One channel of f16 / bf16 samples on EVEN bins whose half_pairs.h estimate certifies, while
+ * the W^2 / 2 pair words and 65 tables of W counters fit a block's shared memory. */
+static int hp_supports(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
+{
+    if (plan->channels != 1 || plan->map.kind != GH_KIND_EVEN ||
+        plan->slots > GPUHIST_HP_MAX_CODES || hp_smem(plan->slots) > gpuhist_cuda_smem_optin(ctx))
+        return 0;
+    gpuhist_hp_est e; /* cached per spec: the 65536 patterns are checked once */
+    gpuhist_hp_cert_of(&plan->map, &e);
+    return e.ok;
+}
+
+template <bool BF16>
+static gpuhist_status hp_go(gpuhist_ctx *ctx, const gpuhist_plan *plan,
+                            const gpuhist_cuda_job *job, const gpuhist_hp_est &e,
+                            unsigned long long *out)
+{
+    auto kernel = bp_kernel<bp_halves<BF16>>;
+    const size_t smem = hp_smem(e.codes);
+    const uint64_t n = job->elements;
+    if (n == 0)
+        return GPUHIST_OK;
+    /* head: the samples before the first 16-byte boundary (data is 2-byte aligned) */
+    const uintptr_t addr = (uintptr_t)job->data;
+    uint64_t head = ((GH8_VEC - addr % GH8_VEC) % GH8_VEC) / 2u;
+    if (head > n)
+        head = n;
+    const uint64_t nvec = (n - head) / 8u, tail = n - head - nvec * 8u;
+    const uint16_t *samples = (const uint16_t *)job->data;
+    if (head + tail > 0) {
+        hp_loose_kernel<<<1, 32, 0, job->stream>>>(samples, (unsigned)head,
+                                                   samples + head + nvec * 8u, (unsigned)tail,
+                                                   plan->map, out);
+        GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-half-pairs head/tail kernel");
+    }
+    if (nvec == 0)
+        return GPUHIST_OK;
     unsigned grid = 1;
-    st = gh8_grid(ctx, job, kernel, gh_launch_policy_of(GH_LP_BYTE_PAIRS), smem,
-                  job->elements / GH8_VEC, &grid, "cuda-byte-pairs");
+    gpuhist_status st = gh8_grid(ctx, job, kernel, gh_launch_policy_of(GH_LP_BYTE_PAIRS), smem,
+                                 nvec, &grid, "cuda-half-pairs");
     if (st != GPUHIST_OK)
         return st;
-    return gh8_drive(ctx, job, k, out, (uint64_t)grid * BP_BLOCK_VECTORS,
-                     [&](const uint4 *vec, unsigned nvec, unsigned phase0) -> gpuhist_status {
-                         kernel<<<grid, BP_THREADS, smem, job->stream>>>(
-                             vec, nvec, bp_layout_of(k, phase0), out);
-                         GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-byte-pairs kernel");
-                         return GPUHIST_OK;
-                     });
+    uint64_t cap = (uint64_t)grid * BP_BLOCK_VECTORS; /* the 32-bit per-block sums */
+    if (cap > GH8_MAX_LAUNCH_VECTORS)
+        cap = GH8_MAX_LAUNCH_VECTORS;
+    const uint4 *body = (const uint4 *)(samples + head);
+    const bp_halves<BF16> src{e};
+    for (uint64_t v0 = 0; v0 < nvec; v0 += cap) {
+        const uint64_t m = nvec - v0 < cap ? nvec - v0 : cap;
+        kernel<<<grid, BP_THREADS, smem, job->stream>>>(body + v0, (uint32_t)m, src, out);
+        GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-half-pairs kernel");
+    }
+    return GPUHIST_OK;
+}
+
+static gpuhist_status hp_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const void *jobv,
+                             void *outv)
+{
+    const gpuhist_cuda_job *job = (const gpuhist_cuda_job *)jobv;
+    gpuhist_hp_est e;
+    if (plan->channels == 1 && plan->map.kind == GH_KIND_EVEN &&
+        plan->slots <= GPUHIST_HP_MAX_CODES)
+        gpuhist_hp_cert_of(&plan->map, &e);
+    else
+        e.ok = 0;
+    if (!e.ok)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
+                            "cuda-half-pairs: one channel of at most 256 even bins whose "
+                            "half-precision estimate certifies on every bit pattern only");
+    unsigned long long *out = (unsigned long long *)outv;
+    return plan->dtype == GPUHIST_BF16 ? hp_go<true>(ctx, plan, job, e, out)
+                                       : hp_go<false>(ctx, plan, job, e, out);
 }
 
 } /* namespace */
@@ -428,4 +743,22 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_byte_pairs = {
     GPUHIST_CAP_VALUES | GPUHIST_CAP_CHANNELS,
     bp_supports,
     bp_run,
+};
+
+extern "C" const gpuhist_strategy gpuhist_strategy_cuda_half_pairs = {
+    "cuda-half-pairs",
+    GPUHIST_BACKEND_CUDA,
+    "002 (privatised shared histograms), 000 (per-warp tables); new: two half-precision "
+    "samples per atomic, an exhaustively certified arithmetic slot",
+    "f16/bf16, one channel, even bins up to 256 whose arithmetic slot agrees with the exact "
+    "rule on all 65536 bit patterns (checked on the host once per spec)",
+    "each sample's slot by clamp, widen and two fused multiply-adds (certified on every bit "
+    "pattern), two slots as one key of a packed 16-bit shared pair histogram (cuda-byte-pairs' "
+    "engine), per-warp red.shared slot tables while the data is skewed",
+    GPUHIST_CUDA_HALF_DTYPES,
+    GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN),
+    256,
+    0,
+    hp_supports,
+    hp_run,
 };

@@ -21,6 +21,7 @@ extern const gpuhist_strategy gpuhist_strategy_cuda_multipass;
 extern const gpuhist_strategy gpuhist_strategy_cuda_optimized;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_bytes;
 extern const gpuhist_strategy gpuhist_strategy_cuda_byte_pairs;
+extern const gpuhist_strategy gpuhist_strategy_cuda_half_pairs;
 extern const gpuhist_strategy gpuhist_strategy_cuda_one_launch;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_smem;
 extern const gpuhist_strategy gpuhist_strategy_cuda_fast_packed16;
@@ -47,6 +48,7 @@ const gpuhist_strategy *const gpuhist_cuda_strategies[] = {
     &gpuhist_strategy_cuda_optimized,
     &gpuhist_strategy_cuda_fast_bytes,
     &gpuhist_strategy_cuda_byte_pairs,
+    &gpuhist_strategy_cuda_half_pairs,
     &gpuhist_strategy_cuda_fast_smem,
     &gpuhist_strategy_cuda_fast_packed16,
     &gpuhist_strategy_cuda_fast_packed16_f32,
@@ -75,6 +77,11 @@ static const gpuhist_rule cuda_rules[] = {
     {&gpuhist_strategy_cuda_byte_pairs, 0, 0, 0, 0, 0, 0},
     /* 8-bit data in the other layouts: per-warp 256-value shared histograms. */
     {&gpuhist_strategy_cuda_histogram256, 0, 0, 0, 0, 0, 0},
+    /* f16/bf16 on even bins up to 256 whose arithmetic slot certifies on all 65536 bit
+     * patterns: two samples' slots per packed 16-bit shared atomic (byte-pairs' engine); other
+     * specs fall through to the raw bit patterns of the next rule. */
+    {&gpuhist_strategy_cuda_half_pairs, GPUHIST_CUDA_HALF_DTYPES,
+     GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN), 0, 256, 0, 0},
     /* 16-bit data: 65536 packed 16-bit shared counters. */
     {&gpuhist_strategy_cuda_fast_packed16, 0, 0, 0, 0, 0, 0},
     /* Slots that fit one block's shared memory: 32-bit shared counters. */

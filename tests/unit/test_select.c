@@ -151,6 +151,7 @@ static const rule cuda_rules[] = {
     {ANY_DTYPE, ANY_KIND, 1, NO_LIMIT, "cuda-one-launch"},
     {D(GPUHIST_U8) | D(GPUHIST_I8), ANY_KIND, 1, NO_LIMIT, "cuda-byte-pairs"},
     {D(GPUHIST_U8) | D(GPUHIST_I8), ANY_KIND, 1, NO_LIMIT, "cuda-histogram256"},
+    {D(GPUHIST_F16) | D(GPUHIST_BF16), D(GPUHIST_BINS_EVEN), 1, 256, "cuda-half-pairs"},
     {D(GPUHIST_U16) | D(GPUHIST_I16), ANY_KIND, 1, NO_LIMIT, "cuda-fast-packed16"},
     {ANY_DTYPE, ANY_KIND, 1, NO_LIMIT, "cuda-fast-smem"},
     {D(GPUHIST_F32), D(GPUHIST_BINS_EVEN), 1, NO_LIMIT, "cuda-fast-packed16-f32"},
