@@ -5,8 +5,10 @@
  *
  * Mechanism under test: CUDA counts half-precision samples by their 65536 bit patterns
  * (cuda-fast-packed16, a GPUHIST_CAP_VALUES strategy) and the backend's fold maps each pattern to
- * its bin (binmap.h widens it exactly to float); cuda-global-atomic maps each sample itself (the
- * only strategy for several channels); every other strategy refuses f16/bf16 by its dtype mask.
+ * its bin (binmap.h widens it exactly to float); cuda-half-pairs counts the certified slots of
+ * one channel on even bins (test_half_pairs_cuda.cu), refusing other specs by name;
+ * cuda-global-atomic maps each sample itself (the only strategy for several channels); every
+ * other strategy refuses f16/bf16 by its dtype mask.
  *
  * Data sets (fixed seed, printed): every one of the 65536 bit patterns once (NaNs, infinities,
  * +-0.0, subnormals), and 2^24 samples: random bit patterns, then runs of one hot value (90%)
@@ -57,12 +59,15 @@ static gpuhist_ctx *cpu_ctx(void)
     return cpu;
 }
 
-/* Does strategy `name` take unweighted half-precision samples in `channels` channels? */
+/* Does strategy `name` take unweighted half-precision samples in `channels` channels?
+ * cuda-half-pairs takes one channel of the even specs whose slots certify
+ * (test_half_pairs_cuda.cu checks which); it refuses the others as the rest do. */
 static bool takes_half(const char *name, uint32_t channels)
 {
     if (!strcmp(name, "auto") || !strcmp(name, "cuda-global-atomic"))
         return true;
-    return channels == 1 && !strcmp(name, "cuda-fast-packed16");
+    return channels == 1 &&
+           (!strcmp(name, "cuda-fast-packed16") || !strcmp(name, "cuda-half-pairs"));
 }
 
 /* ---- data --------------------------------------------------------------------------------------- */
@@ -243,7 +248,8 @@ static void every_strategy(gpuhist_ctx *ctx, const gpuhist_samples *s, const gpu
                       gpuhist_status_string(e.st), gpuhist_last_error(ctx));
             continue;
         }
-        if (!takes_half(name, ch)) {
+        if (!takes_half(name, ch) ||
+            (!strcmp(name, "cuda-half-pairs") && st == GPUHIST_ERROR_UNSUPPORTED)) {
             const char *msg = gpuhist_last_error(ctx);
             const std::string want = std::string("cannot histogram ") +
                                      gpuhist_dtype_name(s->dtype) + " samples";
