@@ -159,7 +159,7 @@ GH_FN gh_i32 gpuhist_hp_code(float y, const gpuhist_hp_est *e, int bf16)
     return gh_hp_floor(gh_hp_fma(y, e->s, t));
 }
 
-/* ---- host: the certificate (half_pairs.c) ----------------------------------------------------- */
+/* ---- host: the certificate (half_pairs.c) ---------------------------------------------------- */
 #if !defined(__OPENCL_VERSION__)
 #ifdef __cplusplus
 extern "C" {
