@@ -33,19 +33,19 @@
  * sum that q's cell bits add, so the sum needs no mask (fx_two_bias). Either kind: cell 0 (NaN
  * and below the first edge) and crowded cells (amb >= 2, FX_TWO amb >= 3) are flagged (bit 31).
  * While the shared-memory budget lasts, a crowded cell's entry points at a sub-table of 16
- * sub-cells (the next 4 bits of q) in the same encoding, decided by a second load; they go to
- * the crowded cells from the last cell down (the widest, in the octave maps). The rest, and
- * flagged sub-cells, count NaN, then four compares on T from the entry's base (amb <= 4; FX_TWO's
- * undecided entries search from its stored base, at most one below the cell's, over two) or a
- * binary search of [base, base + amb] (T has NaN entries up to bins + 4).
+ * sub-cells (FX_TWO: 8) in the same encoding over the next 4 (3) bits of q, decided by a second
+ * load; they go to the crowded cells from the last cell down (the widest, in the octave maps).
+ * The rest, and flagged sub-cells, count NaN, then four compares on T from the entry's base (amb
+ * <= 4; FX_TWO's undecided entries search from its stored base, at most one below the cell's,
+ * over two) or a binary search of [base, base + amb] (T has NaN entries up to bins + 4).
  *   The host picks the map and kind per edge array (fx_choose: the least share of the edges'
  * range on the divergent path, FX_ONE unless FX_TWO saves more than FX_TWO_COST; remembered per
  * host thread, since the choice costs ~20-60 us against ~0.27 ms of kernel per GiB). FX_ONE
  * keeps 8 counter copies, FX_TWO 4 (1027 x 8 counters leave room for ~990 cells only).
  *   The cell tables are lane-replicated (entry i of lane l at [i * 32 + l]): every probe hits the
  * lane's own bank, one wavefront, whatever the data; T (only the divergent path reads it) is
- * kept once. The cells x 128 B + counter copies + sub-tables of 2 KiB: at most 163 KiB
- * (FX_SMEM_BUDGET: L1 keeps the rest; one block per SM).
+ * kept once. The cells x 128 B + counter copies + sub-tables of 2 KiB (FX_TWO: 1 KiB): at most
+ * 163 KiB (FX_SMEM_BUDGET: L1 keeps the rest; one block per SM).
  *   Per sample (SASS, the common path), FX_ONE: FFMA.SAT, FADD.RZ, SHF, LOP, IMAD, LDS, IADD,
  * LOP, ISETP, BRA, SHF, IMAD, ATOMS + BSSY/BSYNC = 15, one shared load (a cell table of two
  * compares needs three, and the shared pipe is what binds that table). FX_TWO: FFMA.SAT,
@@ -56,12 +56,12 @@
  * divergent path (the linear map 0.8%, ~22%). 1024 bins: FX_ONE beside 8 counter copies fits
  * ~980 cells, ~510-800 for the maps it would pick, so 20-50% of samples (all warp-steps) went
  * divergent; FX_TWO with the k = 4 map (1041 cells: 772 of one threshold, 99 of two, 11 of 3-17,
- * all below x = 2^-8) and 4 sub-tables leaves uniform 0.31% of samples (9.3% of warp-steps) to the
- * search (0.17% in the 7 crowded cells without a sub-table, 0.13% undecided), hot90 0.03%
- * (1.0%), constant 0, bell 0.14% (4.4%, all undecided). Measured (the one-load against the
- * two-compare table, the linear against the octave map, the map chosen per call against
- * remembered): docs/PERFORMANCE.md, "f32, 256 uneven edges" and "Measurements behind the CUDA
- * sources".
+ * all below x = 2^-8) and 8 sub-tables leaves uniform 0.21% of samples (6.5% of warp-steps) to
+ * the search (0.13% undecided, the rest in crowded cells near 0), hot90 0.02% (0.7%), constant
+ * 0, bell 0.14% (4.4%, all undecided); with 16-sub-cell tables only 4 fit (9.3% on uniform).
+ * Measured (the one-load against the two-compare table, the linear against the octave map, the
+ * map chosen per call against remembered): docs/PERFORMANCE.md, "f32, 256 uneven edges" and
+ * "Measurements behind the CUDA sources".
  * Limits: bins <= FX_MAX_BINS (1024), a finite affine map of the first to the last edge, the
  * tables within FX_SMEM_BUDGET (163 KiB) of shared memory; otherwise fs_kernel (fast_smem.cu)
  * searches lane-replicated float edges. What bounds FX_TWO at 1024 bins is expected to be issue
@@ -130,10 +130,11 @@ __device__ __forceinline__ uint32_t fx_ge_mask(float x, float t)
     return m;
 }
 
-/* Sub-tables: a cell holding two or more thresholds gets (while they last) FX_SUB_CELLS
- * sub-cells, the next FX_SUB_BITS bits of q, in the same one-load encoding. */
+/* Sub-tables: a crowded cell gets (while they last) 2^sub_bits sub-cells, the next sub_bits bits
+ * of q, in the same encoding: FX_SUB_BITS for FX_ONE, FX_SUB_BITS_TWO for FX_TWO (whose cells
+ * hold two thresholds, so 8 sub-cells mostly do, and twice as many sub-tables fit). */
 #define FX_SUB_BITS 4u
-#define FX_SUB_CELLS (1u << FX_SUB_BITS)
+#define FX_SUB_BITS_TWO 3u
 #define FX_SUB_MAX 64u
 #define FX_SUB 0x40000000u      /* with FX_FLAG: the entry is the lane's sub-table address */
 #define FX_NONE 0x7FFFu         /* low half of an entry whose cell holds no threshold */
@@ -148,12 +149,13 @@ __device__ __forceinline__ uint32_t fx_ge_mask(float x, float t)
 #define FX_U2_TEST 0x800FFC00u  /* flag and field 2: >= 0xFFC00 = flagged or equal top 10 bits */
 #define FX_AMB2_MASK 0xFFFFFu   /* a flagged two-threshold entry: base << 20 | amb */
 
-/* Shared layout of fx_kernel: [pad to 128][cells x 32 entries][subs x FX_SUB_CELLS x 32
+/* Shared layout of fx_kernel: [pad to 128][cells x 32 entries][subs x 2^sub_bits x 32
  * entries][reps x ncnt counters][bins + 1 q values][bins + 5 thresholds][subs owner cells][1
  * claim counter]. */
-static size_t fx_smem(uint32_t bins, uint32_t cells, uint32_t subs, uint32_t reps)
+static size_t fx_smem(uint32_t bins, uint32_t cells, uint32_t subs, uint32_t reps,
+                      uint32_t sub_bits)
 {
-    return 128u + (size_t)cells * 128u + (size_t)subs * FX_SUB_CELLS * 128u +
+    return 128u + (size_t)cells * 128u + ((size_t)subs << sub_bits) * 128u +
            (size_t)reps * (bins + 3u) * 4u + ((size_t)bins + 1u) * 4u + ((size_t)bins + 5u) * 4u +
            (size_t)subs * 4u + 4u;
 }
@@ -223,12 +225,14 @@ __global__ void __launch_bounds__(FX_THREADS, 1) fx_kernel(const fx_params p,
     extern __shared__ __align__(16) unsigned char fs_smem[];
     const uint32_t tid = threadIdx.x, lane = tid & 31u;
     const uint32_t bins = p.bins, ncnt = p.ncnt, cells = p.cells, subs = p.subs;
-    const uint32_t sh = p.sh, sh2 = p.sh - FX_SUB_BITS;
+    constexpr uint32_t SUB_BITS = ENC == FX_TWO ? FX_SUB_BITS_TWO : FX_SUB_BITS;
+    constexpr uint32_t SUB_CELLS = 1u << SUB_BITS;
+    const uint32_t sh = p.sh, sh2 = p.sh - SUB_BITS;
     const uint32_t s0 = (uint32_t)__cvta_generic_to_shared(fs_smem);
     const uint32_t pad = (128u - (s0 & 127u)) & 127u;
     uint32_t *C = (uint32_t *)(fs_smem + pad);     /* C[c * 32 + lane], 128-byte aligned */
-    uint32_t *SUB = C + cells * 32u;               /* SUB[(i * FX_SUB_CELLS + t) * 32 + lane] */
-    uint32_t *cnt = SUB + subs * FX_SUB_CELLS * 32u;
+    uint32_t *SUB = C + cells * 32u;               /* SUB[(i * SUB_CELLS + t) * 32 + lane] */
+    uint32_t *cnt = SUB + subs * SUB_CELLS * 32u;
     uint32_t *qj = cnt + p.reps * ncnt;            /* q(T[j]), j <= bins */
     float *tj = (float *)(qj + bins + 1u);          /* T[j], j < bins + 5, once */
     uint32_t *owner = (uint32_t *)(tj + bins + 5u); /* cell of sub-table i */
@@ -326,14 +330,14 @@ __global__ void __launch_bounds__(FX_THREADS, 1) fx_kernel(const fx_params p,
         for (uint32_t i = tid; i < used; i += FX_THREADS)
             put(C + owner[i] * 32u,
                 FX_FLAG | FX_SUB |
-                    (uint32_t)__cvta_generic_to_shared(SUB + i * FX_SUB_CELLS * 32u),
+                    (uint32_t)__cvta_generic_to_shared(SUB + i * SUB_CELLS * 32u),
                 owner[i] + first);
-        for (uint32_t it = tid; it < used * FX_SUB_CELLS; it += FX_THREADS) {
-            const uint32_t i = it / FX_SUB_CELLS, t = it % FX_SUB_CELLS;
+        for (uint32_t it = tid; it < used * SUB_CELLS; it += FX_THREADS) {
+            const uint32_t i = it / SUB_CELLS, t = it % SUB_CELLS;
             uint32_t cb, ca, base, amb;
             range(owner[i] + first, sh, 0u, bins + 1u, cb, ca);
-            range(((owner[i] + first) << FX_SUB_BITS) + t, sh2, cb, cb + ca, base, amb);
-            put(SUB + it * 32u, entry(base, amb, sh2), ((owner[i] + first) << FX_SUB_BITS) + t);
+            range(((owner[i] + first) << SUB_BITS) + t, sh2, cb, cb + ca, base, amb);
+            put(SUB + it * 32u, entry(base, amb, sh2), ((owner[i] + first) << SUB_BITS) + t);
         }
         __syncthreads();
     };
@@ -383,7 +387,7 @@ __global__ void __launch_bounds__(FX_THREADS, 1) fx_kernel(const fx_params p,
             if ((e & (FX_FLAG | FX_SUB)) == (FX_FLAG | FX_SUB)) {
                 /* a crowded cell: the entry of x's sub-cell, the same encoding one level down */
                 e = fx_lds_u32((e & ~(FX_FLAG | FX_SUB)) +
-                               ((q >> sh2) & (FX_SUB_CELLS - 1u)) * 128u);
+                               ((q >> sh2) & (SUB_CELLS - 1u)) * 128u);
                 s = sum(e, q, fm2, sh2);
                 e = entry_of(e, q, sh2);
             }
@@ -569,7 +573,7 @@ static double fx_share_two(const float *T, uint32_t n, const fx_params &q, int k
  * share of samples on the divergent path: FX_TWO runs only when it saves more than this. */
 #define FX_TWO_COST 0.005
 #define FX_TWO_OCTAVES_MAX 6
-#define FX_TWO_CELL_BITS_MAX 9 /* sh >= 14: a sub-cell keeps FX_P2 position bits */
+#define FX_TWO_CELL_BITS_MAX 9 /* sh >= 14 (a sub-cell's FX_P2 position bits need 13) */
 #define FX_TWO_CELL_BITS_MIN 7
 #define FX_ONE_REPS 8u
 #define FX_TWO_REPS 4u /* 1027 x 8 counters would leave ~990 cells; 4 leave ~1110 */
@@ -602,7 +606,8 @@ static int fx_choose(const gpuhist_plan *plan, size_t optin, fx_params *q, size_
     double best = -1.0;
     for (int k = 0; k <= FX_OCTAVES_MAX; ++k) {
         int b = FX_CELL_BITS_MAX; /* the finest map of this k that fits */
-        while (b >= FX_CELL_BITS_MIN && fx_smem(bins, fx_cells(k, b), 0u, FX_ONE_REPS) > budget)
+        while (b >= FX_CELL_BITS_MIN &&
+               fx_smem(bins, fx_cells(k, b), 0u, FX_ONE_REPS, FX_SUB_BITS) > budget)
             --b;
         if (b < FX_CELL_BITS_MIN)
             continue;
@@ -623,7 +628,7 @@ static int fx_choose(const gpuhist_plan *plan, size_t optin, fx_params *q, size_
         for (int k = 0; k <= FX_TWO_OCTAVES_MAX; ++k) {
             int b = FX_TWO_CELL_BITS_MAX;
             while (b >= FX_TWO_CELL_BITS_MIN &&
-                   fx_smem(bins, fx_cells(k, b), 0u, FX_TWO_REPS) > budget)
+                   fx_smem(bins, fx_cells(k, b), 0u, FX_TWO_REPS, FX_SUB_BITS_TWO) > budget)
                 --b;
             if (b < FX_TWO_CELL_BITS_MIN)
                 continue;
@@ -644,11 +649,12 @@ static int fx_choose(const gpuhist_plan *plan, size_t optin, fx_params *q, size_
     }
     /* what is left of the budget becomes sub-tables for crowded cells */
     uint32_t subs = 0;
-    while (subs < FX_SUB_MAX && fx_smem(bins, q->cells, subs + 1u, reps) <= budget)
+    const uint32_t sub_bits = enc == FX_TWO ? FX_SUB_BITS_TWO : FX_SUB_BITS;
+    while (subs < FX_SUB_MAX && fx_smem(bins, q->cells, subs + 1u, reps, sub_bits) <= budget)
         ++subs;
     q->subs = subs;
     q->reps = reps;
-    *smem = fx_smem(bins, q->cells, subs, reps);
+    *smem = fx_smem(bins, q->cells, subs, reps, sub_bits);
     return enc;
 }
 
