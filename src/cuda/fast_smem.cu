@@ -50,8 +50,8 @@
  * 1025 cells): no mismatch; its two-threshold entries by a port of their build and lookup
  * (the host fx_q): ~3e8 evaluations over 9 edge sets of 1-1024 bins (quadratic, random gaps,
  * 900 crowded, clusters, log-spaced, past FLT_MAX), every map k = 0-6, b = 7-9, 0 / 4 / 64
- * sub-tables of 8 or 16 sub-cells, both last-edge rules, samples on and +-6 ulps around every edge, uniform, random
- * bit patterns: no mismatch (tests/gpu edges1024 checks the kernel itself).
+ * sub-tables of 8 or 16 sub-cells, both last-edge rules, samples on and +-6 ulps around every
+ * edge, uniform, random bit patterns: no mismatch (tests/gpu edges1024 checks the kernel itself).
  * Seed: 001 section V.B, 002 (privatised shared histograms); certified estimate, float-rounded
  * edge thresholds and the monotone cell table are new.
  */
