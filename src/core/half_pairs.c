@@ -71,7 +71,7 @@ static gh_i32 replay(const gpuhist_hp_est *e, gh_u32 h)
         if (x > xh)
             x = xh;
     }
-    return gpuhist_hp_code(x, e, e->bf16);
+    return gpuhist_hp_code(x, e, e->bf16, e->li);
 }
 
 gh_i32 gpuhist_hp_replay(const gpuhist_hp_est *e, gh_u32 h)
@@ -175,6 +175,12 @@ void gpuhist_hp_certify(const gpuhist_binmap *m, gpuhist_hp_est *e)
     e->lo2 = xl | xl << 16;
     e->hi2 = xh | xh << 16;
     e->s = s;
+    /* an inclusive last edge that is a value of the type: step 6 takes it back (f16 edges are
+     * float16 values; a bf16 one is a float whose low 16 bits are zero) */
+    uint32_t ub;
+    memcpy(&ub, &m->upper_f, sizeof ub);
+    e->li = m->last_inclusive && (!e->bf16 || (ub & 0xFFFFu) == 0u);
+    e->li_y = e->li ? m->upper_f : 0.0f;
     for (int i = 0; i < HP_CANDIDATES && !e->ok; ++i) {
         const int step = hp_c_steps[i % (HP_CANDIDATES / 2)];
         float c = (float)c0;

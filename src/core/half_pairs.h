@@ -27,7 +27,14 @@
  *      floats), so a value just below an edge is never rounded up onto it: near an edge at
  *      0, bf16 values down to 2^-133 sit next to it, far closer than a float ulp of f;
  *   5. code = floor(f) converted to a 32-bit integer with saturation, NaN -> 0 (PTX
- *      cvt.rmi.s32.f32; the host replays the same rule).
+ *      cvt.rmi.s32.f32; the host replays the same rule);
+ *   6. last edge inclusive (li) and E[bins] a value of the type: the line is made for the
+ *      half-open spec, then code = min(code, bins + 2) - (y == E[bins]). One line cannot close
+ *      only its last bin (E[bins] and the next value up would get one code; moving the last
+ *      crossing moves every other), so that one value is taken back by a compare, and the
+ *      clamp bound above it (the next value up, which may lie bins away when they are narrower
+ *      than an ulp there) is held to the overflow code by the min (kernels of their own: the
+ *      other specs do not pay for it).
  * With s = bins / (upper - lower) and c = 2 - s * lower, f is about 2 + (y - lower) * s: the
  * bin's code. Edges are binmap.h's: float16 values for f16 samples (NumPy computes float16 edges
  * for float16 input), float values for bf16. An f16 edge E rounded from the exact edge t lies
@@ -53,9 +60,7 @@
  * has no overflow value below +inf while +inf is an overflow, is refused unless its clamp
  * covers it), and specs where the nudged line does not separate every rounded edge from the
  * value below it (bins narrower than an ulp of the type, an edge next to float16 midpoints;
- * bf16 with edges that are bf16 values but inexact floats) are refused, as are specs whose
- * last edge is inclusive and a value of the type (one line cannot close only its last bin:
- * x == E[bins] and the next value up get the same code): their samples go to
+ * bf16 with edges that are bf16 values but inexact floats) are refused: their samples go to
  * cuda-fast-packed16. test_half_pairs prints which specs of its list certify.
  */
 #ifndef GPUHIST_HALF_PAIRS_H
@@ -82,6 +87,8 @@ typedef struct gpuhist_hp_est {
     gh_u32 bins;
     gh_i32 bf16;    /* 1: bfloat16 samples, 0: float16 */
     gh_i32 ok;      /* 1: the 65536 codes are binmap.h's */
+    gh_i32 li;      /* 1: the last edge is inclusive and a value of the type: step 6 */
+    float li_y;     /* that value, E[bins] */
 } gpuhist_hp_est;
 
 /* binmap.h's slot of code c (0 <= c < bins + 3). */
@@ -150,13 +157,18 @@ static inline gh_u32 gh_hp_bits(float f)
 #define GH_HP_ABS(f) fabsf(f)
 #endif
 
-/* Steps 3-5 of the banner: the code of the clamped sample y widened to float (any integer: a
- * certified estimate gives 0 <= code < bins + 3 for every clamped value). */
-GH_FN gh_i32 gpuhist_hp_code(float y, const gpuhist_hp_est *e, int bf16)
+/* Steps 3-6 of the banner: the code of the clamped sample y widened to float (any integer: a
+ * certified estimate gives 0 <= code < bins + 3 for every clamped value). bf16 and li as e's
+ * (constants in a kernel). */
+GH_FN gh_i32 gpuhist_hp_code(float y, const gpuhist_hp_est *e, int bf16, int li)
 {
     const float n = bf16 ? GH_HP_ABS(y) : GH_HP_FLOAT(GH_HP_BITS(y) & 0x7F800000u);
     const float t = gh_hp_fma(n, e->k, e->c);
-    return gh_hp_floor(gh_hp_fma(y, e->s, t));
+    const gh_i32 code = gh_hp_floor(gh_hp_fma(y, e->s, t));
+    if (!li)
+        return code;
+    const gh_i32 over = (gh_i32)e->codes - 1;
+    return (code < over ? code : over) - (y == e->li_y ? 1 : 0);
 }
 
 /* ---- host: the certificate (half_pairs.c) ---------------------------------------------------- */

@@ -96,7 +96,8 @@
  * underflow, the bins, overflow; W = bins + 3 codes) is arithmetic: both halves of a 32-bit
  * word clamped by one max.NaN and one min.NaN of the packed type, each widened exactly to float
  * (f16: cvt; bf16: a shift or a mask), then two fma.rm and a cvt.rmi (f16: + one LOP3 for the
- * nudge). The estimate is certified on the host for all 65536 bit patterns of the spec
+ * nudge; an inclusive last edge that is a value of the type: + a compare and a subtraction, in
+ * kernels of their own). The estimate is certified on the host for all 65536 bit patterns of the spec
  * (gpuhist_hp_cert_of, once per spec and process), so the kernel has no test and no exact
  * path; specs that do not certify are declined and auto counts them with cuda-fast-packed16.
  * The word's two codes are one key c0 + W c1 < W^2 <= 67081 of the packed 16-bit pair histogram
@@ -120,8 +121,8 @@
  * Limits: bins + 3 <= 259 (197 KiB of shared memory at 256 bins: 33541 pair words, 64 tables and
  * the sums of 259 counters; a device with less opt-in shared memory declines), at most 2^26
  * vectors per block per launch (2^29 samples: the 32-bit per-block sums), the specs
- * half_pairs.h certifies (not: last edge inclusive when it is a value of the type, bins
- * narrower than an ulp; test_half_pairs prints its list), unweighted, one channel (the backend
+ * half_pairs.h certifies (not: bins narrower than an ulp, edges next to float16 midpoints;
+ * test_half_pairs prints its list), unweighted, one channel (the backend
  * deinterleaves no half data for it: several channels go to cuda-global-atomic).
  * Seed: 002 (privatised shared histograms), 000 (histogram256's per-warp tables); counting pairs
  * of samples with one atomic and the exhaustively certified arithmetic slot are new.
@@ -318,9 +319,10 @@ template <int C, int NLW> struct bp_bytes {
     }
 };
 
-/* One channel of f16 (BF16 = false) or bf16 samples: half_pairs.h's codes. The low half of each
- * 32-bit word (the even sample) is the pair's first code, the high half its second. */
-template <bool BF16> struct bp_halves {
+/* One channel of f16 (BF16 = false) or bf16 samples: half_pairs.h's codes (LI: its step 6, an
+ * inclusive last edge). The low half of each 32-bit word (the even sample) is the pair's first
+ * code, the high half its second. */
+template <bool BF16, bool LI> struct bp_halves {
     static constexpr uint32_t TW = 1u;  /* each warp its own two tables (even, odd samples) */
     static constexpr uint32_t TPW = 2u;
     static constexpr uint32_t NK = 4u;  /* pairs (words) per vector */
@@ -353,8 +355,8 @@ template <bool BF16> struct bp_halves {
                 : "=f"(y0), "=f"(y1)
                 : "r"(x));
         }
-        c0 = (uint32_t)gpuhist_hp_code(y0, &e, BF16);
-        c1 = (uint32_t)gpuhist_hp_code(y1, &e, BF16);
+        c0 = (uint32_t)gpuhist_hp_code(y0, &e, BF16, LI);
+        c1 = (uint32_t)gpuhist_hp_code(y1, &e, BF16, LI);
     }
     __device__ __forceinline__ uint32_t pair_key(const uint32_t (&w)[4], uint32_t i) const
     {
@@ -633,7 +635,7 @@ static gpuhist_status bp_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
 /* Shared memory of the halves kernel for W = bins + 3 codes. */
 static inline size_t hp_smem(uint32_t W)
 {
-    return bp_smem_of<bp_halves<false>>((W * W + 1u) / 2u, W);
+    return bp_smem_of<bp_halves<false, false>>((W * W + 1u) / 2u, W);
 }
 
 /* The unaligned head and tail samples of a job (< 8 each), straight into `out` by binmap.h's
@@ -665,12 +667,12 @@ static int hp_supports(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
     return e.ok;
 }
 
-template <bool BF16>
+template <bool BF16, bool LI>
 static gpuhist_status hp_go(gpuhist_ctx *ctx, const gpuhist_plan *plan,
                             const gpuhist_cuda_job *job, const gpuhist_hp_est &e,
                             unsigned long long *out)
 {
-    auto kernel = bp_kernel<bp_halves<BF16>>;
+    auto kernel = bp_kernel<bp_halves<BF16, LI>>;
     const size_t smem = hp_smem(e.codes);
     const uint64_t n = job->elements;
     if (n == 0)
@@ -699,7 +701,7 @@ static gpuhist_status hp_go(gpuhist_ctx *ctx, const gpuhist_plan *plan,
     if (cap > GH8_MAX_LAUNCH_VECTORS)
         cap = GH8_MAX_LAUNCH_VECTORS;
     const uint4 *body = (const uint4 *)(samples + head);
-    const bp_halves<BF16> src{e};
+    const bp_halves<BF16, LI> src{e};
     for (uint64_t v0 = 0; v0 < nvec; v0 += cap) {
         const uint64_t m = nvec - v0 < cap ? nvec - v0 : cap;
         kernel<<<grid, BP_THREADS, smem, job->stream>>>(body + v0, (uint32_t)m, src, out);
@@ -723,8 +725,11 @@ static gpuhist_status hp_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
                             "cuda-half-pairs: one channel of at most 256 even bins whose "
                             "half-precision estimate certifies on every bit pattern only");
     unsigned long long *out = (unsigned long long *)outv;
-    return plan->dtype == GPUHIST_BF16 ? hp_go<true>(ctx, plan, job, e, out)
-                                       : hp_go<false>(ctx, plan, job, e, out);
+    if (plan->dtype == GPUHIST_BF16)
+        return e.li ? hp_go<true, true>(ctx, plan, job, e, out)
+                    : hp_go<true, false>(ctx, plan, job, e, out);
+    return e.li ? hp_go<false, true>(ctx, plan, job, e, out)
+                : hp_go<false, false>(ctx, plan, job, e, out);
 }
 
 } /* namespace */

@@ -5,11 +5,11 @@
  * cuda-fast-packed16.
  * `test_half_pairs_cuda <case>` runs one case; exit 77 (ctest: skipped) without a GPU.
  *
- * Specs: 256, 255, 100, 7 and 1 even bins over [0, 1) and [-3, 5) (all certify: the host
- * certificate of test_half_pairs.c accepts them, so here cuda-half-pairs must take them and auto
- * must choose it), and specs that refuse (256 bins over [0, 0.001): bins narrower than an ulp;
- * 256 bins over [-1, 1] with the last edge inclusive): cuda-half-pairs refuses them by name
- * ("cannot histogram"), auto takes cuda-fast-packed16, and the counts are still exact.
+ * Specs: 256, 255, 100, 7 and 1 even bins over [0, 1) and [-3, 5), 256 over [-1, 1] and [0, 1]
+ * with the last edge inclusive (all certify: the host certificate of test_half_pairs.c accepts
+ * them, so here cuda-half-pairs must take them and auto must choose it), and a spec that
+ * refuses (256 bins over [0, 0.001): bins narrower than an ulp): cuda-half-pairs refuses it by
+ * name ("cannot histogram"), auto takes cuda-fast-packed16, and the counts are still exact.
  *
  * Cases:
  *   bins     every spec, f16 and bf16: 2^22 + 7 samples (every bit pattern: NaN, +-inf, +-0,
@@ -72,9 +72,11 @@ static std::vector<spec_case> specs(void)
         }
     v.push_back({"256 even [0, 0.001) (refused: bins below an ulp)",
                  gpuhist_bins_even(256, 0.0, 0.001), false});
-    gpuhist_bin_spec b = gpuhist_bins_even(256, -1.0, 1.0);
-    b.last_edge_inclusive = 1;
-    v.push_back({"256 even [-1, 1] last inclusive (refused)", b, false});
+    for (double lo : {-1.0, 0.0}) { /* NumPy's inclusive last edge: half_pairs.h's step 6 */
+        gpuhist_bin_spec b = gpuhist_bins_even(256, lo, 1.0);
+        b.last_edge_inclusive = 1;
+        v.push_back({lo < 0 ? "256 even [-1, 1]" : "256 even [0, 1]", b, true});
+    }
     return v;
 }
 

@@ -3,9 +3,9 @@
  * and .c, used by cuda-half-pairs) on the host.
  *
  * For f16 and bf16 and a list of EVEN specs (256, 255, 128, 100, 10, 7 and 1 bins over [0, 1),
- * [-3, 5), [-1, 1] with the last edge inclusive (refused where the last edge is a value of the
- * type: one line cannot close only its last bin), [1000, 1010], a float16 range beyond 65504,
- * and a few more), each certified estimate is replayed on all 65536 bit patterns and every
+ * [-3, 5), [-1, 1] and [0, 1] with the last edge inclusive, [1000, 1010], a float16 range
+ * beyond 65504, and a few more), each certified estimate is replayed on all 65536 bit patterns
+ * and every
  * answer compared with a recount written here: each pattern widened by half_test.h (frexp
  * arithmetic, not the library's bit decoding), compared with the spec's reported edges
  * (binmap.h's gpuhist_reported_edge) by the rule of docs/SEMANTICS.md. Specs whose edges are
@@ -101,7 +101,7 @@ static const spec specs[] = {
     {256, -3.0, 5.0, 0, 1},     {1, -3.0, 5.0, 0, 1},      {8, -3.0, 5.0, 0, 1},
     {255, 0.0, 1.0, 0, 0},      {100, 0.0, 1.0, 0, 0},     {7, 0.0, 1.0, 0, 0},
     {10, 0.0, 1.0, 0, 0},       {255, -3.0, 5.0, 0, 0},    {100, -3.0, 5.0, 0, 0},
-    {7, -3.0, 5.0, 0, 0},       {256, -1.0, 1.0, 1, 0},    {10, -1.0, 1.0, 1, 0},
+    {7, -3.0, 5.0, 0, 0},       {256, -1.0, 1.0, 1, 1},    {10, -1.0, 1.0, 1, 0},    {256, 0.0, 1.0, 1, 1},
     {5, 1000.0, 1010.0, 0, 0},  {256, 0.1, 0.2, 0, 0},     {200, -70000.0, 70000.0, 0, 0},
     {256, 0.0, 1e-3, 0, 0},     {3, -1e-6, 1e-6, 0, 0},
 };
@@ -169,6 +169,17 @@ static void case_refuse(void)
         w = e;
         w.bf16 = !bf; /* the other type's estimate */
         CHECK_EQ_INT(gpuhist_hp_check(&m, &w), 0);
+        /* an inclusive last edge without its step 6 (1.0 counted as overflow), and step 6 on a
+         * half-open spec (1.0 counted in the last bin) */
+        gpuhist_binmap mi;
+        CHECK(make_map(&mi, dt, 256, 0.0, 1.0, 1));
+        gpuhist_hp_certify(&mi, &w);
+        if (CHECK(w.ok && w.li)) {
+            w.li = 0;
+            CHECK_EQ_INT(gpuhist_hp_check(&mi, &w), 0);
+            w.li = 1;
+            CHECK_EQ_INT(gpuhist_hp_check(&m, &w), 0);
+        }
         gpuhist_binmap m2;
         CHECK(make_map(&m2, dt, 255, 0.0, 1.0, 0));
         CHECK_EQ_INT(gpuhist_hp_check(&m2, &e), 0); /* another spec */
