@@ -272,10 +272,10 @@ __global__ void __launch_bounds__(FX_THREADS, 1) fx_kernel(const fx_params p,
                          shift - FX_P2);
     };
     /* An entry into all 32 lane copies of the row of (sub-)cell v (q >> shift = v), rotated (no
-     * bank conflicts); a sub-table pointer gets each lane's own copy's address. FX_TWO stores
-     * entry - fx_two_bias(v) (see sum below). */
-    auto put = [&](uint32_t *row, uint32_t e, uint32_t v) {
-        const uint32_t step = (e & FX_SUB) ? 4u : 0u;
+     * bank conflicts); a sub-table pointer (step 4) gets each lane's own copy's address, told
+     * apart by the caller (an FX_TWO entry of base 1024 has bit 30 set too). FX_TWO stores entry
+     * - fx_two_bias(v) (see sum below). */
+    auto put = [&](uint32_t *row, uint32_t e, uint32_t v, uint32_t step) {
         if (ENC == FX_TWO)
             e -= fx_two_bias(v);
 #pragma unroll 1
@@ -303,7 +303,7 @@ __global__ void __launch_bounds__(FX_THREADS, 1) fx_kernel(const fx_params p,
             uint32_t e = entry(base, amb, sh);
             if (c == 0u)
                 e = FX_FLAG | (base << (ENC == FX_ONE ? 16 : 20)) | amb;
-            put(C + c * 32u, e, c + first);
+            put(C + c * 32u, e, c + first, 0u);
         }
         __syncthreads();
         /* the sub-tables go to the crowded cells from the last cell down (in the octave maps the
@@ -331,13 +331,13 @@ __global__ void __launch_bounds__(FX_THREADS, 1) fx_kernel(const fx_params p,
             put(C + owner[i] * 32u,
                 FX_FLAG | FX_SUB |
                     (uint32_t)__cvta_generic_to_shared(SUB + i * SUB_CELLS * 32u),
-                owner[i] + first);
+                owner[i] + first, 4u);
         for (uint32_t it = tid; it < used * SUB_CELLS; it += FX_THREADS) {
             const uint32_t i = it / SUB_CELLS, t = it % SUB_CELLS;
             uint32_t cb, ca, base, amb;
             range(owner[i] + first, sh, 0u, bins + 1u, cb, ca);
             range(((owner[i] + first) << SUB_BITS) + t, sh2, cb, cb + ca, base, amb);
-            put(SUB + it * 32u, entry(base, amb, sh2), ((owner[i] + first) << SUB_BITS) + t);
+            put(SUB + it * 32u, entry(base, amb, sh2), ((owner[i] + first) << SUB_BITS) + t, 0u);
         }
         __syncthreads();
     };
@@ -624,7 +624,7 @@ static int fx_choose(const gpuhist_plan *plan, size_t optin, fx_params *q, size_
     uint32_t reps = FX_ONE_REPS;
     if (best > FX_TWO_COST) {
         double best2 = -1.0;
-        fx_params m2;
+        fx_params m2 = {}; /* set with best2 */
         for (int k = 0; k <= FX_TWO_OCTAVES_MAX; ++k) {
             int b = FX_TWO_CELL_BITS_MAX;
             while (b >= FX_TWO_CELL_BITS_MIN &&

@@ -16,12 +16,13 @@
  *                (-> the search), one bin, 500 bins, edges past FLT_MAX; samples on every edge
  *                and up to 6 ulps either side, uniform, NaN / inf; every CUDA strategy
  *   edges1024    f32 uneven edges at 1000-1024 bins, where cuda-fast-smem's cell table holds
- *                two thresholds per entry: quadratic (the benchmark's edges and a shifted 1000),
- *                random gaps between floats, pairs of edges in every cell, 900 of 1024 crowded in
- *                one region, log-spaced, and 1023 edges with the last past FLT_MAX; both
- *                last-edge rules; samples on every edge and up to 6 ulps either side, uniform and
- *                5% beyond, 30% of them one value, NaN / inf, an unaligned start; every CUDA
- *                strategy
+ *                two thresholds per entry (maps k = 1, 4, 6; the crowded set and the one past
+ *                FLT_MAX take one-threshold entries): quadratic (the benchmark's edges, a 1024
+ *                whose last cell holds only overflow, and a shifted 1000), random gaps between
+ *                floats, pairs of edges in every cell, 900 of 1024 crowded in one region,
+ *                log-spaced, and 1023 edges with the last past FLT_MAX; both last-edge rules;
+ *                samples on every edge and up to 6 ulps either side, uniform and 5% beyond, 30%
+ *                of them one value, NaN / inf, an unaligned start; every CUDA strategy
  * Every result is compared bin by bin with the CPU reference (or the known answer), with the
  * tallies (underflow, overflow, nan, total). Exit 77 (ctest: skipped) without a GPU.
  */
@@ -226,6 +227,13 @@ static void case_edges1024(void)
         for (int i = 0; i <= 1024; ++i)
             e.push_back(((double)i / 1024) * ((double)i / 1024));
         cases.push_back({e, "1024 quadratic edges"});
+    }
+    { /* quadratic over [-4.33, -3.713]: the last edge's threshold falls short of the map's last
+       * cell, which holds only overflow (an empty cell whose base is bins + 1) */
+        std::vector<double> e;
+        for (int i = 0; i <= 1024; ++i)
+            e.push_back(-4.33 + 0.617 * ((double)i / 1024) * ((double)i / 1024));
+        cases.push_back({e, "1024 quadratic edges, empty last cell"});
     }
     { /* 1000 quadratic over [-4, 4] */
         std::vector<double> e;
