@@ -71,7 +71,7 @@ static gh_i32 replay(const gpuhist_hp_est *e, gh_u32 h)
         if (x > xh)
             x = xh;
     }
-    return gpuhist_hp_code(x, e, e->bf16, e->li);
+    return gpuhist_hp_code(x, e, e->bf16, e->li, e->k != 0.0f);
 }
 
 gh_i32 gpuhist_hp_replay(const gpuhist_hp_est *e, gh_u32 h)
@@ -147,7 +147,8 @@ static void clamp_bounds(int bf16, const uint16_t *codes, uint32_t bins, uint32_
     *xh = hi;
 }
 
-/* Candidates tried in order: c moved by these many float ulps, with the nudge, then without. */
+/* Candidates tried in order: c moved by these many float ulps, without the nudge (the kernel
+ * is one fma shorter), then with it. */
 static const int hp_c_steps[] = {0, 1, -1, 2, -2};
 #define HP_CANDIDATES (2 * (int)(sizeof hp_c_steps / sizeof hp_c_steps[0]))
 
@@ -187,7 +188,7 @@ void gpuhist_hp_certify(const gpuhist_binmap *m, gpuhist_hp_est *e)
         for (int j = 0; j < (step < 0 ? -step : step); ++j)
             c = nextafterf(c, step < 0 ? -INFINITY : INFINITY);
         e->c = c;
-        e->k = i < HP_CANDIDATES / 2 ? (e->bf16 ? s * 0x1p-12f : s * 0x1p-11f) : 0.0f;
+        e->k = i < HP_CANDIDATES / 2 ? 0.0f : (e->bf16 ? s * 0x1p-12f : s * 0x1p-11f);
         e->ok = isfinite(e->k) && agrees(e, codes);
     }
     hp_env_leave(&saved);

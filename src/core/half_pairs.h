@@ -44,7 +44,9 @@
  * rounded edges too. bf16 edges are floats, far finer than bf16 values, so the line decides them
  * directly; k = s * 2^-12 nudges a value that is itself an edge up past the line's rounding
  * error, far less than the distance to the value below it. Neither nudge is trusted: the
- * certificate is.
+ * certificate is. Without a nudge (k = 0: t = c, one fma and the LOP3 saved a sample) specs
+ * whose edges are values of the type certify (every power-of-two step over [0, 1), say), and
+ * that form is tried first.
  *
  * The certificate (half_pairs.c, once per spec and dtype, cached): binmap.h's slot of all 65536
  * patterns (gpuhist_slot_small_value), and the estimate replayed on the host with the very
@@ -158,12 +160,15 @@ static inline gh_u32 gh_hp_bits(float f)
 #endif
 
 /* Steps 3-6 of the banner: the code of the clamped sample y widened to float (any integer: a
- * certified estimate gives 0 <= code < bins + 3 for every clamped value). bf16 and li as e's
- * (constants in a kernel). */
-GH_FN gh_i32 gpuhist_hp_code(float y, const gpuhist_hp_est *e, int bf16, int li)
+ * certified estimate gives 0 <= code < bins + 3 for every clamped value). bf16, li and nudge
+ * (k != 0) as e's (constants in a kernel; without the nudge, step 4 is f = fma(y, s, c)). */
+GH_FN gh_i32 gpuhist_hp_code(float y, const gpuhist_hp_est *e, int bf16, int li, int nudge)
 {
-    const float n = bf16 ? GH_HP_ABS(y) : GH_HP_FLOAT(GH_HP_BITS(y) & 0x7F800000u);
-    const float t = gh_hp_fma(n, e->k, e->c);
+    float t = e->c;
+    if (nudge) {
+        const float n = bf16 ? GH_HP_ABS(y) : GH_HP_FLOAT(GH_HP_BITS(y) & 0x7F800000u);
+        t = gh_hp_fma(n, e->k, e->c);
+    }
     const gh_i32 code = gh_hp_floor(gh_hp_fma(y, e->s, t));
     if (!li)
         return code;

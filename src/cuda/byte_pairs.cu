@@ -95,9 +95,9 @@
  * ceiling by the ~8.4 shared lane-updates per clock per SM. Each sample's code (half_pairs.h: NaN,
  * underflow, the bins, overflow; W = bins + 3 codes) is arithmetic: both halves of a 32-bit
  * word clamped by one max.NaN and one min.NaN of the packed type, each widened exactly to float
- * (f16: cvt; bf16: a shift or a mask), then two fma.rm and a cvt.rmi (f16: + one LOP3 for the
- * nudge; an inclusive last edge that is a value of the type: + a min, a compare and a
- * subtraction, in kernels of their own). The estimate is certified on the host for all 65536
+ * (f16: cvt; bf16: a shift or a mask), then one fma.rm and a cvt.rmi (specs that need the nudge:
+ * one more fma.rm, f16 also a LOP3; an inclusive last edge that is a value of the type: + a min,
+ * a compare and a subtraction; each form a kernel of its own). The estimate is certified on the host for all 65536
  * bit patterns of the spec (gpuhist_hp_cert_of, once per spec and process), so the kernel has
  * no test and no exact path; specs that do not certify are declined and auto counts them with
  * cuda-fast-packed16.
@@ -111,14 +111,15 @@
  * per code over partners p = q (mod 4), both directions, plus the tables; then each code's sum
  * goes to its slot. Head and tail (< 8 samples each) by hp_loose_kernel with binmap.h's exact
  * rule.
- * What bounds it (from the PTX; not yet measured): per 16-byte vector in pairs mode 48
- * instructions of codes (4 words x (2 HMNMX2, 2 widen, 2 LOP3, 4 FFMA, 2 F2I)), 4 IMAD for the
- * keys and ~7 per atomic (inc, address, ATOMS, carry accumulation): ~10 thread-instructions a
- * sample against byte-pairs' ~3.5, and one shared atomic per two samples instead of one per
- * sample. At the H100's read ceiling (~5.7 samples per clock per SM) that is ~1.8 of the 4
- * warp-instructions an SM issues per clock, 2.9 ATOMS lanes per clock against the ~8.4 limit,
- * and 5.7 F2I per clock of the 16 the conversion unit takes: issue, not the atomics, is the
- * likely bound. 64 registers at 1024 threads, no spills (ptxas, sm_90).
+ * What bounds it (from the PTX; not yet measured): per 16-byte vector in pairs mode 32
+ * instructions of codes without the nudge (4 words x (2 HMNMX2, 2 widen, 2 FFMA, 2 F2I); 48
+ * with it), 4 IMAD for the keys and ~7 per atomic (inc, address, ATOMS, carry accumulation):
+ * ~8 thread-instructions a sample (10 nudged) against byte-pairs' ~3.5, and one shared atomic
+ * per two samples instead of one per sample. At the H100's read ceiling (~5.7 samples per clock
+ * per SM) that is ~1.4 (1.8) of the 4 warp-instructions an SM issues per clock, 2.9 ATOMS lanes
+ * per clock against the ~8.4 limit, and 5.7 F2I per clock of the 16 the conversion unit takes:
+ * issue, not the atomics, is the likely bound. 64 registers at 1024 threads, no spills (ptxas,
+ * sm_90).
  * Limits: bins + 3 <= 259 (197 KiB of shared memory at 256 bins: 33541 pair words, 64 tables and
  * the sums of 259 counters; a device with less opt-in shared memory declines), at most 2^26
  * vectors per block per launch (2^29 samples: the 32-bit per-block sums), the specs
@@ -321,9 +322,9 @@ template <int C, int NLW> struct bp_bytes {
 };
 
 /* One channel of f16 (BF16 = false) or bf16 samples: half_pairs.h's codes (LI: its step 6, an
- * inclusive last edge). The low half of each 32-bit word (the even sample) is the pair's first
- * code, the high half its second. */
-template <bool BF16, bool LI> struct bp_halves {
+ * inclusive last edge; NUDGE: k != 0). The low half of each 32-bit word (the even sample) is the
+ * pair's first code, the high half its second. */
+template <bool BF16, bool LI, bool NUDGE> struct bp_halves {
     static constexpr uint32_t TW = 1u;  /* each warp its own two tables (even, odd samples) */
     static constexpr uint32_t TPW = 2u;
     static constexpr uint32_t NK = 4u;  /* pairs (words) per vector */
@@ -356,8 +357,8 @@ template <bool BF16, bool LI> struct bp_halves {
                 : "=f"(y0), "=f"(y1)
                 : "r"(x));
         }
-        c0 = (uint32_t)gpuhist_hp_code(y0, &e, BF16, LI);
-        c1 = (uint32_t)gpuhist_hp_code(y1, &e, BF16, LI);
+        c0 = (uint32_t)gpuhist_hp_code(y0, &e, BF16, LI, NUDGE);
+        c1 = (uint32_t)gpuhist_hp_code(y1, &e, BF16, LI, NUDGE);
     }
     __device__ __forceinline__ uint32_t pair_key(const uint32_t (&w)[4], uint32_t i) const
     {
@@ -375,7 +376,7 @@ template <bool BF16, bool LI> struct bp_halves {
             uint32_t c0, c1;
             codes(w[i], c0, c1);
             gh_red_shared(mine + c0 * 4u);
-            gh_red_shared(mine + (e.codes + c1) * 4u);
+            gh_red_shared((mine + e.codes * 4u) + c1 * 4u); /* base: loop-invariant */
         }
     }
     __device__ __forceinline__ void count_unpaired(uint32_t, const uint32_t (&)[4]) const {}
@@ -636,7 +637,7 @@ static gpuhist_status bp_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
 /* Shared memory of the halves kernel for W = bins + 3 codes. */
 static inline size_t hp_smem(uint32_t W)
 {
-    return bp_smem_of<bp_halves<false, false>>((W * W + 1u) / 2u, W);
+    return bp_smem_of<bp_halves<false, false, false>>((W * W + 1u) / 2u, W);
 }
 
 /* The unaligned head and tail samples of a job (< 8 each), straight into `out` by binmap.h's
@@ -668,12 +669,12 @@ static int hp_supports(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
     return e.ok;
 }
 
-template <bool BF16, bool LI>
+template <bool BF16, bool LI, bool NUDGE>
 static gpuhist_status hp_go(gpuhist_ctx *ctx, const gpuhist_plan *plan,
                             const gpuhist_cuda_job *job, const gpuhist_hp_est &e,
                             unsigned long long *out)
 {
-    auto kernel = bp_kernel<bp_halves<BF16, LI>>;
+    auto kernel = bp_kernel<bp_halves<BF16, LI, NUDGE>>;
     const size_t smem = hp_smem(e.codes);
     const uint64_t n = job->elements;
     if (n == 0)
@@ -702,7 +703,7 @@ static gpuhist_status hp_go(gpuhist_ctx *ctx, const gpuhist_plan *plan,
     if (cap > GH8_MAX_LAUNCH_VECTORS)
         cap = GH8_MAX_LAUNCH_VECTORS;
     const uint4 *body = (const uint4 *)(samples + head);
-    const bp_halves<BF16, LI> src{e};
+    const bp_halves<BF16, LI, NUDGE> src{e};
     for (uint64_t v0 = 0; v0 < nvec; v0 += cap) {
         const uint64_t m = nvec - v0 < cap ? nvec - v0 : cap;
         kernel<<<grid, BP_THREADS, smem, job->stream>>>(body + v0, (uint32_t)m, src, out);
@@ -726,11 +727,16 @@ static gpuhist_status hp_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
                             "cuda-half-pairs: one channel of at most 256 even bins whose "
                             "half-precision estimate certifies on every bit pattern only");
     unsigned long long *out = (unsigned long long *)outv;
-    if (plan->dtype == GPUHIST_BF16)
-        return e.li ? hp_go<true, true>(ctx, plan, job, e, out)
-                    : hp_go<true, false>(ctx, plan, job, e, out);
-    return e.li ? hp_go<false, true>(ctx, plan, job, e, out)
-                : hp_go<false, false>(ctx, plan, job, e, out);
+    /* the kernel of the spec's form (half_pairs.h): type, step 6, nudge */
+    auto by_nudge = [&](auto bf16, auto li) -> gpuhist_status {
+        constexpr bool B = decltype(bf16)::value, L = decltype(li)::value;
+        return e.k != 0.0f ? hp_go<B, L, true>(ctx, plan, job, e, out)
+                           : hp_go<B, L, false>(ctx, plan, job, e, out);
+    };
+    auto by_li = [&](auto bf16) -> gpuhist_status {
+        return e.li ? by_nudge(bf16, std::true_type()) : by_nudge(bf16, std::false_type());
+    };
+    return plan->dtype == GPUHIST_BF16 ? by_li(std::true_type()) : by_li(std::false_type());
 }
 
 } /* namespace */
