@@ -97,10 +97,10 @@
  * word clamped by one max.NaN and one min.NaN of the packed type, each widened exactly to float
  * (f16: cvt; bf16: a shift or a mask), then one fma.rm and a cvt.rmi (specs that need the nudge:
  * one more fma.rm, f16 also a LOP3; an inclusive last edge that is a value of the type: + a min,
- * a compare and a subtraction; each form a kernel of its own). The estimate is certified on the host for all 65536
- * bit patterns of the spec (gpuhist_hp_cert_of, once per spec and process), so the kernel has
- * no test and no exact path; specs that do not certify are declined and auto counts them with
- * cuda-fast-packed16.
+ * a compare and a subtraction; each form a kernel of its own). The estimate is certified on the
+ * host for all 65536 bit patterns of the spec (gpuhist_hp_cert_of, once per spec and process),
+ * so the kernel has no test and no exact path; specs that do not certify are declined and auto
+ * counts them with cuda-fast-packed16.
  * The word's two codes are one key c0 + W c1 < W^2 <= 67081 of the packed 16-bit pair histogram
  * (33541 words, 131 KiB); a carry of key k goes to both its codes' slots (k / W and k % W), the
  * phantom half after the last key (W^2 odd) only ever receives a low carry and is never read.
