@@ -327,8 +327,9 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_fast_smem = {
     "every bin kind, 1-4 channels, while the 32-bit counters (x4 replicas up to 1024) "
     "and edge tables fit shared memory",
     "per-block 32-bit shared counters, 16-byte loads; f32 even bins: estimate certified against "
-    "every edge on the host, an exact one-edge fix-up near edges; f32 edges: monotone cell "
-    "table + two compares on lane-replicated float edges (binary search in crowded cells)",
+    "every edge on the host, an exact one-edge fix-up near edges; f32 edges: one-load monotone "
+    "cell table whose entries decide one or two edges by a carry (sub-tables, then a search, "
+    "in crowded cells)",
     GPUHIST_CUDA_SLOT_DTYPES,
     GPUHIST_ALL_KINDS,
     0,
