@@ -17,7 +17,7 @@
  *            host data, device data at element offsets 0, 1, 3 and 7, counts on host and on
  *            device: cuda-half-pairs forced and auto, counts, tallies and range
  *   skew     90% one value, constant data (in range, NaN, overflow), runs of constant words
- *            mixed with uniform data (the engine's run, bytes and pairs modes), and 2^26
+ *            mixed with uniform data (the engine's run, bytes and pairs modes), and 2^27
  *            samples whose words 1 and 2 of every 16-byte vector are two pair keys of one
  *            shared word while words 0 and 3 differ (pairs mode throughout: every packed
  *            counter's low half carries into its high half and the high half wraps)
@@ -234,10 +234,11 @@ static void case_skew(void)
     }
     /* Carries: words 1 and 2 of every vector hold pair keys K and K + 1 of one packed word (bins
      * 10 and 11 with bin 20: codes 12 + 259 * 22 = 5710 and 5711), words 0 and 3 two other pairs
-     * that differ, so no lane votes for bytes mode; 2^26 samples put ~2^17 counts on K and K + 1
-     * in every block: low halves carry, high halves wrap. */
+     * that differ, so no lane votes for bytes mode; 2^27 samples (2^24 vectors) put ~127000
+     * counts on K and on K + 1 in each of 132 blocks (one per SM; fewer SMs, more): each low
+     * half carries into the high half, and each high half wraps. */
     for (gpuhist_dtype dt : HALVES) {
-        const size_t m = (size_t)1 << 26;
+        const size_t m = (size_t)1 << 27;
         std::vector<uint16_t> v(m);
         auto mid = [&](int bin) { return bits_of(dt, (bin + 0.5) / 256.0); };
         for (size_t i = 0; i < m; i += 8) {
