@@ -764,8 +764,8 @@ extern "C" const gpuhist_strategy gpuhist_strategy_cuda_half_pairs = {
     "samples per atomic, an exhaustively certified arithmetic slot",
     "f16/bf16, one channel, even bins up to 256 whose arithmetic slot agrees with the exact "
     "rule on all 65536 bit patterns (checked on the host once per spec)",
-    "each sample's slot by clamp, widen and two fused multiply-adds (certified on every bit "
-    "pattern), two slots as one key of a packed 16-bit shared pair histogram (cuda-byte-pairs' "
+    "each sample's slot by clamp, widen and one or two fused multiply-adds (certified on every "
+    "bit pattern), two slots as one key of a packed 16-bit shared pair histogram (cuda-byte-pairs' "
     "engine), per-warp red.shared slot tables while the data is skewed",
     GPUHIST_CUDA_HALF_DTYPES,
     GPUHIST_KIND_BIT(GPUHIST_BINS_EVEN),
