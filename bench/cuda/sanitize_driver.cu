@@ -73,6 +73,11 @@ static const Case kCases[] = {
     {"u8-runs",             GPUHIST_U8,  K_INTEGER, 256,     0,     0,     0,   1, 0, 0, 0, 0, 0, 0, 0, 1},
     {"rgba-u8-3of4-runs",   GPUHIST_U8,  K_INTEGER, 256,     0,     0,     0,   4, 3, 0, 0, 0, 0, 0, 0, 1},
     {"rg-f32-even100",      GPUHIST_F32, K_EVEN,    100,     0,     1000,  0,   2, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"f32-edges1024",       GPUHIST_F32, K_EDGES,   1024,    0,     1000,  0,   1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"f32-edges1000-unalign",GPUHIST_F32,K_EDGES,   1000,    0,     1000,  0,   1, 0, 0, 0, 0, 1, 0, 1, 0},
+    {"f16-even256-unit",    GPUHIST_F16, K_EVEN,    256,     0,     1,     0,   1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"f16-even100-unalign", GPUHIST_F16, K_EVEN,    100,     -3,    5,     0,   1, 0, 0, 0, 0, 1, 0, 0, 0},
+    {"bf16-even256-unit",   GPUHIST_BF16,K_EVEN,    256,     0,     1,     0,   1, 0, 0, 0, 0, 0, 0, 0, 0},
 };
 
 struct Out {
