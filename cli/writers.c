@@ -10,16 +10,18 @@
  * histogram of 2^20 bins is written in tens of milliseconds, so the output never costs more than
  * the histogram. Each edge is converted once (in CSV and the table the upper edge of bin i is the
  * lower edge of bin i + 1); the table first measures its columns in a pass that only converts
- * the edges (and the sums), without writing them.
+ * the edges (and the sums), without writing them: on several cores when there are many edges.
  */
 #include "cli.h"
 
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- the output buffer ----------------------------------------------------------------------- */
 
@@ -234,6 +236,60 @@ static size_t table_edge(char *buf, const cli_histogram *h, double v)
     return cli_shortest_double(buf, v);
 }
 
+/* The widest lower edge (of edges [0, bins)) and upper edge (of [1, bins]) of edges [first,
+ * end): one conversion per edge, nothing written. */
+typedef struct edge_widths {
+    const cli_histogram *h;
+    uint32_t first, end, bins;
+    int lo, hi;
+} edge_widths;
+
+static void *measure_edges(void *arg)
+{
+    edge_widths *w = arg;
+    char a[40];
+    for (uint32_t i = w->first; i < w->end; ++i) {
+        int n = (int)table_edge(a, w->h, w->h->edges[i]);
+        if (i < w->bins && n > w->lo)
+            w->lo = n;
+        if (i > 0 && n > w->hi)
+            w->hi = n;
+    }
+    return NULL;
+}
+
+/* The lower and upper columns' widths (at least *lo, *hi): the edges split between up to 16
+ * threads when there are many (2^20 edges: ~1 us each on one core), else on this one. */
+static void table_edge_widths(const cli_histogram *h, uint32_t bins, int *lo, int *hi)
+{
+    enum { MAX_T = 16, PER_THREAD = 1 << 16 };
+    long cores = bins >= 2 * PER_THREAD ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+    int t = cores < 1 ? 1 : cores > MAX_T ? MAX_T : (int)cores;
+    if ((uint64_t)t * PER_THREAD > (uint64_t)bins + 1u)
+        t = (int)(((uint64_t)bins + 1u) / PER_THREAD) + 1;
+    edge_widths w[MAX_T];
+    pthread_t tid[MAX_T];
+    int started[MAX_T] = {0};
+    const uint64_t edges = (uint64_t)bins + 1u;
+    for (int k = 0; k < t; ++k) {
+        w[k] = (edge_widths){h, (uint32_t)(edges * (uint64_t)k / (uint64_t)t),
+                             (uint32_t)(edges * (uint64_t)(k + 1) / (uint64_t)t), bins, *lo, *hi};
+        if (k > 0)
+            started[k] = pthread_create(&tid[k], NULL, measure_edges, &w[k]) == 0;
+    }
+    measure_edges(&w[0]);
+    for (int k = 1; k < t; ++k) {
+        if (started[k])
+            pthread_join(tid[k], NULL);
+        else
+            measure_edges(&w[k]); /* no thread: its share here */
+    }
+    for (int k = 0; k < t; ++k) {
+        *lo = w[k].lo > *lo ? w[k].lo : *lo;
+        *hi = w[k].hi > *hi ? w[k].hi : *hi;
+    }
+}
+
 static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
 {
     const gpuhist_result *r = h->result;
@@ -245,13 +301,7 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
     int wbin = cli_u64_digits(bins ? bins - 1 : 0), wlo = 5, whi = 5, wc = 5;
     if (wbin < 3)
         wbin = 3;
-    for (uint32_t i = 0; i <= bins; ++i) {
-        int n = (int)table_edge(a, h, h->edges[i]);
-        if (i < bins && n > wlo)
-            wlo = n;
-        if (i > 0 && n > whi)
-            whi = n;
-    }
+    table_edge_widths(h, bins, &wlo, &whi);
     uint64_t max = 0;
     for (size_t i = 0; i < (size_t)bins * nch; ++i)
         if (h->counts[i] > max)

@@ -91,6 +91,13 @@ mknpy_dict() {
 
 cli_formats() {
     printf '\x00\x01\x01\xff' >u8.bin
+    # A table of many bins measures its columns on several threads: every row of the 300001
+    # as wide as the header (the widest edge of each column was found)
+    printf '\x00\x00\x00\x3f\x00\x00\x80\x3f' >two.f32
+    ok "$G" -B cpu -t f32 -b 300001 -r -3.3:7.1 -f table two.f32
+    awk 'NR == 1 { w = length($0) } NR > 1 && NF == 4 { rows++; if (length($0) != w) bad++ }
+         END { exit bad > 0 || rows != 300001 }' out.txt ||
+        fail "table of 300001 bins: rows of another width than the header, or missing"
     ok "$G" -B cpu -f csv u8.bin
     line 1 "bin,lower,upper,count" out.txt
     line 2 "0,0,1,1" out.txt
