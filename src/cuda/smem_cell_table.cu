@@ -64,9 +64,12 @@
  * "Measurements behind the CUDA sources".
  * Limits: bins <= FX_MAX_BINS (1024), a finite affine map of the first to the last edge, the
  * tables within FX_SMEM_BUDGET (163 KiB) of shared memory; otherwise fs_kernel (fast_smem.cu)
- * searches lane-replicated float edges. What bounds FX_TWO at 1024 bins is expected to be issue
- * (20 instructions per sample against FX_ONE's 15) plus the divergent warp-steps above, not yet
- * measured.
+ * searches lane-replicated float edges. Measured (H100, 1 GiB, the bench's 1024 quadratic edges,
+ * gpuhist-bench --matrix): 0.930 / 0.927 / 0.941 / 0.899 of the read ceiling (uniform / hot90 /
+ * constant / bell) against FX_ONE's 0.424 / 0.845 / 0.962 / 0.502; 256 edges unchanged (0.95-0.96):
+ * docs/PERFORMANCE.md, "The new cells, 2026-11-27 13:16Z". Not profiled with ncu yet: issue (20
+ * instructions per sample against FX_ONE's 15) and bell's divergent warp-steps are the likely
+ * bound of what is left.
  */
 #include "smem_stream.cuh"
 
