@@ -10,7 +10,7 @@
  * in a device stream).
  * Seed: GPUHIST_TEST_SEED (default 20261127), printed. Exits 77 without a GPU.
  */
-#include "gpuhist.h"
+#include "nd_device_test.cuh"
 
 #include <cuda_runtime.h>
 
@@ -22,27 +22,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-static int g_fail = 0, g_cases = 0;
-
-#define CHECK(cond, ...)                                                                        \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
-            std::printf("FAIL %s:%d: ", __FILE__, __LINE__);                                    \
-            std::printf(__VA_ARGS__);                                                           \
-            std::printf("\n");                                                                  \
-            ++g_fail;                                                                           \
-        }                                                                                       \
-    } while (0)
-
-#define CK(x)                                                                                   \
-    do {                                                                                        \
-        cudaError_t e_ = (x);                                                                   \
-        if (e_ != cudaSuccess) {                                                                \
-            std::printf("FATAL %s: %s\n", #x, cudaGetErrorString(e_));                          \
-            std::exit(1);                                                                       \
-        }                                                                                       \
-    } while (0)
 
 extern "C" void gpuhist_nd_set_chunk_points(uint64_t points); /* internal: the map's pieces */
 extern "C" void gpuhist_nd_set_device_fused(int on); /* internal: one-pass count or map + 1-D */
@@ -105,46 +84,6 @@ static std::vector<unsigned char> column_of(const Points &p, uint32_t a)
     for (uint64_t i = 0; i < p.count; ++i)
         std::memcpy(&c[(size_t)i * sz], &p.bytes[((size_t)i * p.dims + a) * sz], sz);
     return c;
-}
-
-struct Result {
-    gpuhist_status st;
-    std::string err;
-    std::vector<uint64_t> counts;
-    std::vector<std::vector<double>> edges;
-    uint64_t nan = 0, out = 0, total = 0;
-};
-
-static Result run(gpuhist_ctx *ctx, const gpuhist_points &pts, const std::vector<gpuhist_bin_spec> &axes)
-{
-    Result r;
-    uint64_t total = 1;
-    for (auto &a : axes)
-        total *= a.bins;
-    r.counts.assign(total, 0xDEADBEEF);
-    r.edges.resize(axes.size());
-    gpuhist_nd_result res;
-    std::memset(&res, 0, sizeof res);
-    res.counts = r.counts.data();
-    for (size_t a = 0; a < axes.size(); ++a) {
-        r.edges[a].assign(axes[a].bins + 1, -7.0);
-        res.edges[a] = r.edges[a].data();
-    }
-    r.st = gpuhist_histogramdd(ctx, &pts, axes.data(), &res);
-    r.err = gpuhist_last_error(ctx);
-    r.nan = res.nan, r.out = res.out, r.total = res.total;
-    return r;
-}
-
-static bool same(const Result &a, const Result &b)
-{
-    if (a.st != b.st || a.counts != b.counts || a.nan != b.nan || a.out != b.out ||
-        a.total != b.total)
-        return false;
-    for (size_t i = 0; i < a.edges.size(); ++i)
-        if (std::memcmp(a.edges[i].data(), b.edges[i].data(), a.edges[i].size() * 8) != 0)
-            return false;
-    return true;
 }
 
 static std::vector<gpuhist_bin_spec> make_axes(std::mt19937_64 &rng, gpuhist_dtype dt, uint32_t dims,

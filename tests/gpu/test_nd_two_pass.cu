@@ -14,7 +14,7 @@
  * coordinates NaN, 1 in 700 +-inf, and some exactly on edges.
  * Seed: GPUHIST_TEST_SEED (default 20261127), printed. Exits 77 without a GPU.
  */
-#include "gpuhist.h"
+#include "nd_device_test.cuh"
 
 #include <cuda_runtime.h>
 
@@ -27,78 +27,10 @@
 #include <string>
 #include <vector>
 
-static int g_fail = 0, g_cases = 0;
-
-#define CHECK(cond, ...)                                                                        \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
-            std::printf("FAIL %s:%d: ", __FILE__, __LINE__);                                    \
-            std::printf(__VA_ARGS__);                                                           \
-            std::printf("\n");                                                                  \
-            ++g_fail;                                                                           \
-        }                                                                                       \
-    } while (0)
-
-#define CK(x)                                                                                   \
-    do {                                                                                        \
-        cudaError_t e_ = (x);                                                                   \
-        if (e_ != cudaSuccess) {                                                                \
-            std::printf("FATAL %s: %s\n", #x, cudaGetErrorString(e_));                          \
-            std::exit(1);                                                                       \
-        }                                                                                       \
-    } while (0)
-
 extern "C" void gpuhist_nd_set_device_fused(int on); /* internal: one-pass count or map + 1-D */
 
 static gpuhist_ctx *g_cpu = nullptr, *g_cuda = nullptr;
 static std::mt19937_64 g_rng;
-
-struct Result {
-    gpuhist_status st = GPUHIST_OK;
-    std::string err, strategy;
-    std::vector<uint64_t> counts;
-    std::vector<std::vector<double>> edges;
-    uint64_t nan = 0, out = 0, total = 0;
-};
-
-static uint64_t total_of(const std::vector<gpuhist_bin_spec> &axes)
-{
-    uint64_t t = 1;
-    for (auto &a : axes)
-        t *= a.bins;
-    return t;
-}
-
-static Result run(gpuhist_ctx *ctx, const gpuhist_points &pts,
-                  const std::vector<gpuhist_bin_spec> &axes)
-{
-    Result r;
-    r.counts.assign(total_of(axes), 0xDEADBEEF);
-    r.edges.resize(axes.size());
-    gpuhist_nd_result res;
-    std::memset(&res, 0, sizeof res);
-    res.counts = r.counts.data();
-    for (size_t a = 0; a < axes.size(); ++a) {
-        r.edges[a].assign(axes[a].bins + 1, -7.0);
-        res.edges[a] = r.edges[a].data();
-    }
-    r.st = gpuhist_histogramdd(ctx, &pts, axes.data(), &res);
-    r.err = gpuhist_last_error(ctx);
-    r.strategy = res.strategy ? res.strategy : "";
-    r.nan = res.nan, r.out = res.out, r.total = res.total;
-    return r;
-}
-
-static bool same(const Result &a, const Result &b)
-{
-    if (a.st != b.st || a.counts != b.counts || a.nan != b.nan || a.out != b.out ||
-        a.total != b.total)
-        return false;
-    for (size_t i = 0; i < a.edges.size(); ++i)
-        if (std::memcmp(a.edges[i].data(), b.edges[i].data(), a.edges[i].size() * 8) != 0)
-            return false;
-    return true;
-}
 
 /* n interleaved points of `dims` coordinates of type dt (F32 / F64) for these axes: uniform over
  * each axis's range widened by 5% on each side, 1 in 500 NaN, 1 in 700 +-inf, 1 in 50 exactly
