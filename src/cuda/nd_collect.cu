@@ -44,7 +44,10 @@ extern "C" gpuhist_status gpuhist_cuda_nd_collect(gpuhist_ctx *ctx, uint64_t *co
     if (!s || !s->counters || s->nkeys < 2u)
         return gpuhist_fail(ctx, GPUHIST_ERROR_BACKEND, "N-D: no fused count to collect");
     const uint32_t total = s->nkeys - 2u;
-    const int grid = gh_fixed_grid(GH_LP_COUNTER_PASS, 0, total ? total : 1u);
+    /* the policy's grid is at most 8 blocks per SM: it needs the device's SM count (0 would
+     * mean one block for all the joint bins) */
+    const int grid =
+        gh_fixed_grid(GH_LP_COUNTER_PASS, gpuhist_cuda_sm_count(ctx), total ? total : 1u);
     k_nd_collect<<<grid, GH_BLOCK, 0, gh_nd_stream(ctx)>>>(
         s->counters, total, s->nan_at, (unsigned long long *)counts, (unsigned long long *)stats,
         (unsigned long long)points, add);
