@@ -48,6 +48,9 @@ typedef struct gpuhist_plan {
     const void *even_edge_table; /* EVEN, CPU backend: E[0..bins] in the edge type (float for f32
                                     samples, else double), built once per histogram so chunks
                                     and threads do not each rebuild it; NULL: built per call */
+    int cpu_defer_flush;         /* CPU backend, set for each chunk of a histogram: cpu-serial
+                                    may keep its 32-bit sub-counters unflushed between chunks
+                                    (the backend settles them before the result is read) */
     uint32_t bins;
     uint32_t slots;              /* bins + GPUHIST_EXTRA_SLOTS */
     gpuhist_outliers outliers;

@@ -175,6 +175,7 @@ static void cpu_stream_abort(gpuhist_ctx *ctx)
     cpu_state *k = ctx->backend_state;
     if (!k)
         return;
+    gpuhist_cpu_settle(&k->scratch, 1); /* unflushed sub-counters of an abandoned histogram */
     if (k->open) {
         free(k->c.edge_table);
         memset(&k->c, 0, sizeof k->c);
@@ -241,6 +242,7 @@ static gpuhist_status cpu_stream_count(gpuhist_ctx *ctx, const gpuhist_plan *chu
     gpuhist_plan p = *chunk;
     p.even_edge_table = c->edge_table;
     p.weight_acc = c->wacc;
+    p.cpu_defer_flush = 1; /* settled at finish and absorb */
     return s->run(ctx, &p, &p, c->values ? c->values : c->slots);
 }
 
@@ -248,7 +250,9 @@ static gpuhist_status cpu_stream_finish(gpuhist_ctx *ctx, const gpuhist_plan *pl
                                         const gpuhist_strategy *s, gpuhist_result *result)
 {
     (void)s;
-    cpu_counters *c = &((cpu_state *)ctx->backend_state)->c;
+    cpu_state *k = ctx->backend_state;
+    cpu_counters *c = &k->c;
+    gpuhist_cpu_settle(&k->scratch, 0); /* the last chunks' sub-counters into the counters */
     if (c->values)
         gpuhist_fold_values(plan, c->values, c->slots);
     gpuhist_finish_slots(plan, c->slots, result->counts, result);
@@ -267,6 +271,7 @@ static gpuhist_status cpu_stream_absorb(gpuhist_ctx *ctx, gpuhist_ctx *from)
     if (!c || !f || c->nslots != f->nslots || c->nvalues != f->nvalues || c->wacc || f->wacc)
         return gpuhist_fail(ctx, GPUHIST_ERROR_BACKEND,
                             "cpu: the histograms of two contexts do not match (internal)");
+    gpuhist_cpu_settle(&kf->scratch, 0); /* from's unflushed sub-counters into its counters */
     for (size_t i = 0; i < c->nslots; ++i)
         c->slots[i] += f->slots[i];
     for (size_t i = 0; i < c->nvalues; ++i)

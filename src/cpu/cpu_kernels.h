@@ -42,7 +42,11 @@ size_t gpuhist_cpu_count_scratch(const gpuhist_plan *plan);
  * counting of 256 MiB on two threads). A context holds one per thread (cpu_backend.c); a context
  * runs one call at a time (SEMANTICS.md), and thread t of a call touches only entry t.
  *  - table: 32-bit sub-counters of gpuhist_cpu_count_pixels(), ALL ZERO between uses: each flush
- *    of the counting loops adds what it counted to the output and zeroes it.
+ *    of the counting loops adds what it counted to the output and zeroes it. Except while
+ *    pending_out is set: cpu-serial's slot loops, asked to (defer), leave the last chunk's
+ *    counts there for the next chunk of the same histogram, so a chunk of 2 MiB does not pay a
+ *    flush of 2^20 counters; gpuhist_cpu_settle() adds them (or drops them) before the result
+ *    is read, and a call for another output or size settles them first.
  *  - hist: a 64-bit histogram, zeroed on each use by the thread that uses it: the private
  *    histogram of a thread of cpu-threads, or the raw-value histogram of the calling thread.
  *  - records: cpu-weighted's private counts and exact weight records (weighted.c), ALL ZERO
@@ -51,6 +55,10 @@ size_t gpuhist_cpu_count_scratch(const gpuhist_plan *plan);
 typedef struct gpuhist_cpu_scratch {
     uint32_t *table;
     size_t table_entries;
+    int defer;                /* set by cpu-serial around a chunk of a histogram */
+    uint64_t *pending_out;    /* NULL, or the output the table's unflushed counts belong to */
+    size_t pending_entries;   /* their number of counters */
+    uint64_t pending_pixels;  /* the pixels they count (the flush budget carries them) */
     uint64_t *hist;
     size_t hist_entries;
     int64_t *records;
@@ -67,6 +75,10 @@ typedef struct gpuhist_cpu_scratch_set {
  * and kept until the histogram ends (then freed when the context keeps too much, see
  * cpu_backend.c) or the context is destroyed. NULL when out of memory. */
 gpuhist_cpu_scratch *gpuhist_cpu_scratch_for(gpuhist_ctx *ctx, int threads);
+
+/* Every entry's unflushed sub-counters (pending_out) added into their output, or, with
+ * `discard`, dropped; the tables are all zero again. */
+void gpuhist_cpu_settle(gpuhist_cpu_scratch_set *set, int discard);
 
 /* Free every entry's memory and the entries (the set is empty again). */
 void gpuhist_cpu_scratch_release(gpuhist_cpu_scratch_set *set);

@@ -72,17 +72,24 @@ size_t gpuhist_cpu_out_entries(const gpuhist_plan *plan)
 /* ---- iteration over a pixel range: row segments, flush budget ------------------------------- */
 
 /* Calls seg(state, pointer to the first sample of the segment, pixels) for each row piece of
- * [begin, end), never more than FLUSH_PIXELS between two calls of flush(state). */
+ * [begin, end), never more than FLUSH_PIXELS between two calls of flush(state), counting the
+ * `carried` pixels the sub-counters already hold unflushed; flushes at the end unless `keep`.
+ * @return the pixels left unflushed (0 unless keep). */
 typedef void (*segment_fn)(void *state, const unsigned char *p, uint64_t pixels);
 typedef void (*flush_fn)(void *state);
 
-static void for_each_segment(const gpuhist_plan *plan, uint64_t begin, uint64_t end, void *state,
-                             segment_fn seg, flush_fn flush)
+static uint64_t for_each_segment(const gpuhist_plan *plan, uint64_t begin, uint64_t end,
+                                 void *state, segment_fn seg, flush_fn flush, uint64_t carried,
+                                 int keep)
 {
     /* Packed rows form one long row: fewer, longer segments. */
     uint64_t len = plan->contiguous ? plan->pixels : plan->row_length;
     size_t pixel_bytes = (size_t)plan->channels * plan->sample_size;
-    uint64_t budget = FLUSH_PIXELS;
+    uint64_t budget = carried < FLUSH_PIXELS ? FLUSH_PIXELS - carried : 0u;
+    if (budget == 0) {
+        flush(state);
+        budget = FLUSH_PIXELS;
+    }
     uint64_t pix = begin;
     while (pix < end) {
         uint64_t row = pix / len, col = pix % len;
@@ -100,7 +107,10 @@ static void for_each_segment(const gpuhist_plan *plan, uint64_t begin, uint64_t 
             budget = FLUSH_PIXELS;
         }
     }
+    if (keep)
+        return FLUSH_PIXELS - budget;
     flush(state);
+    return 0;
 }
 
 /* ---- 8-bit raw values ------------------------------------------------------------------------------ */
@@ -232,7 +242,7 @@ static gpuhist_status count_values8(const gpuhist_plan *plan, uint64_t begin, ui
     unsigned c = plan->channels;
     s.cold_stride = c <= 2 ? 2 : c;
     s.hot_stride = c == 3 ? 12 : 16;
-    for_each_segment(plan, begin, end, &s, v8_segment, v8_flush);
+    for_each_segment(plan, begin, end, &s, v8_segment, v8_flush, 0, 0);
     return GPUHIST_OK;
 }
 
@@ -355,7 +365,7 @@ static gpuhist_status count_values16(const gpuhist_plan *plan, uint64_t begin, u
     s.t = gpuhist_cpu_scratch_table(sc, (size_t)s.lanes_hot * 65536u);
     if (!s.t)
         return GPUHIST_ERROR_OUT_OF_MEMORY;
-    for_each_segment(plan, begin, end, &s, v16_segment, v16_flush);
+    for_each_segment(plan, begin, end, &s, v16_segment, v16_flush, 0, 0);
     if (!sc)
         free(s.t);
     return GPUHIST_OK;
@@ -950,15 +960,34 @@ static gpuhist_status count_slots(const gpuhist_plan *plan, uint64_t begin, uint
         free(edge_table);
         return GPUHIST_ERROR_OUT_OF_MEMORY;
     }
-    /* zero; slot_flush leaves it zero again */
-    s.t = gpuhist_cpu_scratch_table(sc, (size_t)plan->active * plan->slots);
+    /* zero (slot_flush leaves it zero again), or holding the unflushed counts of this
+     * histogram's previous chunk (sc->pending_out == out): they are carried on */
+    const size_t n = (size_t)plan->active * plan->slots;
+    uint64_t carried = 0;
+    if (sc && sc->pending_out) {
+        if (sc->pending_out == out && sc->pending_entries == n) {
+            carried = sc->pending_pixels;
+        } else {
+            for (size_t i = 0; i < sc->pending_entries; ++i)
+                sc->pending_out[i] += sc->table[i];
+            memset(sc->table, 0, sc->pending_entries * sizeof *sc->table);
+            sc->pending_out = NULL;
+        }
+    }
+    s.t = gpuhist_cpu_scratch_table(sc, n);
     if (!s.t) {
         free(edge_table);
         free(s.cell_first);
         free(s.cell);
         return GPUHIST_ERROR_OUT_OF_MEMORY;
     }
-    for_each_segment(plan, begin, end, &s, loop, slot_flush);
+    const int keep = sc && sc->defer;
+    const uint64_t left = for_each_segment(plan, begin, end, &s, loop, slot_flush, carried, keep);
+    if (sc) {
+        sc->pending_out = keep && left ? out : NULL;
+        sc->pending_entries = keep && left ? n : 0u;
+        sc->pending_pixels = keep ? left : 0u;
+    }
     if (!sc)
         free(s.t);
     free(edge_table);
@@ -1012,7 +1041,11 @@ static gpuhist_status serial_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, con
         return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY,
                             "cpu-serial: cannot allocate its scratch");
     if (!gpuhist_cpu_counts_values(plan)) {
+        /* a chunk of a histogram: the sub-counters may stay unflushed until the next chunk or
+         * the backend's settle (cpu_kernels.h) */
+        sc->defer = plan->cpu_defer_flush;
         gpuhist_status st = gpuhist_cpu_count_pixels(plan, 0, plan->pixels, slots, sc);
+        sc->defer = 0;
         if (st != GPUHIST_OK)
             return gpuhist_fail(ctx, st, "cpu-serial: cannot allocate %zu sub-counters",
                                 gpuhist_cpu_out_entries(plan));
