@@ -256,7 +256,11 @@ int cli_run_samples(const cli_options *o)
         probe.active_channels = o->active;
         si.layout = &probe;
         si.spec = &spec;
-        const int on_threads = cli_stream_input_on_threads(&si);
+        /* (and, as measured, below 2^18 counters: the device's part is a second copy of the
+         * histogram, added at the end) */
+        const uint64_t counted = o->active ? o->active : o->channels ? o->channels : 1u;
+        const int on_threads = cli_stream_input_on_threads(&si) &&
+                               (uint64_t)spec.bins * counted < ((uint64_t)1 << 18);
         si.layout = NULL;
         si.spec = NULL;
         if (hybrid && (si.format == CLI_IN_TEXT || !on_threads) &&

@@ -10,9 +10,9 @@
  * and counts them while they are still in its L2 cache; the streams' results are added at the
  * end. A copy into cache costs about half the page-table work of mapping the page cache, and
  * no thread competes with the counting for the cores. The auto range's first pass works the
- * same way (512 KiB pieces, min and max). Histograms of 2^18 entries or more (measured no
- * faster on such threads) and weighted streams: the file is mapped window by window and each
- * window fed in place, the next one mapped by a second thread meanwhile.
+ * same way (512 KiB pieces, min and max). Histograms whose copies on every thread would take
+ * more than COUNT_THREADS_MAX_BYTES, and weighted streams: the file is mapped window by window
+ * and each window fed in place, the next one mapped by a second thread meanwhile.
  * Pipes and standard input are read with read() into the lent buffers; bytes of a pixel split
  * across reads are carried to the next chunk. Big-endian .npy data is byte-swapped in the
  * staging buffer.
@@ -740,10 +740,12 @@ static size_t count_piece(const cli_stream_input *in, int threads)
     return piece ? piece : in->pixel_bytes;
 }
 
-/* Histograms this large stay on the mapped path: counted on threads of their own they were no
- * faster (f32 with 2^20 bins, 2026-11-27, counters kept in the contexts between calls: 1.29x
- * the mapped path's wall time with 2 MiB pieces, 1.02x with 16 MiB). */
-#define COUNT_THREADS_MAX_ENTRIES ((uint64_t)1 << 18)
+/* The counting threads each keep the whole histogram in a context of their own: 64-bit counters
+ * and cpu-serial's 32-bit sub-counters, 12 bytes an entry, which stay unflushed from one piece to
+ * the next (cpu_kernels.h), so a 2 MiB piece pays no pass over 2^20 counters. Histograms whose
+ * copies on every thread would take more than this stay on the mapped path (f32 with 2^20 bins
+ * on 2 cores: 0.16-0.21 s on the threads against 0.28-0.30 s mapped, docs/PERFORMANCE.md). */
+#define COUNT_THREADS_MAX_BYTES ((uint64_t)256 << 20)
 
 /* A regular file on the CPU backend: counted by threads that each read pieces into a buffer of
  * their own and count them there (reading by copy into cache costs about half the page-table
@@ -828,9 +830,16 @@ static int feed_threads(cli_stream_input *in, cli_progress *bar)
 
 int cli_stream_input_on_threads(const cli_stream_input *in)
 {
-    return in->is_regular && !in->swap && !in->weights && in->layout && in->spec &&
-           in->spec->bins &&
-           (uint64_t)in->spec->bins * in->layout->active_channels < COUNT_THREADS_MAX_ENTRIES;
+    if (!(in->is_regular && !in->swap && !in->weights && in->layout && in->spec &&
+          in->spec->bins))
+        return 0;
+    const uint32_t channels = in->layout->channels ? in->layout->channels : 1u;
+    const uint64_t active = in->layout->channel_mask
+                                ? (uint64_t)__builtin_popcount(in->layout->channel_mask)
+                            : in->layout->active_channels ? in->layout->active_channels
+                                                          : channels;
+    const uint64_t entries = ((uint64_t)in->spec->bins + 3u) * active;
+    return entries * 12u * (uint64_t)cpu_threads_wanted(in) <= COUNT_THREADS_MAX_BYTES;
 }
 
 void cli_stream_input_add_side(cli_stream_input *in, gpuhist_result *r)

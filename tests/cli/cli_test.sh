@@ -895,13 +895,14 @@ PY
     # A file that shrinks while it is read (GPUHIST_FAULT_SHRINK_AT=N cuts it to N bytes just
     # before the part holding byte N is read or, mapped, counted): a clear error, exit 1, no
     # output file, nothing counted from past the new end, and no SIGBUS, whichever reader:
-    # the counting threads' pread (u8, f32/4096), the mapped windows of 2^20 bins (the cut
-    # falls inside the mapped window being counted), the auto range's first pass, a device's
-    # pread into staging buffers.
+    # the counting threads' pread (u8, f32/4096, f32/2^20), the mapped windows of 2^24 bins and
+    # of weighted input (the cut falls inside the mapped window being counted), the auto
+    # range's first pass, a device's pread into staging buffers.
     for B in cpu opencl; do
         "$G" -B "$B" --list-devices >/dev/null 2>&1 || continue # no such backend here
         for spec in "u8.bin:" "f32.bin:-t f32 -b 4096 -r 0:1" "f32.bin:-t f32 -b 1048576 -r 0:1" \
-            "f32.bin:-t f32 -b 100" "f32.bin:-t f32 -b 1048576 -r 0:1 --weights w.f32 --weights-type f32"; do
+            "f32.bin:-t f32 -b 16777216 -r 0:1" "f32.bin:-t f32 -b 100" \
+            "f32.bin:-t f32 -b 1048576 -r 0:1 --weights w.f32 --weights-type f32"; do
             f=${spec%%:*}
             args=${spec#*:}
             cp "$f" shrink.bin
@@ -918,10 +919,12 @@ PY
     done
     rm -f shrink.bin w.f32
     # The CPU backend counts a file on threads that each read 1 MiB pieces (GPUHIST_CHUNK_MIB=1;
-    # the last one partial, pixels of 3 channels whole) into streams of their own: any -j, and
+    # the last one partial, pixels of 3 channels whole) into streams of their own (2^19 bins
+    # too: cpu-serial's sub-counters carried unflushed from piece to piece): any -j, and
     # a forced strategy, give the whole read's counts and tallies (JSON; the time and the
     # strategy, which -j 1 changes, left out).
     for spec in "u8.bin:" "u8.bin:-b 17 -r 3:200" "f32.bin:-t f32 -b 1000 -r 0:1" \
+        "f32.bin:-t f32 -b 524288 -r 0.25:0.75" \
         "f64.bin:-t f64 -e 0,0.25,0.5,1 --outliers clamp" "rgb.bin:--channels 3:2" \
         "i64pad.npy:-b 33 -r -1e12:1e12" "u8.bin:-s cpu-serial -b 7 -r 0:256"; do
         f=${spec%%:*}
