@@ -142,6 +142,24 @@ static void make_expected(void)
     }
 }
 
+/* A result of case c (counts in got) against cpu-reference's: every counter and tally. */
+static void check_case(const tcase *c, const uint64_t *got, const gpuhist_result *r,
+                       const char *how)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < (size_t)c->bins * c->channels; ++i)
+        bad += got[i] != c->expect[i];
+    if (bad)
+        fprintf(stderr, "  %s, %s: %zu counters differ from cpu-reference\n", c->name, how, bad);
+    CHECK_EQ_U64(bad, 0);
+    for (uint32_t ch = 0; ch < c->channels; ++ch) {
+        CHECK_EQ_U64(r->underflow[ch], c->expect_r.underflow[ch]);
+        CHECK_EQ_U64(r->overflow[ch], c->expect_r.overflow[ch]);
+        CHECK_EQ_U64(r->nan[ch], c->expect_r.nan[ch]);
+        CHECK_EQ_U64(r->total[ch], c->expect_r.total[ch]);
+    }
+}
+
 /* One call of case k with `strategy` on `threads` threads on the shared context; compared. */
 static void run_case(gpuhist_ctx *ctx, int k, const char *strategy, int threads)
 {
@@ -158,19 +176,9 @@ static void run_case(gpuhist_ctx *ctx, int k, const char *strategy, int threads)
     CHECK_EQ_INT(st, GPUHIST_OK);
     if (st != GPUHIST_OK)
         fprintf(stderr, "  %s: %s\n", c->name, gpuhist_last_error(ctx));
-    size_t bad = 0;
-    for (size_t i = 0; i < n; ++i)
-        bad += got[i] != c->expect[i];
-    if (bad)
-        fprintf(stderr, "  %s, %s x%d: %zu counters differ from cpu-reference\n", c->name,
-                strategy, threads, bad);
-    CHECK_EQ_U64(bad, 0);
-    for (uint32_t ch = 0; ch < c->channels; ++ch) {
-        CHECK_EQ_U64(r.underflow[ch], c->expect_r.underflow[ch]);
-        CHECK_EQ_U64(r.overflow[ch], c->expect_r.overflow[ch]);
-        CHECK_EQ_U64(r.nan[ch], c->expect_r.nan[ch]);
-        CHECK_EQ_U64(r.total[ch], c->expect_r.total[ch]);
-    }
+    char how[64];
+    snprintf(how, sizeof how, "%s x%d", strategy, threads);
+    check_case(c, got, &r, how);
     free(got);
 }
 
@@ -239,15 +247,9 @@ static void stream_chunks(gpuhist_ctx *ctx, int k, const char *strategy, int chu
     memset(got, 0xa5, nc * sizeof *got);
     gpuhist_result r = gpuhist_result_host(got);
     CHECK_EQ_INT(gpuhist_stream_finish(st, &r), GPUHIST_OK);
-    size_t bad = 0;
-    for (size_t i = 0; i < nc; ++i)
-        bad += got[i] != c->expect[i];
-    if (bad)
-        fprintf(stderr, "  %s streamed (%s, %d chunks): %zu counters differ\n", c->name,
-                strategy, chunks, bad);
-    CHECK_EQ_U64(bad, 0);
-    CHECK_EQ_U64(r.nan[0], c->expect_r.nan[0]);
-    CHECK_EQ_U64(r.total[0], c->expect_r.total[0]);
+    char how[64];
+    snprintf(how, sizeof how, "streamed by %s in %d chunks", strategy, chunks);
+    check_case(c, got, &r, how);
     free(got);
 }
 
