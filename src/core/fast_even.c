@@ -343,31 +343,20 @@ void gpuhist_fe_certify_f32_wide(const gpuhist_binmap *m, gpuhist_fe_cert *c)
 
 /* ---- the cache ------------------------------------------------------------------------------- */
 
-/* What a certificate depends on (copied field by field: no padding bytes in the comparison). */
+/* What a certificate depends on: the whole map (binmap.h's layout has no padding bytes, and
+ * gpuhist_binmap_of zeroes the fields a kind leaves unused) and which certificate. */
+_Static_assert(sizeof(gpuhist_binmap) == 6 * 8 + 10 * 4,
+               "gpuhist_binmap has padding bytes: the certificate caches (here and half_pairs.c) "
+               "compare it with memcmp");
 typedef struct fe_key {
-    double lower, upper, step, delta, scale;
-    float lower_f, upper_f, scale_f;
-    gh_i32 kind, step_is_zero, edge_is_f32, edge_is_f16;
-    gh_u32 bins;
-    gh_i32 wide; /* the wide certificate's entry (gpuhist_fe_cert_wide_of) */
+    gpuhist_binmap map;
+    gh_i32 wide, unused; /* wide: the wide certificate's entry (gpuhist_fe_cert_wide_of) */
 } fe_key;
 
 static void key_of(const gpuhist_binmap *m, fe_key *k)
 {
     memset(k, 0, sizeof *k);
-    k->lower = m->lower;
-    k->upper = m->upper;
-    k->step = m->step;
-    k->delta = m->delta;
-    k->scale = m->scale;
-    k->lower_f = m->lower_f;
-    k->upper_f = m->upper_f;
-    k->scale_f = m->scale_f;
-    k->kind = m->kind;
-    k->step_is_zero = m->step_is_zero;
-    k->edge_is_f32 = m->edge_is_f32;
-    k->edge_is_f16 = m->edge_is_f16;
-    k->bins = m->bins;
+    k->map = *m;
 }
 
 #define FE_CACHE 8

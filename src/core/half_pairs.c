@@ -197,31 +197,9 @@ void gpuhist_hp_certify(const gpuhist_binmap *m, gpuhist_hp_est *e)
 
 /* ---- the cache ------------------------------------------------------------------------------- */
 
-/* What a certificate depends on (copied field by field: no padding bytes in the comparison). */
-typedef struct hp_key {
-    double lower, upper, step, delta, scale;
-    float lower_f, upper_f;
-    gh_i32 kind, dtype, step_is_zero, last_inclusive, edge_is_f16;
-    gh_u32 bins;
-} hp_key;
-
-static void key_of(const gpuhist_binmap *m, hp_key *k)
-{
-    memset(k, 0, sizeof *k);
-    k->lower = m->lower;
-    k->upper = m->upper;
-    k->step = m->step;
-    k->delta = m->delta;
-    k->scale = m->scale;
-    k->lower_f = m->lower_f;
-    k->upper_f = m->upper_f;
-    k->kind = m->kind;
-    k->dtype = m->dtype;
-    k->step_is_zero = m->step_is_zero;
-    k->last_inclusive = m->last_inclusive;
-    k->edge_is_f16 = m->edge_is_f16;
-    k->bins = m->bins;
-}
+/* What a certificate depends on: the whole map (binmap.h's layout has no padding bytes, and
+ * gpuhist_binmap_of zeroes the fields a kind leaves unused). */
+typedef gpuhist_binmap hp_key;
 
 #define HP_CACHE 8
 
@@ -239,8 +217,7 @@ void gpuhist_hp_cert_of(const gpuhist_binmap *m, gpuhist_hp_est *e)
         memset(e, 0, sizeof *e);
         return;
     }
-    hp_key k;
-    key_of(m, &k);
+    const hp_key k = *m;
     pthread_mutex_lock(&hp_lock);
     /* computed under the lock: callers that need the same new spec wait for one certification */
     for (unsigned i = 0; i < HP_CACHE; ++i)
