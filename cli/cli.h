@@ -296,9 +296,13 @@ void cli_stream_input_close(cli_stream_input *in);
 /* Add what the counting threads counted (in->side) into r, the run's stream's finished result,
  * and free it; nothing when they did not run. */
 void cli_stream_input_add_side(cli_stream_input *in, gpuhist_result *r);
+/* The histograms a pixel of `in`'s layout (set) feeds: its channel mask's, its active channels,
+ * or all its channels. */
+uint32_t cli_stream_input_histograms(const cli_stream_input *in);
 /* Whether cli_stream_input_run counts `in` (a regular raw or .npy file; the layout and spec set)
- * on CPU counting threads when the backend is the CPU: not byte-swapped, unweighted, fewer than
- * 2^18 counters. */
+ * on CPU counting threads when the backend is the CPU: not byte-swapped, unweighted, the
+ * histograms' copies on every counting thread within COUNT_THREADS_MAX_BYTES (12 bytes a
+ * counter). */
 int cli_stream_input_on_threads(const cli_stream_input *in);
 
 /* The handover (source.c): the counting threads claim pieces of the file from one cursor; a

@@ -253,14 +253,15 @@ int cli_run_samples(const cli_options *o)
         /* Start on the CPU only where the CPU backend counts the file on its threads (the
          * handover is theirs); else the device's context runs everything, as without it. */
         gpuhist_samples probe = gpuhist_samples_1d(NULL, si.dtype, 0);
+        probe.channels = o->channels;
         probe.active_channels = o->active;
         si.layout = &probe;
         si.spec = &spec;
         /* (and, as measured, below 2^18 counters: the device's part is a second copy of the
          * histogram, added at the end) */
-        const uint64_t counted = o->active ? o->active : o->channels ? o->channels : 1u;
-        const int on_threads = cli_stream_input_on_threads(&si) &&
-                               (uint64_t)spec.bins * counted < ((uint64_t)1 << 18);
+        const int on_threads =
+            cli_stream_input_on_threads(&si) &&
+            (uint64_t)spec.bins * cli_stream_input_histograms(&si) < ((uint64_t)1 << 18);
         si.layout = NULL;
         si.spec = NULL;
         if (hybrid && (si.format == CLI_IN_TEXT || !on_threads) &&

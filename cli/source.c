@@ -828,17 +828,20 @@ static int feed_threads(cli_stream_input *in, cli_progress *bar)
     return rc;
 }
 
+uint32_t cli_stream_input_histograms(const cli_stream_input *in)
+{
+    const gpuhist_samples *l = in->layout;
+    if (l->channel_mask)
+        return (uint32_t)__builtin_popcount(l->channel_mask);
+    return l->active_channels ? l->active_channels : l->channels ? l->channels : 1u;
+}
+
 int cli_stream_input_on_threads(const cli_stream_input *in)
 {
     if (!(in->is_regular && !in->swap && !in->weights && in->layout && in->spec &&
           in->spec->bins))
         return 0;
-    const uint32_t channels = in->layout->channels ? in->layout->channels : 1u;
-    const uint64_t active = in->layout->channel_mask
-                                ? (uint64_t)__builtin_popcount(in->layout->channel_mask)
-                            : in->layout->active_channels ? in->layout->active_channels
-                                                          : channels;
-    const uint64_t entries = ((uint64_t)in->spec->bins + 3u) * active;
+    const uint64_t entries = ((uint64_t)in->spec->bins + 3u) * cli_stream_input_histograms(in);
     return entries * 12u * (uint64_t)cpu_threads_wanted(in) <= COUNT_THREADS_MAX_BYTES;
 }
 
