@@ -76,8 +76,10 @@ typedef struct gpuhist_cpu_scratch_set {
  * cpu_backend.c) or the context is destroyed. NULL when out of memory. */
 gpuhist_cpu_scratch *gpuhist_cpu_scratch_for(gpuhist_ctx *ctx, int threads);
 
-/* Every entry's unflushed sub-counters (pending_out) added into their output, or, with
- * `discard`, dropped; the tables are all zero again. */
+/* An entry's unflushed sub-counters (pending_out) added into their output, or, with `discard`,
+ * dropped; its table is all zero again. */
+void gpuhist_cpu_settle_entry(gpuhist_cpu_scratch *sc, int discard);
+/* The same for every entry of the set. */
 void gpuhist_cpu_settle(gpuhist_cpu_scratch_set *set, int discard);
 
 /* Free every entry's memory and the entries (the set is empty again). */

@@ -30,20 +30,23 @@ gpuhist_cpu_scratch *gpuhist_cpu_scratch_for(gpuhist_ctx *ctx, int threads)
     return k->entry;
 }
 
+void gpuhist_cpu_settle_entry(gpuhist_cpu_scratch *sc, int discard)
+{
+    if (!sc->pending_out)
+        return;
+    if (!discard)
+        for (size_t i = 0; i < sc->pending_entries; ++i)
+            sc->pending_out[i] += sc->table[i];
+    memset(sc->table, 0, sc->pending_entries * sizeof *sc->table);
+    sc->pending_out = NULL;
+    sc->pending_entries = 0;
+    sc->pending_pixels = 0;
+}
+
 void gpuhist_cpu_settle(gpuhist_cpu_scratch_set *set, int discard)
 {
-    for (int t = 0; t < set->n; ++t) {
-        gpuhist_cpu_scratch *sc = &set->entry[t];
-        if (!sc->pending_out)
-            continue;
-        if (!discard)
-            for (size_t i = 0; i < sc->pending_entries; ++i)
-                sc->pending_out[i] += sc->table[i];
-        memset(sc->table, 0, sc->pending_entries * sizeof *sc->table);
-        sc->pending_out = NULL;
-        sc->pending_entries = 0;
-        sc->pending_pixels = 0;
-    }
+    for (int t = 0; t < set->n; ++t)
+        gpuhist_cpu_settle_entry(&set->entry[t], discard);
 }
 
 void gpuhist_cpu_scratch_release(gpuhist_cpu_scratch_set *set)

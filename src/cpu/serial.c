@@ -965,14 +965,10 @@ static gpuhist_status count_slots(const gpuhist_plan *plan, uint64_t begin, uint
     const size_t n = (size_t)plan->active * plan->slots;
     uint64_t carried = 0;
     if (sc && sc->pending_out) {
-        if (sc->pending_out == out && sc->pending_entries == n) {
+        if (sc->pending_out == out && sc->pending_entries == n)
             carried = sc->pending_pixels;
-        } else {
-            for (size_t i = 0; i < sc->pending_entries; ++i)
-                sc->pending_out[i] += sc->table[i];
-            memset(sc->table, 0, sc->pending_entries * sizeof *sc->table);
-            sc->pending_out = NULL;
-        }
+        else
+            gpuhist_cpu_settle_entry(sc, 0);
     }
     s.t = gpuhist_cpu_scratch_table(sc, n);
     if (!s.t) {
