@@ -231,6 +231,10 @@ int cli_npy_check(const cli_read_options *opt, const char *name, const cli_npy_i
 /* The bytes of a chunk (util.c): 16 MiB, or GPUHIST_CHUNK_MIB (1..1024) for measurements and
  * tests. */
 size_t cli_chunk_bytes(void);
+/* A first pass over data in parts: take a part's finite min a and max b into *lo, *hi (min of
+ * mins, max of maxes; *found: some part had a finite value). gpuhist_minmax reports -0.0 as 0.0,
+ * so the order the parts come in never changes the result. */
+void cli_minmax_take(double *lo, double *hi, int *found, double a, double b);
 /* read() into dst until `want` bytes or the end of the input (*eof set then) (util.c).
  * @return the bytes read, or -1 with errno. */
 ssize_t cli_read_full(int fd, void *dst, size_t want, int *eof);

@@ -184,11 +184,8 @@ static gpuhist_status stream_auto_ranges(gpuhist_ctx *ctx, nd_file *f, uint32_t 
                           gpuhist_last_error(ctx));
                 return st;
             }
-            if (fd && (!found[a] || l < lo[a]))
-                lo[a] = l;
-            if (fd && (!found[a] || h > hi[a]))
-                hi[a] = h;
-            found[a] |= fd;
+            if (fd)
+                cli_minmax_take(&lo[a], &hi[a], &found[a], l, h);
         }
         done += n;
     }

@@ -1396,11 +1396,8 @@ static int minmax_part(void *arg, const unsigned char *data, uint64_t bytes)
     int f;
     if (gpuhist_minmax(m->ctx, &s, &a, &b, &f) != GPUHIST_OK)
         return cli_error(CLI_EXIT_FAIL, "%s: %s", m->in->name, gpuhist_last_error(m->ctx));
-    if (f) {
-        m->lo = m->found && m->lo < a ? m->lo : a;
-        m->hi = m->found && m->hi > b ? m->hi : b;
-        m->found = 1;
-    }
+    if (f)
+        cli_minmax_take(&m->lo, &m->hi, &m->found, a, b);
     return CLI_EXIT_OK;
 }
 
@@ -1442,18 +1439,6 @@ typedef struct cpu_pass_seat {
     uint64_t failed_at;         /* the first byte of the failed piece (UINT64_MAX: none) */
     char msg[1024];             /* what failed there, for the one message of the pass */
 } cpu_pass_seat;
-
-/* Add a min a and a max b. Which of -0 and +0 (equal, other bits) is kept depends on the order
- * the pieces are finished in; it never changes the bins (gpuhist_bins_from_minmax takes either as
- * +0). */
-static void pass_take(cpu_pass_seat *s, double a, double b)
-{
-    if (!s->found || a < s->lo)
-        s->lo = a;
-    if (!s->found || b > s->hi)
-        s->hi = b;
-    s->found = 1;
-}
 
 /* The piece at `at` failed (s->msg says how): the other threads claim no more. */
 static void pass_fail(cpu_pass_seat *s, uint64_t at)
@@ -1517,7 +1502,7 @@ static void *cpu_pass_run(void *arg)
             break;
         }
         if (f)
-            pass_take(s, a, b);
+            cli_minmax_take(&s->lo, &s->hi, &s->found, a, b);
     }
 done:
     if (ctx)
@@ -1569,7 +1554,7 @@ static int cpu_first_pass(const cli_stream_input *in, uint32_t channels, uint32_
             (!first_failure || seat[t].failed_at < first_failure->failed_at))
             first_failure = &seat[t];
         if (seat[t].found)
-            pass_take(&all, seat[t].lo, seat[t].hi);
+            cli_minmax_take(&all.lo, &all.hi, &all.found, seat[t].lo, seat[t].hi);
     }
     int rc = CLI_EXIT_OK;
     if (first_failure) /* the failure nearest the start, as a reading in order would meet it */

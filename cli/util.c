@@ -367,6 +367,15 @@ double cli_peak_memory_mib(void)
  * launch) vanish, small enough that the four page-locked staging buffers are quick to allocate
  * (pinning runs at a few GB/s) and far below the memory bound. GPUHIST_CHUNK_MIB overrides it
  * for measurements. */
+void cli_minmax_take(double *lo, double *hi, int *found, double a, double b)
+{
+    if (!*found || a < *lo)
+        *lo = a;
+    if (!*found || b > *hi)
+        *hi = b;
+    *found = 1;
+}
+
 size_t cli_chunk_bytes(void)
 {
     const char *e = getenv("GPUHIST_CHUNK_MIB");
