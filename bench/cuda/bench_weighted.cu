@@ -14,7 +14,9 @@
  * counts and sums bit for bit (exit 1 when not).
  * Prints one line per case: ms, GB/s of samples + weights, ratio to the read ceiling.
  * usage: gpuhist-weighted-bench [--reps N] [--mib M (per array, default 1024)] [--bins B]
- *                               [--squares]
+ *                               [--squares] [--only TEXT]
+ * --only runs the cases whose "distribution, weights, strategy" line contains TEXT (e.g.
+ * "constant w 1.5 cuda-weighted-smem"), for profiling one cell.
  */
 #include "bench_common.cuh"
 
@@ -95,6 +97,7 @@ int main(int argc, char **argv)
     int reps = 10, squares = 0;
     uint64_t mib = 1024;
     uint32_t bins = 256;
+    const char *only = nullptr;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = std::max(1, atoi(argv[++i]));
@@ -104,8 +107,11 @@ int main(int argc, char **argv)
             bins = (uint32_t)std::max(1l, strtol(argv[++i], nullptr, 10));
         else if (!strcmp(argv[i], "--squares"))
             squares = 1;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
         else {
-            std::fprintf(stderr, "usage: %s [--reps N] [--mib M] [--bins B] [--squares]\n",
+            std::fprintf(stderr,
+                         "usage: %s [--reps N] [--mib M] [--bins B] [--squares] [--only TEXT]\n",
                          argv[0]);
             return 2;
         }
@@ -159,6 +165,10 @@ int main(int argc, char **argv)
                 return 3;
             }
             for (const char *name : strategies) {
+                char label[96];
+                std::snprintf(label, sizeof label, "%s %s %s", dist_names[dist], wnames[wk], name);
+                if (only && !std::strstr(label, only))
+                    continue;
                 gpuhist_set_strategy(cuda, name);
                 /* check on the prefix (device samples, host results) */
                 gpuhist_samples ds = gpuhist_samples_1d(x, GPUHIST_F32, prefix);
