@@ -374,60 +374,77 @@ __global__ void __launch_bounds__(WS_BLOCK) ws_kernel(const __grid_constant__ ws
     }
 }
 
-/* The f32 kernel (ws_kernel_f32x4): one pixel's deposit (valid: the lane has a pixel; ok: the
- * fast key is certified, counter is its slot). A certified slot and a finite weight (the common
- * case, handled here: the count and the three pieces of the weight, or the
- * whole warp's share of one key by its leader); the others go through ws_deposit's rules one
- * lane at a time (outliers, NaN samples, non-finite weights). */
-template <bool GROUP>
-__device__ __forceinline__ bool ws_deposit_f32(const ws_params &p, uint32_t *sh, uint32_t N,
-                                               uint32_t counter, bool valid, bool ok, float x,
-                                               uint32_t wb, uint32_t lane)
+/* An f32 weight's exact pieces for the fast path: piece index q of win_sum_f32 and the three
+ * signed 12-bit pieces of m * 2^(pos mod 12) (each |v| < 2^12), finite: not inf or NaN. */
+struct wsf_pieces {
+    uint32_t q;
+    int32_t v0, v1, v2;
+    bool finite;
+};
+
+__device__ __forceinline__ wsf_pieces wsf_split(uint32_t wb)
 {
     typedef win_sum_f32 SW;
+    wsf_pieces s;
     const uint32_t e = (wb >> 23) & 0xFFu;
     const uint32_t m = (wb & 0x7FFFFFu) | (e ? 0x800000u : 0u);
     const uint32_t pos = e ? e - 1u : 0u;
-    const uint32_t q = pos / (uint32_t)SW::W, shf = pos - q * (uint32_t)SW::W;
+    s.q = pos / (uint32_t)SW::W;
+    const uint32_t shf = pos - s.q * (uint32_t)SW::W;
     const int32_t sg = (int32_t)wb >> 31; /* 0 or -1: two's complement negation */
     const uint32_t lo = m << shf;         /* bits 0..31 of m * 2^shf (< 2^35) */
-    int32_t v0 = (int32_t)(lo & 0xFFFu), v1 = (int32_t)((lo >> 12) & 0xFFFu),
-            v2 = (int32_t)(m >> (24u - shf));
-    v0 = (v0 ^ sg) - sg;
-    v1 = (v1 ^ sg) - sg;
-    v2 = (v2 ^ sg) - sg;
-    const bool fast = valid && ok && e != 0xFFu;
+    s.v0 = ((int32_t)(lo & 0xFFFu) ^ sg) - sg;
+    s.v1 = ((int32_t)((lo >> 12) & 0xFFFu) ^ sg) - sg;
+    s.v2 = ((int32_t)(m >> (24u - shf)) ^ sg) - sg;
+    s.finite = e != 0xFFu;
+    return s;
+}
+
+/* n pixels' count and summed pieces into counter c's shared record, this lane alone. */
+__device__ __forceinline__ void wsf_add(uint32_t sbase, uint32_t stride, uint32_t c, uint32_t n,
+                                        uint32_t q, int32_t v0, int32_t v1, int32_t v2)
+{
+    gh_red_shared_add(sbase + 4u * c, n);
+    const uint32_t a = sbase + 2u * stride + q * stride + 4u * c;
+    gh_red_shared_add_nz(a, (uint32_t)v0);
+    gh_red_shared_add_nz(a + stride, (uint32_t)v1);
+    gh_red_shared_add_nz(a + 2u * stride, (uint32_t)v2);
+}
+
+/* The f32 kernel (ws_kernel_f32x4): one pixel's deposit, called by all 32 lanes (valid: the
+ * lane has a pixel to deposit; ok: the fast key is certified, counter is its slot). A certified
+ * slot and a finite weight (the common case, handled here: the count and the three pieces of
+ * the weight, or the whole warp's share of one key by its leader); the others go through
+ * ws_deposit's rules one lane at a time (outliers, NaN samples, non-finite weights). */
+template <bool GROUP>
+__device__ __forceinline__ bool ws_deposit_f32(const ws_params &p, uint32_t *sh, uint32_t N,
+                                               uint32_t counter, bool valid, bool ok, float x,
+                                               uint32_t wb, const wsf_pieces &s, uint32_t lane)
+{
+    typedef win_sum_f32 SW;
+    const bool fast = valid && ok && s.finite;
     const uint32_t sbase = (uint32_t)__cvta_generic_to_shared(sh);
     const uint32_t stride = 4u * N;
     bool done = false, grouped = false;
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
     const uint32_t c0 = GROUP ? __shfl_sync(0xFFFFFFFFu, counter, 0) : 0u;
-    const uint32_t q0 = GROUP ? __shfl_sync(0xFFFFFFFFu, q, 0) : 0u;
-    const bool in = GROUP && fast && counter == c0 && q == q0;
+    const uint32_t q0 = GROUP ? __shfl_sync(0xFFFFFFFFu, s.q, 0) : 0u;
+    const bool in = GROUP && fast && counter == c0 && s.q == q0;
     const unsigned group = GROUP ? __ballot_sync(0xFFFFFFFFu, in) : 0u;
     if (GROUP && __popc(group) >= WS_GROUP) { /* warp-uniform */
         grouped = true;
-        const int32_t t0 = (int32_t)__reduce_add_sync(0xFFFFFFFFu, in ? (unsigned)v0 : 0u);
-        const int32_t t1 = (int32_t)__reduce_add_sync(0xFFFFFFFFu, in ? (unsigned)v1 : 0u);
-        const int32_t t2 = (int32_t)__reduce_add_sync(0xFFFFFFFFu, in ? (unsigned)v2 : 0u);
-        if (lane == (uint32_t)__ffs(group) - 1u) {
-            gh_red_shared_add(sbase + 4u * c0, (uint32_t)__popc(group));
-            const uint32_t a = sbase + 2u * stride + q0 * stride + 4u * c0;
-            gh_red_shared_add_nz(a, (uint32_t)t0);
-            gh_red_shared_add_nz(a + stride, (uint32_t)t1);
-            gh_red_shared_add_nz(a + 2u * stride, (uint32_t)t2);
-        }
+        const int32_t t0 = (int32_t)__reduce_add_sync(0xFFFFFFFFu, in ? (unsigned)s.v0 : 0u);
+        const int32_t t1 = (int32_t)__reduce_add_sync(0xFFFFFFFFu, in ? (unsigned)s.v1 : 0u);
+        const int32_t t2 = (int32_t)__reduce_add_sync(0xFFFFFFFFu, in ? (unsigned)s.v2 : 0u);
+        if (lane == (uint32_t)__ffs(group) - 1u)
+            wsf_add(sbase, stride, c0, (uint32_t)__popc(group), q0, t0, t1, t2);
         done = in;
     }
 #endif
     if (done)
         return grouped;
     if (fast) {
-        gh_red_shared_add(sbase + 4u * counter, 1u);
-        const uint32_t a = sbase + 2u * stride + q * stride + 4u * counter;
-        gh_red_shared_add_nz(a, (uint32_t)v0);
-        gh_red_shared_add_nz(a + stride, (uint32_t)v1);
-        gh_red_shared_add_nz(a + 2u * stride, (uint32_t)v2);
+        wsf_add(sbase, stride, counter, 1u, s.q, s.v0, s.v1, s.v2);
     } else if (valid) {
         /* the general rule, this lane alone (the fast key was not certified, or a non-finite
          * weight) */
@@ -452,7 +469,14 @@ __device__ __forceinline__ bool ws_deposit_f32(const ws_params &p, uint32_t *sh,
  * f32 weights, one channel, no squares; samples and weights 16-byte aligned. Each thread reads
  * four pixels' samples and weights as two 16-byte vectors (the next pair loaded before this one
  * is counted), and the pieces go in with predicated adds: same records and flushes as ws_kernel,
- * so the same bits. */
+ * so the same bits.
+ *   Skewed data (one hot value, constant data) would make every pixel a deposit of the same
+ * shared words. Each lane keeps one *reference key* per round (the counter and piece index of
+ * its first fast pixel in the round) and folds every later fast pixel of that key into
+ * registers: a count and three piece sums (a lane sees at most WS_TILE / WS_BLOCK = 512 pixels a
+ * round, so |sum| < 2^21). A deposit step runs only when some lane of the warp has a pixel that
+ * did not fold (a warp vote); the lane's folded sums go in once, before the round's flush.
+ * Integer sums in any grouping: the same bits. */
 __global__ void __launch_bounds__(WS_BLOCK) ws_kernel_f32x4(const __grid_constant__ ws_params p,
                                                             unsigned long long *__restrict__ out)
 {
@@ -487,9 +511,13 @@ __global__ void __launch_bounds__(WS_BLOCK) ws_kernel_f32x4(const __grid_constan
             w = make_uint4(wv[0], wv[1], wv[2], wv[3]);
         }
     };
+    const uint32_t sbase = (uint32_t)__cvta_generic_to_shared(sh), stride = 4u * N;
     for (uint64_t r0 = p.pixel_begin; r0 < p.pixel_end; r0 += tile) {
         const uint64_t r1 = p.pixel_end - r0 > tile ? r0 + tile : p.pixel_end;
         const uint64_t v1 = (r1 + 3u) / 4u;
+        /* the lane's reference key (none yet: ref_n 0) and its folded count and pieces */
+        uint32_t ref_c = 0u, ref_q = 0u, ref_n = 0u;
+        int32_t ref0 = 0, ref1 = 0, ref2 = 0;
         /* base is warp-uniform: every lane runs every step (the deposits are warp-synchronous) */
         uint64_t base = r0 / 4u + (uint64_t)blockIdx.x * blockDim.x + (threadIdx.x - lane);
         float4 nx = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -513,12 +541,31 @@ __global__ void __launch_bounds__(WS_BLOCK) ws_kernel_f32x4(const __grid_constan
                 int ok = 0;
                 const uint32_t key =
                     gpuhist_fe_key_f32(xa[k], lower, scale, bins, tlo, thi, 1, &ok);
+                const wsf_pieces s = wsf_split(wa[k]);
+                const bool fast = valid && ok && s.finite;
+                if (fast && ref_n == 0u) { /* the first fast pixel sets the reference */
+                    ref_c = key;
+                    ref_q = s.q;
+                }
+                const bool fold = fast && key == ref_c && s.q == ref_q;
+                if (fold) {
+                    ++ref_n;
+                    ref0 += s.v0;
+                    ref1 += s.v1;
+                    ref2 += s.v2;
+                }
+                const bool rest = valid && !fold;
+                if (!__any_sync(0xFFFFFFFFu, rest)) /* warp-uniform */
+                    continue;
                 if (k == 0 || hot)
-                    hot = ws_deposit_f32<true>(p, sh, N, key, valid, ok != 0, xa[k], wa[k], lane);
+                    hot = ws_deposit_f32<true>(p, sh, N, key, rest, ok != 0, xa[k], wa[k], s,
+                                               lane);
                 else
-                    ws_deposit_f32<false>(p, sh, N, key, valid, ok != 0, xa[k], wa[k], lane);
+                    ws_deposit_f32<false>(p, sh, N, key, rest, ok != 0, xa[k], wa[k], s, lane);
             }
         }
+        if (ref_n)
+            wsf_add(sbase, stride, ref_c, ref_n, ref_q, ref0, ref1, ref2);
         ws_flush<GH_WK_F32, WS_SQ_NONE>(p, sh, N, out);
     }
 }
