@@ -26,9 +26,11 @@
  * for 46 double and 3 float32 magnitudes, so all 2045 double and 253 float32 magnitudes of this
  * kind take that loop (microseconds each) and every value keeps one text.
  * Zero, infinities and NaN print as printf's %g does. Needs unsigned __int128 (GCC, Clang).
+ * Thread-safe: the tables are built under pthread_once.
  */
 #include "cli.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,7 +102,8 @@ char *cli_put_u64(char *out, uint64_t v)
 #define INV_SIZE 342
 static uint64_t pow5_mul[POW5_SIZE][2];
 static uint64_t pow5_inv_mul[INV_SIZE][2];
-static int tables_ready;
+/* Built once, by whichever thread converts first (the writers convert on several threads). */
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
 /* Little-endian 32-bit limbs; 5^341 and 2^(792 + 125) fit in 32 limbs. */
 #define LIMBS 32
@@ -175,7 +178,6 @@ static void build_tables(void)
             ++pow5_inv_mul[i][1];
         big_mul_small(&p5, 5);
     }
-    tables_ready = 1;
 }
 
 /* ---- the core -------------------------------------------------------------------------------- */
@@ -217,8 +219,7 @@ typedef struct decimal {
  * the callers send the lopsided powers of two to the %.{p}e loop (see the banner). */
 static decimal shortest(uint64_t m2, int32_t e2)
 {
-    if (!tables_ready)
-        build_tables();
+    pthread_once(&tables_once, build_tables);
     e2 -= 2; /* the interval's ends below are 4 * m2 -/+ 2: two more bits */
     const int accept_ends = (m2 & 1) == 0;
     const uint64_t mv = 4 * m2, mp = mv + 2, mm = mv - 2;
