@@ -11,6 +11,13 @@
  * the histogram. Each edge is converted once (in CSV and the table the upper edge of bin i is the
  * lower edge of bin i + 1); the table first measures its columns in a pass that only converts
  * the edges (and the sums), without writing them: on several cores when there are many edges.
+ * Many rows (table and CSV rows, JSON array items: 2^16 or more) are formatted on several
+ * threads (write_rows): each format's one row loop takes a range of rows and a buffer, each
+ * thread formats ranges of 8192 rows into buffers of its own, and the calling thread writes the
+ * buffers in row order, so the bytes are those of one loop over all rows (GPUHIST_WRITER_THREADS
+ * sets the thread count; 1 formats every row on the calling thread). At most 2 buffers a thread
+ * are held at once; a range whose buffer cannot be allocated is formatted by the writing thread
+ * straight into the output.
  */
 #include "cli.h"
 
@@ -32,10 +39,11 @@ enum {
 };
 
 typedef struct obuf {
-    FILE *f;
+    FILE *f; /* NULL: a memory buffer (ob_open_mem), grown instead of flushed */
     char *buf;
     size_t len, cap;
     int owned;
+    int failed; /* a memory buffer that could not grow: its text is incomplete */
 } obuf;
 
 static void ob_open(obuf *b, FILE *f)
@@ -43,6 +51,7 @@ static void ob_open(obuf *b, FILE *f)
     static char small[OBUF_SMALL];
     b->f = f;
     b->len = 0;
+    b->failed = 0;
     b->buf = malloc(OBUF_SIZE);
     b->owned = b->buf != NULL;
     b->cap = b->owned ? OBUF_SIZE : sizeof small;
@@ -50,9 +59,23 @@ static void ob_open(obuf *b, FILE *f)
         b->buf = small;
 }
 
+/* A memory buffer of `cap` (>= OBUF_ROOM) bytes to start with; failed when even that cannot be
+ * had. */
+static void ob_open_mem(obuf *b, size_t cap)
+{
+    b->f = NULL;
+    b->len = 0;
+    b->buf = malloc(cap);
+    b->owned = b->buf != NULL;
+    b->cap = b->buf ? cap : 0;
+    b->failed = b->buf == NULL;
+}
+
 /* Errors are left in f's error flag, which cli_output_commit checks. */
 static void ob_flush(obuf *b)
 {
+    if (!b->f)
+        return; /* a memory buffer keeps its text */
     if (b->len)
         fwrite(b->buf, 1, b->len, b->f);
     b->len = 0;
@@ -66,24 +89,65 @@ static void ob_close(obuf *b)
     b->buf = NULL;
 }
 
+/* A memory buffer: room for n more bytes, its size doubled as needed. When it cannot grow it is
+ * marked failed and its text starts again at its beginning (every later write too), so that
+ * writes stay inside it; the writing thread then formats those rows again itself. @return
+ * whether the room is there. */
+static int ob_grow(obuf *b, size_t n)
+{
+    if (!b->failed) {
+        size_t cap = b->cap ? b->cap : OBUF_ROOM;
+        while (cap - b->len < n)
+            cap *= 2;
+        char *p = realloc(b->buf, cap);
+        if (p) {
+            b->buf = p;
+            b->cap = cap;
+            b->owned = 1;
+            return 1;
+        }
+        b->failed = 1;
+    }
+    b->len = 0;
+    return b->cap >= n;
+}
+
 /* A pointer to at least n (<= OBUF_ROOM) free bytes; ob_done() says how many were used. */
 static char *ob_room(obuf *b, size_t n)
 {
-    if (b->cap - b->len < n)
-        ob_flush(b);
+    if (b->cap - b->len < n) {
+        if (b->f)
+            ob_flush(b);
+        else if (!ob_grow(b, n)) {
+            /* a failed buffer without even n bytes (none allocated): a scratch area of this
+             * thread's, whose text is dropped */
+            static _Thread_local char sink[OBUF_ROOM];
+            return sink;
+        }
+    }
     return b->buf + b->len;
 }
 
 static void ob_done(obuf *b, const char *end)
 {
-    b->len = (size_t)(end - b->buf);
+    if (b->buf && end >= b->buf && end <= b->buf + b->cap)
+        b->len = (size_t)(end - b->buf);
+    if (b->failed)
+        b->len = 0; /* a failed memory buffer keeps nothing */
 }
 
 static void ob_put(obuf *b, const void *s, size_t n)
 {
     if (n > OBUF_ROOM) {
-        ob_flush(b);
-        fwrite(s, 1, n, b->f);
+        if (b->f) {
+            ob_flush(b);
+            fwrite(s, 1, n, b->f);
+            return;
+        }
+        if (!ob_grow(b, n) || b->failed)
+            return;
+        memcpy(b->buf + b->len, s, n);
+        b->len += n;
         return;
     }
     char *p = ob_room(b, n);
@@ -112,11 +176,145 @@ static void ob_printf(obuf *b, const char *fmt, ...)
         ob_done(b, p + n);
         return;
     }
+    if (!b->f) { /* a memory buffer: grown to the text's length */
+        if (!ob_grow(b, (size_t)n + 1) || b->failed)
+            return;
+        va_start(ap, fmt);
+        vsnprintf(b->buf + b->len, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+        b->len += (size_t)n;
+        return;
+    }
     /* Longer than a piece (a long strategy name): straight to the stream. */
     ob_flush(b);
     va_start(ap, fmt);
     vfprintf(b->f, fmt, ap);
     va_end(ap);
+}
+
+/* ---- rows formatted on several threads ---------------------------------------------------- */
+
+/* Rows [first, end) of some format, appended to b; arg: the format's layout. */
+typedef void (*rows_fn)(obuf *b, const void *arg, uint64_t first, uint64_t end);
+
+enum {
+    ROWS_PARALLEL = 1 << 16, /* fewer rows: formatted on the calling thread */
+    ROWS_PER_PIECE = 8192,   /* rows a thread formats into one buffer */
+    ROWS_MAX_THREADS = 16
+};
+
+/* Formatting threads: GPUHIST_WRITER_THREADS (1 and up), else the cores, at most 16. */
+static int writer_threads(void)
+{
+    const char *e = getenv("GPUHIST_WRITER_THREADS");
+    long n = 0;
+    if (e && *e) {
+        char *end;
+        n = strtol(e, &end, 10);
+        if (*end || n < 1)
+            n = 0;
+    }
+    if (n < 1)
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > ROWS_MAX_THREADS ? ROWS_MAX_THREADS : (int)n;
+}
+
+/* The ring of buffers between the formatting threads and the writing one: piece i goes into
+ * slot i % nslots once piece i - nslots has been written. */
+typedef struct rows_job {
+    rows_fn fn;
+    const void *arg;
+    uint64_t rows, pieces;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t next;    /* the next piece to claim (under mu) */
+    uint64_t written; /* pieces written so far, in order (under mu) */
+    int nslots;
+    obuf slot[2 * ROWS_MAX_THREADS];
+    uint64_t ready[2 * ROWS_MAX_THREADS]; /* 1 + the piece whose text the slot holds (under mu) */
+} rows_job;
+
+static uint64_t piece_end(const rows_job *j, uint64_t i)
+{
+    const uint64_t end = (i + 1) * ROWS_PER_PIECE;
+    return end < j->rows ? end : j->rows;
+}
+
+static void *rows_worker(void *p)
+{
+    rows_job *j = p;
+    pthread_mutex_lock(&j->mu);
+    for (;;) {
+        const uint64_t i = j->next;
+        if (i >= j->pieces)
+            break;
+        j->next = i + 1;
+        while (i >= j->written + (uint64_t)j->nslots) /* its slot holds an unwritten piece */
+            pthread_cond_wait(&j->cv, &j->mu);
+        pthread_mutex_unlock(&j->mu);
+        obuf *b = &j->slot[i % (uint64_t)j->nslots];
+        b->len = 0;
+        if (!b->failed)
+            j->fn(b, j->arg, i * ROWS_PER_PIECE, piece_end(j, i));
+        pthread_mutex_lock(&j->mu);
+        j->ready[i % (uint64_t)j->nslots] = i + 1;
+        pthread_cond_broadcast(&j->cv);
+    }
+    pthread_mutex_unlock(&j->mu);
+    return NULL;
+}
+
+/* Rows [0, rows) of fn into b: the same bytes as fn(b, arg, 0, rows), on several threads when
+ * there are many rows. */
+static void write_rows(obuf *b, rows_fn fn, const void *arg, uint64_t rows)
+{
+    const int t = rows >= ROWS_PARALLEL ? writer_threads() : 1;
+    rows_job *j = t > 1 ? calloc(1, sizeof *j) : NULL;
+    if (!j) {
+        fn(b, arg, 0, rows);
+        return;
+    }
+    j->fn = fn;
+    j->arg = arg;
+    j->rows = rows;
+    j->pieces = (rows + ROWS_PER_PIECE - 1) / ROWS_PER_PIECE;
+    j->nslots = 2 * t;
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_cond_init(&j->cv, NULL);
+    for (int k = 0; k < j->nslots; ++k)
+        ob_open_mem(&j->slot[k], (size_t)1 << 16);
+    pthread_t tid[ROWS_MAX_THREADS];
+    int started = 0;
+    for (int k = 0; k < t; ++k)
+        if (pthread_create(&tid[started], NULL, rows_worker, j) == 0)
+            ++started;
+    if (!started) { /* no thread could start: every row here */
+        fn(b, arg, 0, rows);
+    } else {
+        for (uint64_t i = 0; i < j->pieces; ++i) {
+            const int k = (int)(i % (uint64_t)j->nslots);
+            pthread_mutex_lock(&j->mu);
+            while (j->ready[k] != i + 1)
+                pthread_cond_wait(&j->cv, &j->mu);
+            pthread_mutex_unlock(&j->mu);
+            if (j->slot[k].failed) /* out of memory there: these rows formatted here */
+                fn(b, arg, i * ROWS_PER_PIECE, piece_end(j, i));
+            else
+                ob_put(b, j->slot[k].buf, j->slot[k].len);
+            pthread_mutex_lock(&j->mu);
+            j->written = i + 1;
+            pthread_cond_broadcast(&j->cv);
+            pthread_mutex_unlock(&j->mu);
+        }
+        for (int k = 0; k < started; ++k)
+            pthread_join(tid[k], NULL);
+    }
+    for (int k = 0; k < j->nslots; ++k)
+        if (j->slot[k].owned)
+            free(j->slot[k].buf);
+    pthread_cond_destroy(&j->cv);
+    pthread_mutex_destroy(&j->mu);
+    free(j);
 }
 
 /* s right-aligned in `width` columns (all of s when it is longer). */
@@ -290,11 +488,78 @@ static void table_edge_widths(const cli_histogram *h, uint32_t bins, int *lo, in
     }
 }
 
+/* What every row of a table needs: the columns' widths, the arrays after the counts, the bars. */
+typedef struct table_layout {
+    const cli_histogram *h;
+    int wbin, wlo, whi, wc, wq, narr;
+    const double *arr[CLI_VALUE_ARRAYS];
+    int wv[CLI_VALUE_ARRAYS];
+    int bars, barw, utf8;
+    uint64_t max; /* the largest count: a full bar */
+    size_t row;   /* the most bytes of a row without its bars */
+} table_layout;
+
+/* Rows [first, end) of the table (rows_fn). */
+static void table_rows(obuf *b, const void *arg, uint64_t first, uint64_t end)
+{
+    const table_layout *t = arg;
+    const cli_histogram *h = t->h;
+    const uint32_t bins = h->result->bins, nch = h->result->channels;
+    char a[40], e[40];
+    size_t alen = table_edge(a, h, h->edges[first]);
+    for (uint32_t i = (uint32_t)first; i < end; ++i) {
+        size_t elen = table_edge(e, h, h->edges[i + 1]);
+        char *p = ob_room(b, t->row);
+        p = put_u64_right(p, i, t->wbin);
+        *p++ = ' ';
+        *p++ = ' ';
+        p = put_right(p, a, alen, t->wlo);
+        *p++ = ' ';
+        *p++ = ' ';
+        p = put_right(p, e, elen, t->whi);
+        for (uint32_t c = 0; c < nch; ++c) {
+            *p++ = ' ';
+            *p++ = ' ';
+            p = put_u64_right(p, h->counts[(size_t)c * bins + i], t->wc);
+        }
+        for (uint32_t c = 0; h->cumulative && c < nch; ++c) {
+            *p++ = ' ';
+            *p++ = ' ';
+            p = put_u64_right(p, h->cumulative[(size_t)c * bins + i], t->wq);
+        }
+        for (int k = 0; k < t->narr; ++k)
+            for (uint32_t c = 0; c < nch; ++c) {
+                char v[40];
+                size_t vlen = sum_text(v, t->arr[k][(size_t)c * bins + i]);
+                *p++ = ' ';
+                *p++ = ' ';
+                p = put_right(p, v, vlen, t->wv[k]);
+            }
+        if (!t->bars) {
+            *p++ = '\n';
+            ob_done(b, p);
+        } else {
+            ob_done(b, p);
+            for (uint32_t c = 0; c < nch; ++c) {
+                uint64_t v = h->counts[(size_t)c * bins + i];
+                ob_puts(b, c ? " " : "  ");
+                int cells = put_bar(b, v, t->max, t->barw, t->utf8);
+                /* Pad each channel's bar so the next one starts in its own column. */
+                for (int s = cells; c + 1 < nch && s < t->barw; ++s)
+                    ob_puts(b, " ");
+            }
+            ob_puts(b, "\n");
+        }
+        memcpy(a, e, elen + 1);
+        alen = elen;
+    }
+}
+
 static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
 {
     const gpuhist_result *r = h->result;
     uint32_t bins = r->bins, nch = r->channels;
-    char a[40], e[40];
+    char a[40];
 
     /* Column widths: one pass that converts each edge (not writing it) and looks at the
      * largest count, which has the most digits. */
@@ -319,7 +584,7 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
                 wq = cli_u64_digits(h->cumulative[(size_t)c * bins + bins - 1]);
     }
     /* The sums' columns: as wide as their longest number (and their names). */
-    const double *arr[CLI_VALUE_ARRAYS];
+    const double *arr[CLI_VALUE_ARRAYS] = {NULL, NULL, NULL};
     const char *aname[CLI_VALUE_ARRAYS];
     int narr = value_arrays(h, arr, aname), wv[CLI_VALUE_ARRAYS] = {0, 0, 0};
     for (int k = 0; k < narr; ++k) {
@@ -367,53 +632,9 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
     size_t row = (size_t)wbin + wlo + whi + nch * ((size_t)wc + 2) + nch * ((size_t)wq + 2) + 8;
     for (int k = 0; k < narr; ++k)
         row += nch * ((size_t)wv[k] + 2);
-    size_t alen = table_edge(a, h, h->edges[0]);
-    for (uint32_t i = 0; i < bins; ++i) {
-        size_t elen = table_edge(e, h, h->edges[i + 1]);
-        char *p = ob_room(b, row);
-        p = put_u64_right(p, i, wbin);
-        *p++ = ' ';
-        *p++ = ' ';
-        p = put_right(p, a, alen, wlo);
-        *p++ = ' ';
-        *p++ = ' ';
-        p = put_right(p, e, elen, whi);
-        for (uint32_t c = 0; c < nch; ++c) {
-            *p++ = ' ';
-            *p++ = ' ';
-            p = put_u64_right(p, h->counts[(size_t)c * bins + i], wc);
-        }
-        for (uint32_t c = 0; h->cumulative && c < nch; ++c) {
-            *p++ = ' ';
-            *p++ = ' ';
-            p = put_u64_right(p, h->cumulative[(size_t)c * bins + i], wq);
-        }
-        for (int k = 0; k < narr; ++k)
-            for (uint32_t c = 0; c < nch; ++c) {
-                char v[40];
-                size_t vlen = sum_text(v, arr[k][(size_t)c * bins + i]);
-                *p++ = ' ';
-                *p++ = ' ';
-                p = put_right(p, v, vlen, wv[k]);
-            }
-        if (!bars) {
-            *p++ = '\n';
-            ob_done(b, p);
-        } else {
-            ob_done(b, p);
-            for (uint32_t c = 0; c < nch; ++c) {
-                uint64_t v = h->counts[(size_t)c * bins + i];
-                ob_puts(b, c ? " " : "  ");
-                int cells = put_bar(b, v, max, barw, utf8);
-                /* Pad each channel's bar so the next one starts in its own column. */
-                for (int s = cells; c + 1 < nch && s < barw; ++s)
-                    ob_puts(b, " ");
-            }
-            ob_puts(b, "\n");
-        }
-        memcpy(a, e, elen + 1);
-        alen = elen;
-    }
+    table_layout t = {h, wbin, wlo, whi, wc, wq, narr, {arr[0], arr[1], arr[2]},
+                      {wv[0], wv[1], wv[2]}, bars, barw, utf8, max, row};
+    write_rows(b, table_rows, &t, bins);
     for (uint32_t c = 0; c < nch; ++c) {
         if (named_channels(h))
             ob_printf(b, "channel %u: ", r->channel_index[c]);
@@ -428,12 +649,57 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
 
 /* ---- CSV ------------------------------------------------------------------------------------- */
 
+/* What every CSV row needs. */
+typedef struct csv_layout {
+    const cli_histogram *h;
+    int narr;
+    const double *arr[CLI_VALUE_ARRAYS];
+    size_t row; /* the most bytes of a row */
+} csv_layout;
+
+/* Rows [first, end) of the CSV (rows_fn). */
+static void csv_rows(obuf *b, const void *arg, uint64_t first, uint64_t end)
+{
+    const csv_layout *t = arg;
+    const cli_histogram *h = t->h;
+    const uint32_t bins = h->result->bins, nch = h->result->channels;
+    char a[40], e[40];
+    size_t alen = cli_shortest_double(a, h->edges[first]);
+    for (uint32_t i = (uint32_t)first; i < end; ++i) {
+        size_t elen = cli_shortest_double(e, h->edges[i + 1]);
+        char *p = ob_room(b, t->row);
+        p = cli_put_u64(p, i);
+        *p++ = ',';
+        memcpy(p, a, alen);
+        p += alen;
+        *p++ = ',';
+        memcpy(p, e, elen);
+        p += elen;
+        for (uint32_t c = 0; c < nch; ++c) {
+            *p++ = ',';
+            p = cli_put_u64(p, h->counts[(size_t)c * bins + i]);
+        }
+        for (uint32_t c = 0; h->cumulative && c < nch; ++c) {
+            *p++ = ',';
+            p = cli_put_u64(p, h->cumulative[(size_t)c * bins + i]);
+        }
+        for (int k = 0; k < t->narr; ++k)
+            for (uint32_t c = 0; c < nch; ++c) {
+                *p++ = ',';
+                p += sum_text(p, t->arr[k][(size_t)c * bins + i]);
+            }
+        *p++ = '\n';
+        ob_done(b, p);
+        memcpy(a, e, elen + 1);
+        alen = elen;
+    }
+}
+
 static void write_csv(obuf *b, const cli_histogram *h)
 {
     const gpuhist_result *r = h->result;
     uint32_t bins = r->bins, nch = r->channels;
-    char a[40], e[40];
-    const double *arr[CLI_VALUE_ARRAYS];
+    const double *arr[CLI_VALUE_ARRAYS] = {NULL, NULL, NULL};
     const char *aname[CLI_VALUE_ARRAYS];
     int narr = value_arrays(h, arr, aname);
     ob_puts(b, "bin,lower,upper");
@@ -457,44 +723,18 @@ static void write_csv(obuf *b, const cli_histogram *h)
             ob_printf(b, ",%s", aname[k]);
     }
     ob_puts(b, "\n");
-    size_t row = 10 + 2 * 32 + 2 * nch * 21 + (size_t)narr * nch * 33 + 4;
-    size_t alen = cli_shortest_double(a, h->edges[0]);
-    for (uint32_t i = 0; i < bins; ++i) {
-        size_t elen = cli_shortest_double(e, h->edges[i + 1]);
-        char *p = ob_room(b, row);
-        p = cli_put_u64(p, i);
-        *p++ = ',';
-        memcpy(p, a, alen);
-        p += alen;
-        *p++ = ',';
-        memcpy(p, e, elen);
-        p += elen;
-        for (uint32_t c = 0; c < nch; ++c) {
-            *p++ = ',';
-            p = cli_put_u64(p, h->counts[(size_t)c * bins + i]);
-        }
-        for (uint32_t c = 0; h->cumulative && c < nch; ++c) {
-            *p++ = ',';
-            p = cli_put_u64(p, h->cumulative[(size_t)c * bins + i]);
-        }
-        for (int k = 0; k < narr; ++k)
-            for (uint32_t c = 0; c < nch; ++c) {
-                *p++ = ',';
-                p += sum_text(p, arr[k][(size_t)c * bins + i]);
-            }
-        *p++ = '\n';
-        ob_done(b, p);
-        memcpy(a, e, elen + 1);
-        alen = elen;
-    }
+    csv_layout t = {h, narr, {arr[0], arr[1], arr[2]},
+                    10 + 2 * 32 + 2 * nch * 21 + (size_t)narr * nch * 33 + 4};
+    write_rows(b, csv_rows, &t, bins);
 }
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
-static void json_u64_array(obuf *b, const uint64_t *v, size_t n)
+/* Items [first, end) of a JSON array of integers (rows_fn; arg: the integers). */
+static void json_u64_items(obuf *b, const void *arg, uint64_t first, uint64_t end)
 {
-    ob_puts(b, "[");
-    for (size_t i = 0; i < n; ++i) {
+    const uint64_t *v = arg;
+    for (uint64_t i = first; i < end; ++i) {
         char *p = ob_room(b, 24);
         if (i) {
             *p++ = ',';
@@ -502,13 +742,13 @@ static void json_u64_array(obuf *b, const uint64_t *v, size_t n)
         }
         ob_done(b, cli_put_u64(p, v[i]));
     }
-    ob_puts(b, "]");
 }
 
-static void json_sum_array(obuf *b, const double *v, size_t n)
+/* Items [first, end) of a JSON array of sums (rows_fn; arg: the doubles). */
+static void json_sum_items(obuf *b, const void *arg, uint64_t first, uint64_t end)
 {
-    ob_puts(b, "[");
-    for (size_t i = 0; i < n; ++i) {
+    const double *v = arg;
+    for (uint64_t i = first; i < end; ++i) {
         char *p = ob_room(b, 40);
         if (i) {
             *p++ = ',';
@@ -516,6 +756,33 @@ static void json_sum_array(obuf *b, const double *v, size_t n)
         }
         ob_done(b, p + json_sum_text(p, v[i]));
     }
+}
+
+/* Items [first, end) of the JSON edges (rows_fn; arg: the doubles). */
+static void json_edge_items(obuf *b, const void *arg, uint64_t first, uint64_t end)
+{
+    const double *v = arg;
+    for (uint64_t i = first; i < end; ++i) {
+        char *p = ob_room(b, 40);
+        if (i) {
+            *p++ = ',';
+            *p++ = ' ';
+        }
+        ob_done(b, p + cli_shortest_double(p, v[i]));
+    }
+}
+
+static void json_u64_array(obuf *b, const uint64_t *v, size_t n)
+{
+    ob_puts(b, "[");
+    write_rows(b, json_u64_items, v, n);
+    ob_puts(b, "]");
+}
+
+static void json_sum_array(obuf *b, const double *v, size_t n)
+{
+    ob_puts(b, "[");
+    write_rows(b, json_sum_items, v, n);
     ob_puts(b, "]");
 }
 
@@ -558,14 +825,7 @@ static void write_json(obuf *b, const cli_histogram *h)
     const gpuhist_result *r = h->result;
     uint32_t bins = r->bins, nch = r->channels;
     ob_puts(b, "{\n  \"edges\": [");
-    for (uint32_t i = 0; i <= bins; ++i) {
-        char *p = ob_room(b, 40);
-        if (i) {
-            *p++ = ',';
-            *p++ = ' ';
-        }
-        ob_done(b, p + cli_shortest_double(p, h->edges[i]));
-    }
+    write_rows(b, json_edge_items, h->edges, (uint64_t)bins + 1u);
     ob_puts(b, "]");
     json_u64_field(b, h, "counts", h->counts);
     if (h->cumulative)
