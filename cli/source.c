@@ -1153,7 +1153,8 @@ int cli_stream_input_run(cli_stream_input *in, gpuhist_stream *st, int cpu_backe
     int rc;
     if (in->format == CLI_IN_TEXT)
         rc = feed_text(in, st, &bar);
-    else if (cpu_backend && cli_stream_input_on_threads(in))
+    else if (cpu_backend && cli_stream_input_on_threads(in) &&
+             (in->handover || in->data_bytes > count_piece(in, 1)))
         rc = feed_threads(in, &bar);
     else if (in->is_regular && cpu_backend && !in->swap)
         rc = feed_mapped(in, st, &bar);
