@@ -435,11 +435,16 @@ static size_t table_edge(char *buf, const cli_histogram *h, double v)
 }
 
 /* The widest lower edge (of edges [0, bins)) and upper edge (of [1, bins]) of edges [first,
- * end): one conversion per edge, nothing written. */
+ * end), and the widest text of each value array (sums, density) over entries [vfirst, vend):
+ * one conversion per number, nothing written. */
 typedef struct edge_widths {
     const cli_histogram *h;
     uint32_t first, end, bins;
     int lo, hi;
+    int narr;
+    const double *arr[CLI_VALUE_ARRAYS];
+    size_t vfirst, vend;
+    int wv[CLI_VALUE_ARRAYS];
 } edge_widths;
 
 static void *measure_edges(void *arg)
@@ -453,25 +458,42 @@ static void *measure_edges(void *arg)
         if (i > 0 && n > w->hi)
             w->hi = n;
     }
+    for (int k = 0; k < w->narr; ++k)
+        for (size_t i = w->vfirst; i < w->vend; ++i) {
+            int n = (int)sum_text(a, w->arr[k][i]);
+            if (n > w->wv[k])
+                w->wv[k] = n;
+        }
     return NULL;
 }
 
-/* The lower and upper columns' widths (at least *lo, *hi): the edges split between up to 16
- * threads when there are many (2^20 edges: ~1 us each on one core), else on this one. */
-static void table_edge_widths(const cli_histogram *h, uint32_t bins, int *lo, int *hi)
+/* The lower and upper columns' widths (at least *lo, *hi) and the value arrays' (at least
+ * wv[k]): the numbers split between up to 16 threads when there are many edges (2^20 edges:
+ * ~1 us each on one core), else on this one. */
+static void table_widths(const cli_histogram *h, uint32_t bins, int *lo, int *hi, int narr,
+                         const double *const arr[CLI_VALUE_ARRAYS], int wv[CLI_VALUE_ARRAYS])
 {
     enum { MAX_T = 16, PER_THREAD = 1 << 16 };
-    long cores = bins >= 2 * PER_THREAD ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
-    int t = cores < 1 ? 1 : cores > MAX_T ? MAX_T : (int)cores;
+    int t = bins >= 2 * PER_THREAD ? writer_threads() : 1;
     if ((uint64_t)t * PER_THREAD > (uint64_t)bins + 1u)
         t = (int)(((uint64_t)bins + 1u) / PER_THREAD) + 1;
     edge_widths w[MAX_T];
     pthread_t tid[MAX_T];
     int started[MAX_T] = {0};
     const uint64_t edges = (uint64_t)bins + 1u;
+    const size_t values = (size_t)bins * h->result->channels;
     for (int k = 0; k < t; ++k) {
-        w[k] = (edge_widths){h, (uint32_t)(edges * (uint64_t)k / (uint64_t)t),
-                             (uint32_t)(edges * (uint64_t)(k + 1) / (uint64_t)t), bins, *lo, *hi};
+        w[k] = (edge_widths){h,
+                             (uint32_t)(edges * (uint64_t)k / (uint64_t)t),
+                             (uint32_t)(edges * (uint64_t)(k + 1) / (uint64_t)t),
+                             bins,
+                             *lo,
+                             *hi,
+                             narr,
+                             {arr[0], arr[1], arr[2]},
+                             values / (size_t)t * (size_t)k,
+                             k + 1 < t ? values / (size_t)t * (size_t)(k + 1) : values,
+                             {wv[0], wv[1], wv[2]}};
         if (k > 0)
             started[k] = pthread_create(&tid[k], NULL, measure_edges, &w[k]) == 0;
     }
@@ -485,6 +507,8 @@ static void table_edge_widths(const cli_histogram *h, uint32_t bins, int *lo, in
     for (int k = 0; k < t; ++k) {
         *lo = w[k].lo > *lo ? w[k].lo : *lo;
         *hi = w[k].hi > *hi ? w[k].hi : *hi;
+        for (int j = 0; j < narr; ++j)
+            wv[j] = w[k].wv[j] > wv[j] ? w[k].wv[j] : wv[j];
     }
 }
 
@@ -559,14 +583,12 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
 {
     const gpuhist_result *r = h->result;
     uint32_t bins = r->bins, nch = r->channels;
-    char a[40];
 
     /* Column widths: one pass that converts each edge (not writing it) and looks at the
      * largest count, which has the most digits. */
     int wbin = cli_u64_digits(bins ? bins - 1 : 0), wlo = 5, whi = 5, wc = 5;
     if (wbin < 3)
         wbin = 3;
-    table_edge_widths(h, bins, &wlo, &whi);
     uint64_t max = 0;
     for (size_t i = 0; i < (size_t)bins * nch; ++i)
         if (h->counts[i] > max)
@@ -583,18 +605,14 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
             if (bins && cli_u64_digits(h->cumulative[(size_t)c * bins + bins - 1]) > wq)
                 wq = cli_u64_digits(h->cumulative[(size_t)c * bins + bins - 1]);
     }
-    /* The sums' columns: as wide as their longest number (and their names). */
+    /* The sums' columns: as wide as their longest number (and their names); the edge columns
+     * as their longest edge: measured together. */
     const double *arr[CLI_VALUE_ARRAYS] = {NULL, NULL, NULL};
     const char *aname[CLI_VALUE_ARRAYS];
     int narr = value_arrays(h, arr, aname), wv[CLI_VALUE_ARRAYS] = {0, 0, 0};
-    for (int k = 0; k < narr; ++k) {
+    for (int k = 0; k < narr; ++k)
         wv[k] = (int)strlen(aname[k]) + (named_channels(h) ? 2 : 0);
-        for (size_t i = 0; i < (size_t)bins * nch; ++i) {
-            int n = (int)sum_text(a, arr[k][i]);
-            if (n > wv[k])
-                wv[k] = n;
-        }
-    }
+    table_widths(h, bins, &wlo, &whi, narr, arr, wv);
 
     ob_printf(b, "%*s  %*s  %*s", wbin, "bin", wlo, "lower", whi, "upper");
     for (uint32_t c = 0; c < nch; ++c) {
