@@ -4,7 +4,7 @@
 #
 # usage: cli_test.sh GPUHIST WORKDIR SECTION
 #   SECTION: formats | inputs | npy | errors | output | stdin | tty | listing | strategies | demo
-#            | npyout | stream | weights | devices | images | plot | nd | hybrid
+#            | npyout | stream | weights | devices | images | plot | nd | hybrid | writers
 # Exit 0 when every check passes, 1 otherwise (each failure printed with the command).
 set -u
 G=$1
@@ -2229,6 +2229,135 @@ PY
     err 2 "^gpuhist: --start-on-cpu conflicts with --dims " "$G" --dims 2 --start-on-cpu u8.bin
 }
 
+# Many rows are formatted on several threads (cli/writers.c, write_rows): the bytes must be
+# those of one thread (GPUHIST_WRITER_THREADS=1 formats every row on the calling thread), for
+# every format and option that changes a row, and the output must be right: JSON parses and
+# holds NumPy's counts, edges and density; CSV and table have one line per bin.
+cli_writers() {
+    local py=""
+    for p in "${GPUHIST_PYTHON:-}" /usr/bin/python3 python3; do
+        if [ -n "$p" ] && "$p" -c "import numpy" 2>/dev/null; then
+            py=$p
+            break
+        fi
+    done
+    if [ -z "$py" ]; then
+        echo "writers: skipped (no python3 with NumPy to make the data)"
+        return 0
+    fi
+    # seed 18: 150001 f32 in [-1, 2), one f64 weight each; 70001 RGBA u16 pixels
+    "$py" - <<'PY' || fail "writers: data not made"
+import numpy as np
+print("writers: seed 18")
+r = np.random.default_rng(18)
+x = r.uniform(-1.0, 2.0, 150001).astype(np.float32)
+x[::997] = np.nan
+x.tofile("x.f32")
+r.standard_normal(150001).tofile("w.f64")
+r.integers(0, 65536, size=(70001, 4), dtype=np.uint16).tofile("rgba.u16")
+PY
+    local specs=(
+        "x.f32|-t f32 -b 131072 -r 0:1 --cumulative --density"
+        "x.f32|-t f32 -b 65537 -r -1:2 --weights w.f64 --weights-type f64 --squares --density"
+        "rgba.u16|-t u16 --channels 4:3 -b 100000 -r 0:65536 --cumulative --density"
+        "rgba.u16|-t u16 --channels 4 --cumulative"
+    )
+    local s in args fmt t
+    for s in "${specs[@]}"; do
+        in=${s%%|*}
+        args=${s#*|}
+        for fmt in table csv json; do
+            # shellcheck disable=SC2086
+            GPUHIST_WRITER_THREADS=1 ok "$G" -B cpu $args -f "$fmt" -o one.$fmt "$in"
+            for t in "" 3 16; do
+                # shellcheck disable=SC2086
+                GPUHIST_WRITER_THREADS=$t ok "$G" -B cpu $args -f "$fmt" -o many.$fmt "$in"
+                # JSON's "seconds" is the run's time
+                cmp -s <(grep -v '"seconds"' one.$fmt) <(grep -v '"seconds"' many.$fmt) ||
+                    fail "writers: $fmt on ${t:-all cores} threads differs from one thread: $args"
+            done
+            [ "$fmt" = json ] && cp one.json "$in.$(echo "$args" | cksum | cut -d' ' -f1).json"
+        done
+        # one line a bin: CSV (+ the header), table (+ the header and the tally and footer lines)
+        local bins
+        bins=$(awk -F, 'NR > 1 { n++ } END { print n }' one.csv)
+        checks=$((checks + 1))
+        [ "$(wc -l <one.table)" -gt "$bins" ] && [ "$bins" -ge 65536 ] ||
+            fail "writers: $bins CSV rows, $(wc -l <one.table) table lines: $args"
+    done
+    # the JSON outputs hold NumPy's results (sums: rounded once, as math.fsum over each bin)
+    checks=$((checks + 1))
+    "$py" - "${specs[@]}" <<'PY' || fail "writers: JSON output differs from NumPy"
+import glob, json, math, sys, zlib, subprocess
+import numpy as np
+ok = True
+def check(cond, what):
+    global ok
+    if not cond:
+        print("writers:", what)
+        ok = False
+x = np.fromfile("x.f32", dtype=np.float32)
+w = np.fromfile("w.f64")
+px = np.fromfile("rgba.u16", dtype=np.uint16).reshape(-1, 4)
+def load(spec):
+    args = spec.split("|", 1)[1]
+    ck = subprocess.run(["cksum"], input=(args + "\n").encode(), capture_output=True).stdout.split()[0].decode()
+    return json.load(open(spec.split("|")[0] + "." + ck + ".json"))
+s = sys.argv[1:]
+j = load(s[0])
+c, e = np.histogram(x, bins=131072, range=(0, 1))
+check(j["counts"] == c.tolist(), "counts of spec 1")
+check([float(v) for v in j["edges"]] == e.tolist(), "edges of spec 1")
+check(j["cumulative"] == np.cumsum(c).tolist(), "cumulative of spec 1")
+d, _ = np.histogram(x, bins=131072, range=(0, 1), density=True)
+check([float(v) for v in j["density"]] == d.tolist(), "density of spec 1")
+j = load(s[1])
+c, e = np.histogram(x, bins=65537, range=(-1, 2))
+check(j["counts"] == c.tolist(), "counts of spec 2")
+check([float(v) for v in j["edges"]] == e.tolist(), "edges of spec 2")
+k = np.searchsorted(e, x, side="right") - 1
+k[x == e[-1]] = len(c) - 1
+good = ~np.isnan(x) & (k >= 0) & (k < len(c))
+order = np.argsort(k[good], kind="stable")
+ks, ws = k[good][order], w[good][order]
+cuts = np.searchsorted(ks, np.arange(len(c) + 1))
+sums = [math.fsum(ws[cuts[i]:cuts[i + 1]]) for i in range(len(c))]
+# each square exactly, as hi + lo (Dekker's product: no overflow or underflow here)
+hi = ws * ws
+ah = 134217729.0 * ws
+ah = ah - (ah - ws)
+al = ws - ah
+lo = ((ah * ah - hi) + 2 * ah * al) + al * al
+sq = [math.fsum(np.concatenate((hi[cuts[i]:cuts[i + 1]], lo[cuts[i]:cuts[i + 1]])))
+      for i in range(len(c))]
+check([float(v) for v in j["sums"]] == sums, "sums of spec 2")
+check([float(v) for v in j["sums_squared"]] == sq, "sums_squared of spec 2")
+j = load(s[2])
+for ch in range(3):
+    c, _ = np.histogram(px[:, ch], bins=100000, range=(0, 65536))
+    check(j["counts"][ch] == c.tolist(), "counts of spec 3, channel %d" % ch)
+    check(j["cumulative"][ch] == np.cumsum(c).tolist(), "cumulative of spec 3")
+j = load(s[3])
+for ch in range(4):
+    check(j["counts"][ch] == np.bincount(px[:, ch], minlength=65536).tolist(),
+          "counts of spec 4, channel %d" % ch)
+sys.exit(0 if ok else 1)
+PY
+    # bars on a terminal (UTF-8 eighths, 4 channels of bars) over 65536 rows
+    if command -v script >/dev/null 2>&1; then
+        local t
+        for t in 1 3; do
+            checks=$((checks + 1))
+            env -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 GPUHIST_WRITER_THREADS=$t script -qec \
+                "$G -B cpu -t u16 --channels 4 rgba.u16" /dev/null >bars.$t 2>&1 ||
+                fail "writers: table with bars failed: $(head -c 300 bars.$t)"
+        done
+        checks=$((checks + 1))
+        grep -q '█' bars.1 && cmp -s bars.1 bars.3 || fail "writers: bars on 3 threads differ"
+    fi
+    return 0
+}
+
 case "$SECTION" in
 formats) cli_formats ;;
 devices) cli_devices ;;
@@ -2248,6 +2377,7 @@ images) cli_images ;;
 plot) cli_plot ;;
 nd) cli_nd ;;
 hybrid) cli_hybrid ;;
+writers) cli_writers ;;
 *)
     echo "unknown section $SECTION"
     exit 2
