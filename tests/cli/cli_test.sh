@@ -2343,6 +2343,14 @@ for ch in range(4):
           "counts of spec 4, channel %d" % ch)
 sys.exit(0 if ok else 1)
 PY
+    # a file of a few samples with many bins (the command's stream counts it, the sub-counters
+    # flushed sparsely): 0.25, 0.5, 0.75 and 2^20 bins over [0, 1)
+    printf '\x00\x00\x80\x3e\x00\x00\x00\x3f\x00\x00\x40\x3f' >three.f32
+    ok "$G" -B cpu -t f32 -b 1048576 -r 0:1 -f csv three.f32
+    checks=$((checks + 1))
+    [ "$(awk -F, 'NR > 1 { n++ } NR > 1 && $4 != 0 { s = s $1 "=" $4 " " } END { print n, s }' \
+        out.txt)" = "1048576 262144=1 524288=1 786432=1 " ] ||
+        fail "writers: 3 samples in 2^20 bins: $(awk -F, 'NR > 1 && $4 != 0' out.txt | head -5)"
     # bars on a terminal (UTF-8 eighths, 4 channels of bars) over 65536 rows
     if command -v script >/dev/null 2>&1; then
         local t
