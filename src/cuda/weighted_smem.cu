@@ -57,6 +57,8 @@ namespace {
 #else
 #define WS_GROUP 4
 #endif
+/* Vectors a warp of ws_kernel_f32x4 keeps to groups after folding did not pay (see there). */
+#define WS_FOLD_COOL 16u
 
 /* A window of pieces: width W bits, P pieces per deposit, NW pieces per record, piece 0 at bit
  * BASE of the record (its units: exact_sum.h), global records of LIMBS limbs. */
@@ -471,11 +473,14 @@ __device__ __forceinline__ bool ws_deposit_f32(const ws_params &p, uint32_t *sh,
  * is counted), and the pieces go in with predicated adds: same records and flushes as ws_kernel,
  * so the same bits.
  *   Skewed data (one hot value, constant data) would make every pixel a deposit of the same
- * shared words. Each lane keeps one *reference key* per round (the counter and piece index of
- * its first fast pixel in the round) and folds every later fast pixel of that key into
- * registers: a count and three piece sums (a lane sees at most WS_TILE / WS_BLOCK = 512 pixels a
- * round, so |sum| < 2^21). A deposit step runs only when some lane of the warp has a pixel that
- * did not fold (a warp vote); the lane's folded sums go in once, before the round's flush.
+ * shared words. A warp whose first pixel of a vector formed a group switches to *folding*: each
+ * lane keeps one reference key per round (the counter and piece index of its first fast pixel
+ * in the round) and adds every fast pixel of that key into registers, a count and three piece
+ * sums (a lane sees at most WS_TILE / WS_BLOCK = 512 pixels a round, so |sum| < 2^21); the
+ * pixels that did not fold are deposited one per lane and step, as many steps as the busiest
+ * lane needs (on hot90 data ~2 instead of 4). When more than a quarter of a vector's pixels did
+ * not fold, the warp goes back to groups for WS_FOLD_COOL vectors. The folded sums go in once,
+ * before the round's flush. Data without a hot key never folds and pays one warp-uniform branch.
  * Integer sums in any grouping: the same bits. */
 __global__ void __launch_bounds__(WS_BLOCK) ws_kernel_f32x4(const __grid_constant__ ws_params p,
                                                             unsigned long long *__restrict__ out)
@@ -516,7 +521,8 @@ __global__ void __launch_bounds__(WS_BLOCK) ws_kernel_f32x4(const __grid_constan
         const uint64_t r1 = p.pixel_end - r0 > tile ? r0 + tile : p.pixel_end;
         const uint64_t v1 = (r1 + 3u) / 4u;
         /* the lane's reference key (none yet: ref_n 0) and its folded count and pieces */
-        uint32_t ref_c = 0u, ref_q = 0u, ref_n = 0u;
+        uint32_t ref_c = 0u, ref_q = 0u, ref_n = 0u, cool = 0u;
+        bool fold_mode = false; /* warp-uniform */
         int32_t ref0 = 0, ref1 = 0, ref2 = 0;
         /* base is warp-uniform: every lane runs every step (the deposits are warp-synchronous) */
         uint64_t base = r0 / 4u + (uint64_t)blockIdx.x * blockDim.x + (threadIdx.x - lane);
@@ -532,36 +538,75 @@ __global__ void __launch_bounds__(WS_BLOCK) ws_kernel_f32x4(const __grid_constan
                 load(v + S, r1, nx, nw);
             const float xa[4] = {x4.x, x4.y, x4.z, x4.w};
             const uint32_t wa[4] = {w4.x, w4.y, w4.z, w4.w};
-            /* the warp looks for lanes sharing a key on the vector's first pixel, and on the
-             * other three only when the first had such a group (skewed data) */
-            bool hot = false;
+            const bool valid_v = v < v1;
+            if (!fold_mode) {
+                /* the warp looks for lanes sharing a key on the vector's first pixel, and on the
+                 * other three only when the first had such a group; a group on the first pixel
+                 * turns folding on (unless it was turned off a moment ago) */
+                bool hot = false;
+#pragma unroll
+                for (int k = 0; k < 4; ++k) {
+                    const bool valid = valid_v && 4u * v + (uint64_t)k < r1;
+                    int ok = 0;
+                    const uint32_t key =
+                        gpuhist_fe_key_f32(xa[k], lower, scale, bins, tlo, thi, 1, &ok);
+                    const wsf_pieces s = wsf_split(wa[k]);
+                    if (k == 0 || hot)
+                        hot = ws_deposit_f32<true>(p, sh, N, key, valid, ok != 0, xa[k], wa[k],
+                                                   s, lane);
+                    else
+                        ws_deposit_f32<false>(p, sh, N, key, valid, ok != 0, xa[k], wa[k], s,
+                                              lane);
+                    if (k == 0 && hot && cool == 0u)
+                        fold_mode = true;
+                }
+                if (cool)
+                    --cool;
+                continue;
+            }
+            /* folding: every fast pixel of the lane's reference key goes into registers; the
+             * others are deposited, one per lane and step, as many steps as the busiest lane
+             * needs */
+            uint32_t keys[4], oks = 0u, rest = 0u;
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
-                const bool valid = v < v1 && 4u * v + (uint64_t)k < r1;
+                const bool valid = valid_v && 4u * v + (uint64_t)k < r1;
                 int ok = 0;
-                const uint32_t key =
-                    gpuhist_fe_key_f32(xa[k], lower, scale, bins, tlo, thi, 1, &ok);
+                keys[k] = gpuhist_fe_key_f32(xa[k], lower, scale, bins, tlo, thi, 1, &ok);
+                oks |= ok ? 1u << k : 0u;
                 const wsf_pieces s = wsf_split(wa[k]);
                 const bool fast = valid && ok && s.finite;
                 if (fast && ref_n == 0u) { /* the first fast pixel sets the reference */
-                    ref_c = key;
+                    ref_c = keys[k];
                     ref_q = s.q;
                 }
-                const bool fold = fast && key == ref_c && s.q == ref_q;
-                if (fold) {
+                if (fast && keys[k] == ref_c && s.q == ref_q) {
                     ++ref_n;
                     ref0 += s.v0;
                     ref1 += s.v1;
                     ref2 += s.v2;
+                } else if (valid) {
+                    rest |= 1u << k;
                 }
-                const bool rest = valid && !fold;
-                if (!__any_sync(0xFFFFFFFFu, rest)) /* warp-uniform */
-                    continue;
-                if (k == 0 || hot)
-                    hot = ws_deposit_f32<true>(p, sh, N, key, rest, ok != 0, xa[k], wa[k], s,
-                                               lane);
-                else
-                    ws_deposit_f32<false>(p, sh, N, key, rest, ok != 0, xa[k], wa[k], s, lane);
+            }
+            const uint32_t mine = (uint32_t)__popc(rest);
+            /* more than a quarter of the warp's pixels did not fold: back to groups, for a
+             * while (WS_FOLD_COOL vectors) */
+            if (__reduce_add_sync(0xFFFFFFFFu, mine) > 32u) {
+                fold_mode = false;
+                cool = WS_FOLD_COOL;
+            }
+            const uint32_t steps = __reduce_max_sync(0xFFFFFFFFu, mine);
+            for (uint32_t j = 0; j < steps; ++j) {
+                const bool has = rest != 0u;
+                const uint32_t k = has ? (uint32_t)__ffs(rest) - 1u : 0u;
+                rest &= rest - 1u;
+                const float x = k == 0u ? xa[0] : k == 1u ? xa[1] : k == 2u ? xa[2] : xa[3];
+                const uint32_t wb = k == 0u ? wa[0] : k == 1u ? wa[1] : k == 2u ? wa[2] : wa[3];
+                const uint32_t key =
+                    k == 0u ? keys[0] : k == 1u ? keys[1] : k == 2u ? keys[2] : keys[3];
+                ws_deposit_f32<false>(p, sh, N, key, has, (oks >> k) & 1u, x, wb, wsf_split(wb),
+                                      lane);
             }
         }
         if (ref_n)
