@@ -473,9 +473,9 @@ __device__ __forceinline__ bool ws_deposit_f32(const ws_params &p, uint32_t *sh,
  * is counted), and the pieces go in with predicated adds: same records and flushes as ws_kernel,
  * so the same bits.
  *   Skewed data (one hot value, constant data) would make every pixel a deposit of the same
- * shared words. A warp whose first pixel of a vector formed a group switches to *folding*: each
- * lane keeps one reference key per round (the counter and piece index of its first fast pixel
- * in the round) and adds every fast pixel of that key into registers, a count and three piece
+ * shared words. A warp whose first pixel of a vector formed a group switches to *folding*: the
+ * group's key (counter and piece index) becomes the warp's reference, and each lane adds every
+ * fast pixel of that key into registers, a count and three piece
  * sums (a lane sees at most WS_TILE / WS_BLOCK = 512 pixels a round, so |sum| < 2^21); the
  * pixels that did not fold are deposited one per lane and step, as many steps as the busiest
  * lane needs (on hot90 data ~2 instead of 4). When more than a quarter of a vector's pixels did
@@ -520,7 +520,7 @@ __global__ void __launch_bounds__(WS_BLOCK) ws_kernel_f32x4(const __grid_constan
     for (uint64_t r0 = p.pixel_begin; r0 < p.pixel_end; r0 += tile) {
         const uint64_t r1 = p.pixel_end - r0 > tile ? r0 + tile : p.pixel_end;
         const uint64_t v1 = (r1 + 3u) / 4u;
-        /* the lane's reference key (none yet: ref_n 0) and its folded count and pieces */
+        /* the warp's reference key (while folding) and the lane's folded count and pieces */
         uint32_t ref_c = 0u, ref_q = 0u, ref_n = 0u, cool = 0u;
         bool fold_mode = false; /* warp-uniform */
         int32_t ref0 = 0, ref1 = 0, ref2 = 0;
@@ -557,8 +557,16 @@ __global__ void __launch_bounds__(WS_BLOCK) ws_kernel_f32x4(const __grid_constan
                     else
                         ws_deposit_f32<false>(p, sh, N, key, valid, ok != 0, xa[k], wa[k], s,
                                               lane);
-                    if (k == 0 && hot && cool == 0u)
+                    if (k == 0 && hot && cool == 0u) {
+                        /* the group's key (lane 0's) becomes the warp's reference */
+                        if (ref_n)
+                            wsf_add(sbase, stride, ref_c, ref_n, ref_q, ref0, ref1, ref2);
+                        ref_n = 0u;
+                        ref0 = ref1 = ref2 = 0;
+                        ref_c = __shfl_sync(0xFFFFFFFFu, key, 0);
+                        ref_q = __shfl_sync(0xFFFFFFFFu, s.q, 0);
                         fold_mode = true;
+                    }
                 }
                 if (cool)
                     --cool;
@@ -576,10 +584,6 @@ __global__ void __launch_bounds__(WS_BLOCK) ws_kernel_f32x4(const __grid_constan
                 oks |= ok ? 1u << k : 0u;
                 const wsf_pieces s = wsf_split(wa[k]);
                 const bool fast = valid && ok && s.finite;
-                if (fast && ref_n == 0u) { /* the first fast pixel sets the reference */
-                    ref_c = keys[k];
-                    ref_q = s.q;
-                }
                 if (fast && keys[k] == ref_c && s.q == ref_q) {
                     ++ref_n;
                     ref0 += s.v0;
