@@ -172,6 +172,17 @@ static void fixed_cases(void)
         CHECK_EQ_STR(got, known[i].text);
         check_double(known[i].v);
     }
+    /* NaN as printf's %g prints it, its sign bit included (no round trip to check) */
+    CHECK_EQ_INT((int)cli_shortest_double(got, NAN), 3);
+    CHECK_EQ_STR(got, "nan");
+    CHECK_EQ_INT((int)cli_shortest_double(got, copysign(NAN, -1.0)), 4);
+    CHECK_EQ_STR(got, "-nan");
+    CHECK_EQ_INT((int)cli_shortest_float_g(got, NAN), 3);
+    CHECK_EQ_STR(got, "nan");
+    CHECK_EQ_INT((int)cli_shortest_float_g(got, -0.0f), 2);
+    CHECK_EQ_STR(got, "-0");
+    CHECK_EQ_INT((int)cli_shortest_float_g(got, -INFINITY), 4);
+    CHECK_EQ_STR(got, "-inf");
     static const struct {
         float v;
         const char *text;
