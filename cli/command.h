@@ -160,6 +160,9 @@ int cli_build_spec(const cli_options *o, const cli_input *in, const double *edge
  * (message printed; what was allocated is the caller's to free). */
 int cli_alloc_result(const cli_options *o, const gpuhist_bin_spec *spec, uint64_t **counts,
                      double **edges, double **sums, double **squares);
+/* `bytes` of memory for a result array (zeroed when `zero`); 4 MiB or more on transparent huge
+ * pages where the kernel grants them. Freed with free(); NULL when out of memory. */
+void *cli_result_array(size_t bytes, int zero);
 /* NumPy's density of each channel of `r` into `out` (bins x channels). */
 void cli_density_of(const gpuhist_result *r, const uint64_t *counts, const double *sums,
                     const double *edges, double *out);

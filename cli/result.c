@@ -17,8 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* `bytes` of memory (zeroed when `zero`), on huge pages where the kernel grants them. */
-static void *result_array(size_t bytes, int zero)
+void *cli_result_array(size_t bytes, int zero)
 {
     enum { BIG = 4 << 20 };
     const size_t huge = (size_t)2 << 20;
@@ -55,12 +54,12 @@ int cli_alloc_result(const cli_options *o, const gpuhist_bin_spec *spec, uint64_
                          spec->bins, o->active, o->weights ? " and sums" : "", a, b);
     }
     const size_t n = (size_t)spec->bins * o->active;
-    *counts = result_array(n * sizeof **counts, 1);
-    *edges = result_array(((size_t)spec->bins + 1) * sizeof **edges, 0);
+    *counts = cli_result_array(n * sizeof **counts, 1);
+    *edges = cli_result_array(((size_t)spec->bins + 1) * sizeof **edges, 0);
     if (o->weights)
-        *sums = result_array(n * sizeof **sums, 1);
+        *sums = cli_result_array(n * sizeof **sums, 1);
     if (o->squares)
-        *squares = result_array(n * sizeof **squares, 1);
+        *squares = cli_result_array(n * sizeof **squares, 1);
     if (!*counts || !*edges || (o->weights && !*sums) || (o->squares && !*squares))
         return cli_error(CLI_EXIT_FAIL, "out of memory for %u bins", spec->bins);
     return CLI_EXIT_OK;

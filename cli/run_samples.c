@@ -455,7 +455,7 @@ int cli_run_samples(const cli_options *o)
     int bars = fmt == CLI_FMT_TABLE && out.f == stdout && cli_isatty(stdout);
     double *density = NULL;
     if (o->density) {
-        density = malloc((size_t)r.bins * r.channels * sizeof *density);
+        density = cli_result_array((size_t)r.bins * r.channels * sizeof *density, 0);
         if (!density) {
             rc = cli_error(CLI_EXIT_FAIL, "out of memory for the density of %u bins", r.bins);
             goto done;
@@ -464,7 +464,7 @@ int cli_run_samples(const cli_options *o)
     }
     uint64_t *cumulative = NULL;
     if (o->cumulative) {
-        cumulative = malloc((size_t)r.bins * r.channels * sizeof *cumulative);
+        cumulative = cli_result_array((size_t)r.bins * r.channels * sizeof *cumulative, 0);
         if (!cumulative) {
             free(density);
             rc = cli_error(CLI_EXIT_FAIL, "out of memory for the running totals of %u bins",
