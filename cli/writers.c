@@ -317,12 +317,19 @@ static void write_rows(obuf *b, rows_fn fn, const void *arg, uint64_t rows)
     free(j);
 }
 
-/* s right-aligned in `width` columns (all of s when it is longer). */
+/* The rows' number texts: buffers of TEXT_MAX bytes (every text is shorter), copied whole into
+ * a row (one fixed-size copy, no library call per number; the bytes past the text are
+ * overwritten by what follows or lie past the row's end), so a row asks for TEXT_MAX bytes of
+ * room more than its text. */
+enum { TEXT_MAX = 40 };
+
+/* s (a TEXT_MAX-byte buffer holding n bytes of text) right-aligned in `width` columns (all of s
+ * when it is longer); p has room for the padding and TEXT_MAX bytes. */
 static char *put_right(char *p, const char *s, size_t n, int width)
 {
     for (int i = (int)n; i < width; ++i)
         *p++ = ' ';
-    memcpy(p, s, n);
+    memcpy(p, s, TEXT_MAX);
     return p + n;
 }
 
@@ -529,7 +536,7 @@ static void table_rows(obuf *b, const void *arg, uint64_t first, uint64_t end)
     const table_layout *t = arg;
     const cli_histogram *h = t->h;
     const uint32_t bins = h->result->bins, nch = h->result->channels;
-    char a[40], e[40];
+    char text[2][TEXT_MAX], *a = text[0], *e = text[1];
     size_t alen = table_edge(a, h, h->edges[first]);
     for (uint32_t i = (uint32_t)first; i < end; ++i) {
         size_t elen = table_edge(e, h, h->edges[i + 1]);
@@ -553,7 +560,7 @@ static void table_rows(obuf *b, const void *arg, uint64_t first, uint64_t end)
         }
         for (int k = 0; k < t->narr; ++k)
             for (uint32_t c = 0; c < nch; ++c) {
-                char v[40];
+                char v[TEXT_MAX];
                 size_t vlen = sum_text(v, t->arr[k][(size_t)c * bins + i]);
                 *p++ = ' ';
                 *p++ = ' ';
@@ -574,7 +581,9 @@ static void table_rows(obuf *b, const void *arg, uint64_t first, uint64_t end)
             }
             ob_puts(b, "\n");
         }
-        memcpy(a, e, elen + 1);
+        char *swap = a; /* this row's upper edge is the next row's lower edge */
+        a = e;
+        e = swap;
         alen = elen;
     }
 }
@@ -650,6 +659,7 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
     size_t row = (size_t)wbin + wlo + whi + nch * ((size_t)wc + 2) + nch * ((size_t)wq + 2) + 8;
     for (int k = 0; k < narr; ++k)
         row += nch * ((size_t)wv[k] + 2);
+    row += TEXT_MAX; /* put_right's whole-buffer copies */
     table_layout t = {h, wbin, wlo, whi, wc, wq, narr, {arr[0], arr[1], arr[2]},
                       {wv[0], wv[1], wv[2]}, bars, barw, utf8, max, row};
     write_rows(b, table_rows, &t, bins);
@@ -681,17 +691,17 @@ static void csv_rows(obuf *b, const void *arg, uint64_t first, uint64_t end)
     const csv_layout *t = arg;
     const cli_histogram *h = t->h;
     const uint32_t bins = h->result->bins, nch = h->result->channels;
-    char a[40], e[40];
+    char text[2][TEXT_MAX], *a = text[0], *e = text[1];
     size_t alen = cli_shortest_double(a, h->edges[first]);
     for (uint32_t i = (uint32_t)first; i < end; ++i) {
         size_t elen = cli_shortest_double(e, h->edges[i + 1]);
         char *p = ob_room(b, t->row);
         p = cli_put_u64(p, i);
         *p++ = ',';
-        memcpy(p, a, alen);
+        memcpy(p, a, TEXT_MAX); /* whole buffers: see TEXT_MAX */
         p += alen;
         *p++ = ',';
-        memcpy(p, e, elen);
+        memcpy(p, e, TEXT_MAX);
         p += elen;
         for (uint32_t c = 0; c < nch; ++c) {
             *p++ = ',';
@@ -708,7 +718,9 @@ static void csv_rows(obuf *b, const void *arg, uint64_t first, uint64_t end)
             }
         *p++ = '\n';
         ob_done(b, p);
-        memcpy(a, e, elen + 1);
+        char *swap = a; /* this row's upper edge is the next row's lower edge */
+        a = e;
+        e = swap;
         alen = elen;
     }
 }
@@ -742,7 +754,7 @@ static void write_csv(obuf *b, const cli_histogram *h)
     }
     ob_puts(b, "\n");
     csv_layout t = {h, narr, {arr[0], arr[1], arr[2]},
-                    10 + 2 * 32 + 2 * nch * 21 + (size_t)narr * nch * 33 + 4};
+                    10 + 2 * 32 + 2 * nch * 21 + (size_t)narr * nch * 33 + 4 + TEXT_MAX};
     write_rows(b, csv_rows, &t, bins);
 }
 
