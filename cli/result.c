@@ -7,9 +7,9 @@
  * The density's total of weighted sums adds them in NumPy's order (pairwise within buffers of
  * 8192 values), so it equals NumPy's to the last bit on the same sums.
  * Arrays of 4 MiB or more are asked for in 2 MiB-aligned blocks marked for transparent huge
- * pages (Linux, where the system leaves them to madvise): the counter copy and the edges of 2^20
- * bins then take 8 page faults instead of 4096 (a one-sample run, -f npy, 0.029 -> 0.023 s on
- * 2 cores). They are freed with free() as before.
+ * pages (Linux, where the system leaves them to madvise): the counts and the edges of 2^20 bins
+ * then take 8 page faults, not 4096 (docs/PERFORMANCE.md, "Output of 2^20 bins"). They are
+ * freed with free().
  */
 #include "command.h"
 

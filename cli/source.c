@@ -1153,6 +1153,8 @@ int cli_stream_input_run(cli_stream_input *in, gpuhist_stream *st, int cpu_backe
     int rc;
     if (in->format == CLI_IN_TEXT)
         rc = feed_text(in, st, &bar);
+    /* a file of one piece or less: the stream counts it, without a thread's context and
+     * copy of the histogram to add afterwards (a handover keeps the threads) */
     else if (cpu_backend && cli_stream_input_on_threads(in) &&
              (in->handover || in->data_bytes > count_piece(in, 1)))
         rc = feed_threads(in, &bar);

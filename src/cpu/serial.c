@@ -845,8 +845,8 @@ static void slot_flush(void *state)
 
 /* The same for a call of few samples against many entries (at most 1 in 16 entries can be
  * nonzero): only the nonzero sub-counters are added and cleared, in blocks of 16 tested at
- * once, so that the counters and the sub-counters of the other entries are not written (a
- * one-sample chunk of 2^20 bins wrote 12 MiB, mostly fresh pages). */
+ * once, so that the counters and the sub-counters of the other entries are not written (the
+ * full flush of a one-sample chunk of 2^20 bins writes 12 MiB, mostly fresh pages). */
 static void slot_flush_sparse(void *state)
 {
     slot_state *s = state;
