@@ -39,6 +39,10 @@ void cli_note(const char *fmt, ...)
 #endif
     ;
 
+/* -v's lifetime line: cli_mark_main() at the top of main, cli_note_lifetime() at the end of a
+ * run (the time since main began, and the process's age when it did). */
+void cli_mark_main(void);
+void cli_note_lifetime(void);
 double cli_now(void);                 /* monotonic seconds */
 double cli_peak_memory_mib(void);     /* peak resident memory of this process, 0 if unknown */
 int cli_isatty(FILE *f);

@@ -79,6 +79,7 @@ static int dispatch_options(cli_options *op)
 int main(int argc, char **argv)
 {
     int rc = CLI_EXIT_OK;
+    cli_mark_main();
     /* Started by an MPI launcher (and built with MPI): every rank runs the command on its share
      * of the input (mpi.c). Never for the demo; never without a launcher or --mpi. */
     if (cli_mpi_launched() && !(argc > 1 && strcmp(argv[1], "demo") == 0))

@@ -513,8 +513,10 @@ done:
     free(edges_in);
     double d0 = cli_now();
     gpuhist_destroy(ctx);
-    if (o->verbose && rc == CLI_EXIT_OK)
+    if (o->verbose && rc == CLI_EXIT_OK) {
         cli_note("context released in %.3f s", cli_now() - d0);
+        cli_note_lifetime();
+    }
     if (exit_now)
         cli_hybrid_leave(hybrid, rc);
     return rc;

@@ -89,6 +89,49 @@ double cli_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* When main began (cli_now), and the process's age then (-1: unknown). */
+static double g_main_t0, g_age_at_main = -1;
+
+/* The process's age: now (CLOCK_BOOTTIME) less its start time (/proc/self/stat field 22, in
+ * clock ticks since boot); -1 where that cannot be read (not Linux). */
+static double process_age(void)
+{
+    FILE *f = fopen("/proc/self/stat", "r");
+    if (!f)
+        return -1;
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    unsigned long long start = 0;
+    int field = 2;
+    for (; p && *p && field < 22; ++p)
+        if (*p == ' ')
+            ++field;
+    long hz = sysconf(_SC_CLK_TCK);
+    struct timespec ts;
+    if (!p || sscanf(p, "%llu", &start) != 1 || hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts))
+        return -1;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec - (double)start / (double)hz;
+}
+
+void cli_mark_main(void)
+{
+    g_main_t0 = cli_now();
+    g_age_at_main = process_age();
+}
+
+void cli_note_lifetime(void)
+{
+    if (g_age_at_main >= 0)
+        cli_note("%.3f s since main began; the process was %.2f s old then (loading; the clock "
+                 "ticks of /proc are 10 ms)",
+                 cli_now() - g_main_t0, g_age_at_main);
+    else
+        cli_note("%.3f s since main began", cli_now() - g_main_t0);
+}
+
 /* Set by cli_no_terminal(): the standard streams are never taken for a terminal. */
 static int g_no_terminal;
 

@@ -41,7 +41,8 @@ def run_measured(cmd, stdout=subprocess.DEVNULL):
     start = 0.0
     global last_phases
     last_phases = [l for l in err.splitlines()
-                   if any(k in l for k in ("streamed:", "first pass", "throughput", "prepared in"))]
+                   if any(k in l for k in ("streamed:", "first pass", "throughput", "prepared in",
+                                          "since main began", "released in"))]
     for line in err.splitlines():
         if "peak memory:" in line:
             peak = float(line.split("peak memory:")[1].split()[0])
