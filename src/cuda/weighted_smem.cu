@@ -40,6 +40,11 @@
  * sample (~8 lane-updates/clk/SM on Hopper: ~2 samples/clk/SM against ~1.6 for the read
  * ceiling), and the flush per 2^17 pixels per block (26 words per counter: ~7K words for 256
  * bins, under 5% of a round). Target: 0.6 of the read ceiling (bytes = samples + weights).
+ * Measured with ncu (H100, ws_kernel_f32x4, 256 bins): instruction issue is the bound in every
+ * distribution (SM 73-77%, 0.77 warps issued per scheduler, occupancy 40%: 4 blocks per SM by
+ * registers and shared memory); the key and the split of each pixel are most of the work, so
+ * folding helps constant data most (0.47-0.52 -> 0.65-0.83) and hot90 little (0.44 -> 0.48):
+ * docs/PERFORMANCE.md has the cells.
  *
  * Seed: 001 section V.B, 002 (privatised shared histograms), with exact_sum.h's integer digits.
  */
