@@ -12,7 +12,8 @@
  *                not aligned to the weight size); weights random over a few octaves, over the
  *                whole exponent range (subnormals included), cancelling pairs, non-finite ones
  *                now and then, one constant value, zeros of both signs, near the largest finite
- *                value; data uniform, constant (one bin: the warp-sum path) or sorted; weights
+ *                value; data uniform, constant (one bin: the warp-sum path), sorted or hot (90% one
+ *                value: folding warps that also deposit); weights
  *                in other memory than the samples (refused by name)
  *   known        answers known exactly: 1e300 + 1 - 1e300 = 1 in one bin, 2^-1074 x 3, f32
  *                subnormals, +inf and -inf in one bin (NaN), FLT_MAX x 2^20 (finite), DBL_MAX x
@@ -200,10 +201,11 @@ static void fill_weights(request &q, int mode)
     }
 }
 
-/* A sample value for data mode: 0 uniform over the range and outside, 1 constant, 2 sorted. */
+/* A sample value for data mode: 0 uniform over the range and outside, 1 constant, 2 sorted, 3 hot
+ * (nine in ten the constant's value, the others as mode 0: warps that fold and deposit both). */
 static double data_value(int mode, size_t i, size_t n)
 {
-    if (mode == 1)
+    if (mode == 1 || (mode == 3 && below(10) != 0))
         return 0.7;
     if (mode == 2)
         return -1.5 + 5.0 * (double)i / (double)(n ? n : 1);
@@ -266,7 +268,7 @@ static request random_request(int index)
     }
     q.stride = (size_t)q.row_length * pb + (q.rows > 1 ? pb * below(5) + below(3) : 0);
     q.data.assign(q.stride * q.rows, 0);
-    const int dmode = (int)below(4) == 0 ? 1 : (int)below(3);
+    const int dmode = (int)below(4) == 0 ? 1 : (int)below(4);
     const int wmode = (int)below(7);
     for (uint64_t r = 0; r < q.rows; ++r)
         for (uint64_t px = 0; px < q.row_length; ++px)
