@@ -152,8 +152,10 @@ static int read_points(nd_file *f, unsigned char *buf, uint64_t n, uint32_t dims
  */
 static gpuhist_status stream_auto_ranges(gpuhist_ctx *ctx, nd_file *f, uint32_t dims,
                                          gpuhist_bin_spec *axes, unsigned char *buf,
-                                         uint64_t per, const char *name)
+                                         uint64_t per, const char *name, int verbose)
 {
+    const double t0 = cli_now();
+    uint64_t chunks = 0, calls = 0;
     double lo[GPUHIST_MAX_DIMS], hi[GPUHIST_MAX_DIMS];
     int found[GPUHIST_MAX_DIMS];
     uint32_t autos = 0;
@@ -179,6 +181,7 @@ static gpuhist_status stream_auto_ranges(gpuhist_ctx *ctx, nd_file *f, uint32_t 
             double l, h;
             int fd;
             gpuhist_status st = gpuhist_points_minmax(ctx, &chunk, a, &l, &h, &fd);
+            ++calls;
             if (st != GPUHIST_OK) {
                 cli_error(CLI_EXIT_FAIL, "%s: the auto range of axis %u: %s", name, a,
                           gpuhist_last_error(ctx));
@@ -188,10 +191,23 @@ static gpuhist_status stream_auto_ranges(gpuhist_ctx *ctx, nd_file *f, uint32_t 
                 cli_minmax_take(&lo[a], &hi[a], &found[a], l, h);
         }
         done += n;
+        ++chunks;
     }
     for (uint32_t a = 0; a < dims; ++a)
         if (autos >> a & 1u)
             axes[a] = gpuhist_bins_from_minmax(axes[a].bins, lo[a], hi[a], found[a]);
+    if (verbose) {
+        char list[GPUHIST_MAX_DIMS * 4 + 1] = "";
+        size_t used = 0;
+        for (uint32_t a = 0; a < dims; ++a)
+            if (autos >> a & 1u)
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s%u",
+                                         used ? "," : "", a);
+        cli_note("first pass: the auto ranges of axes %s over %llu points in %llu chunks "
+                 "(%llu min/max calls) in %.3f s",
+                 list, (unsigned long long)f->points, (unsigned long long)chunks,
+                 (unsigned long long)calls, cli_now() - t0);
+    }
     return GPUHIST_OK;
 }
 
@@ -222,7 +238,7 @@ static gpuhist_status count_streamed(const cli_options *o, gpuhist_ctx *ctx, nd_
         cli_error(CLI_EXIT_FAIL, "%s: out of memory for a chunk of points", name);
         return GPUHIST_ERROR_OUT_OF_MEMORY;
     }
-    gpuhist_status rc = stream_auto_ranges(ctx, f, dims, use, buf, per, name);
+    gpuhist_status rc = stream_auto_ranges(ctx, f, dims, use, buf, per, name, o->verbose);
     if (rc != GPUHIST_OK || lseek(f->fd, (off_t)f->offset, SEEK_SET) < 0) {
         if (rc == GPUHIST_OK)
             cli_error(CLI_EXIT_FAIL, "%s: %s", name, strerror(errno));
