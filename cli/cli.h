@@ -440,6 +440,9 @@ typedef struct cli_histogram {
     const uint64_t *cumulative;   /* --cumulative: running totals of the counts; NULL */
 } cli_histogram;
 
+/* At most n threads format a large histogram's rows (-j; 0: no limit beyond the cores). */
+void cli_writers_threads(int n);
+
 /* Write the histogram in `format` to `f`; `bars` draws bars (table only, `columns` wide). */
 void cli_write_histogram(FILE *f, cli_format format, const cli_histogram *h, int bars,
                          int columns);

@@ -34,6 +34,7 @@ static int dispatch_options(cli_options *op)
         o.verbose = 0;
         o.progress = 0;
     }
+    cli_writers_threads(o.threads); /* -j bounds the output's formatting threads too */
     if (o.help)
         return cli_print_help();
     if (o.version) {

@@ -115,7 +115,7 @@ static const char usage_text[] =
     "      --devices L         several devices at once: all, or numbers (0,1); the input is\n"
     "                          shared out between them and the counts added exactly\n"
     "  -s, --strategy S        force a strategy; --list-strategies shows them all\n"
-    "  -j, --threads N         CPU threads (default: all cores)\n"
+    "  -j, --threads N         CPU threads: counting and output formatting (default: all cores)\n"
     "      --start-on-cpu      -B cuda|opencl: count a file on CPU threads while the device\n"
     "                          starts, the device counts the rest (auto does this by default)\n"
 #if GPUHIST_HAVE_MPI

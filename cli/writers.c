@@ -203,7 +203,16 @@ enum {
     ROWS_MAX_THREADS = 16
 };
 
-/* Formatting threads: GPUHIST_WRITER_THREADS (1 and up), else the cores, at most 16. */
+/* -j's limit (0: none), set by cli_writers_threads(). */
+static int g_threads_limit;
+
+void cli_writers_threads(int n)
+{
+    g_threads_limit = n > 0 ? n : 0;
+}
+
+/* Formatting threads: GPUHIST_WRITER_THREADS (1 and up), else the cores; at most -j's count and
+ * at most 16. */
 static int writer_threads(void)
 {
     const char *e = getenv("GPUHIST_WRITER_THREADS");
@@ -216,6 +225,8 @@ static int writer_threads(void)
     }
     if (n < 1)
         n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (g_threads_limit && n > g_threads_limit)
+        n = g_threads_limit;
     return n < 1 ? 1 : n > ROWS_MAX_THREADS ? ROWS_MAX_THREADS : (int)n;
 }
 
