@@ -7,8 +7,8 @@
  * N from a 2-D .npy. A regular raw or .npy file (C order or flat) is read in chunks of about
  * 16 MiB through an N-D stream (gpuhist_nd_stream_*), with its weights read in step, so memory is
  * bounded by a chunk of points, a chunk of weights and the counts; axes of auto range take a
- * first pass over the file (gpuhist_points_minmax per chunk, combined: the range a whole read
- * finds). Anything else (text, pipes, Fortran order) is read whole.
+ * first pass over the file (one gpuhist_points_minmax per chunk for all of them, combined: the
+ * range a whole read finds). Anything else (text, pipes, Fortran order) is read whole.
  * The bins of the axes come from nd_axes.c (one spec kind for every axis, per-axis lists; without
  * -r/-e/--integer, even bins over each axis's finite min:max, last edge inclusive, as
  * numpy.histogramdd), the output from nd_formats.c (table, CSV, JSON, npy with
@@ -145,9 +145,10 @@ static int read_points(nd_file *f, unsigned char *buf, uint64_t n, uint32_t dims
 }
 
 /*
- * The auto ranges of the streamed file: a first pass, each chunk's finite min and max per auto
- * axis (gpuhist_points_minmax) combined, then each auto axis's spec from them
- * (gpuhist_bins_from_minmax: the spec a whole read resolves). A failure is printed here.
+ * The auto ranges of the streamed file: a first pass, each chunk's finite min and max of every
+ * auto axis (one gpuhist_points_minmax call, one read of the chunk) combined, then each auto
+ * axis's spec from them (gpuhist_bins_from_minmax: the spec a whole read resolves). A failure is
+ * printed here.
  * @return GPUHIST_OK or the failure's status.
  */
 static gpuhist_status stream_auto_ranges(gpuhist_ctx *ctx, nd_file *f, uint32_t dims,
@@ -175,21 +176,17 @@ static gpuhist_status stream_auto_ranges(gpuhist_ctx *ctx, nd_file *f, uint32_t 
         if (read_points(f, buf, n, dims, name))
             return GPUHIST_ERROR_BACKEND;
         gpuhist_points chunk = gpuhist_points_interleaved(buf, f->dtype, dims, n);
-        for (uint32_t a = 0; a < dims; ++a) {
-            if (!(autos >> a & 1u))
-                continue;
-            double l, h;
-            int fd;
-            gpuhist_status st = gpuhist_points_minmax(ctx, &chunk, a, &l, &h, &fd);
-            ++calls;
-            if (st != GPUHIST_OK) {
-                cli_error(CLI_EXIT_FAIL, "%s: the auto range of axis %u: %s", name, a,
-                          gpuhist_last_error(ctx));
-                return st;
-            }
-            if (fd)
-                cli_minmax_take(&lo[a], &hi[a], &found[a], l, h);
+        double l[GPUHIST_MAX_DIMS], h[GPUHIST_MAX_DIMS];
+        int fd[GPUHIST_MAX_DIMS];
+        gpuhist_status st = gpuhist_points_minmax(ctx, &chunk, autos, l, h, fd);
+        ++calls;
+        if (st != GPUHIST_OK) {
+            cli_error(CLI_EXIT_FAIL, "%s: the auto ranges: %s", name, gpuhist_last_error(ctx));
+            return st;
         }
+        for (uint32_t a = 0; a < dims; ++a)
+            if ((autos >> a & 1u) && fd[a])
+                cli_minmax_take(&lo[a], &hi[a], &found[a], l[a], h[a]);
         done += n;
         ++chunks;
     }
@@ -204,7 +201,7 @@ static gpuhist_status stream_auto_ranges(gpuhist_ctx *ctx, nd_file *f, uint32_t 
                 used += (size_t)snprintf(list + used, sizeof list - used, "%s%u",
                                          used ? "," : "", a);
         cli_note("first pass: the auto ranges of axes %s over %llu points in %llu chunks "
-                 "(%llu min/max calls) in %.3f s",
+                 "(%llu min/max calls, one per chunk) in %.3f s",
                  list, (unsigned long long)f->points, (unsigned long long)chunks,
                  (unsigned long long)calls, cli_now() - t0);
     }

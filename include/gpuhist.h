@@ -659,14 +659,20 @@ GPUHIST_API gpuhist_status gpuhist_histogramdd(gpuhist_ctx *ctx, const gpuhist_p
                                                gpuhist_nd_result *result);
 
 /**
- * The finite min and max of axis `axis` of `points` (interleaved or columns, host or device
- * memory), as gpuhist_minmax() finds them: the first pass of an N-D auto range over data that
- * comes in parts (combine the parts' results, min of mins and max of maxes, then
- * gpuhist_bins_from_minmax() gives the axis's spec). Weights are ignored. @return OK,
- * INVALID_ARGUMENT (no such axis), BACKEND or BUSY.
+ * The finite min and max of each axis a in the mask `axes` (bit a asks for axis a) of `points`
+ * (interleaved or columns, host or device memory), as gpuhist_minmax() finds them, in min[a],
+ * max[a] and found[a] (arrays of points->dims entries; found[a] = 0, min 0 and max 1 when no
+ * coordinate of the axis is finite or there are no points); entries of axes not in the mask are
+ * left untouched, and nothing is written on an error. The first pass of an N-D auto range over
+ * data that comes in parts: combine the parts' results per axis (min of mins, max of maxes),
+ * then gpuhist_bins_from_minmax() gives the axis's spec. Host memory (any backend): one pass
+ * over the points for all the asked axes, on CPU threads. Device memory: the backend's min/max,
+ * one axis after another. Weights are ignored.
+ * @return OK; INVALID_ARGUMENT (an empty mask, a mask naming an axis >= points->dims, a NULL
+ *         array, or bad points; the message names it); BACKEND; BUSY (nothing was done).
  */
 GPUHIST_API gpuhist_status gpuhist_points_minmax(gpuhist_ctx *ctx, const gpuhist_points *points,
-                                                 uint32_t axis, double *min, double *max,
+                                                 uint32_t axes, double *min, double *max,
                                                  int *found);
 
 /*

@@ -18,6 +18,10 @@
  * Points in device memory (CUDA, one device, unweighted) are mapped on the device by the
  * backend's nd_map operation instead (src/cuda/nd_map.cu, the same ndmap.h definitions), and the
  * 1-D stream counts its device buffer of slots; their auto ranges come from gpuhist_minmax.
+ * gpuhist_points_minmax(): the first pass of an auto range over points that come in parts: the
+ * asked axes of host points in one pass (ndmap.c, CPU threads, on every backend, as the one-shot
+ * call's auto range), device points axis by axis through gpuhist_minmax (the backends have no
+ * multi-axis min/max).
  * Limits: product of the bins <= 2^31 (the counting's bin limit); outliers dropped; a stream
  * needs its ranges at begin.
  */
@@ -745,19 +749,11 @@ static gpuhist_status prepare(gpuhist_ctx *ctx, const gpuhist_points *pts,
     return st;
 }
 
-gpuhist_status gpuhist_points_minmax(gpuhist_ctx *ctx, const gpuhist_points *points,
-                                    uint32_t axis, double *min, double *max, int *found)
+/* The axes' columns of device points as 1-D samples for gpuhist_minmax (held by it): one channel
+ * of the interleaved points (up to 4 channels), a strided view of one coordinate per row (more
+ * dimensions), or the axis's column. */
+static gpuhist_samples axis_samples(const gpuhist_points *points, uint32_t axis)
 {
-    if (!ctx || !points || !min || !max || !found)
-        return GPUHIST_ERROR_INVALID_ARGUMENT;
-    *min = 0.0, *max = 1.0, *found = 0;
-    if (points->dims < 1 || points->dims > GPUHIST_MAX_DIMS || axis >= points->dims)
-        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
-                            "axis %u of points of %u dimensions", axis, points->dims);
-    if (points->count == 0)
-        return GPUHIST_OK;
-    /* One histogrammed channel of the interleaved points (up to 4 channels), a strided view of
-     * one sample per row (more dimensions), or the axis's column. */
     const size_t size = gpuhist_dtype_size(points->dtype);
     gpuhist_samples s;
     if (!points->data) {
@@ -774,7 +770,124 @@ gpuhist_status gpuhist_points_minmax(gpuhist_ctx *ctx, const gpuhist_points *poi
         s.row_stride = (size_t)points->dims * size;
     }
     s.location = points->location;
-    return gpuhist_minmax(ctx, &s, min, max, found);
+    return s;
+}
+
+/* The checks of gpuhist_points_minmax (context held): the layout, the mask, the arrays and the
+ * data pointers; weights are not looked at. */
+static gpuhist_status check_minmax(gpuhist_ctx *ctx, const gpuhist_points *pts, uint32_t axes,
+                                   const double *min, const double *max, const int *found)
+{
+    const gpuhist_status bad = GPUHIST_ERROR_INVALID_ARGUMENT;
+    if (!pts)
+        return gpuhist_fail(ctx, bad, "points: NULL");
+    if (pts->dims < 1 || pts->dims > GPUHIST_MAX_DIMS)
+        return gpuhist_fail(ctx, bad, "points.dims: %u dimensions; 1 to %d are supported",
+                            pts->dims, GPUHIST_MAX_DIMS);
+    if ((unsigned)pts->dtype >= GPUHIST_DTYPE_COUNT)
+        return gpuhist_fail(ctx, bad, "points.dtype: unknown coordinate type %d",
+                            (int)pts->dtype);
+    if ((unsigned)pts->location > GPUHIST_MEMORY_DEVICE)
+        return gpuhist_fail(ctx, bad, "points.location: unknown memory location %d",
+                            (int)pts->location);
+    if (axes == 0)
+        return gpuhist_fail(ctx, bad, "axes: an empty mask (bit a asks for axis a)");
+    if (axes >> pts->dims != 0)
+        return gpuhist_fail(ctx, bad,
+                            "axes: mask 0x%x names axis %u of points of %u dimensions (bit a "
+                            "asks for axis a, a < dims)",
+                            axes, 31u - (uint32_t)__builtin_clz(axes), pts->dims);
+    if (!min || !max || !found)
+        return gpuhist_fail(ctx, bad, "%s: NULL (one entry per axis of the points)",
+                            !min ? "min" : !max ? "max" : "found");
+    const size_t size = gpuhist_dtype_size(pts->dtype);
+    if (pts->count > (uint64_t)SIZE_MAX / ((uint64_t)pts->dims * size))
+        return gpuhist_fail(ctx, bad,
+                            "points.count: %llu points of %u coordinates overflow the address "
+                            "space",
+                            (unsigned long long)pts->count, pts->dims);
+    if (pts->count > 0 && !pts->data)
+        for (uint32_t a = 0; a < pts->dims; ++a)
+            if ((axes >> a & 1u) && !pts->columns[a])
+                return gpuhist_fail(ctx, bad,
+                                    "points.columns[%u]: NULL with %llu points (and points.data "
+                                    "is NULL)",
+                                    a, (unsigned long long)pts->count);
+    return GPUHIST_OK;
+}
+
+/* Are the asked axes of the points in device memory (declared, or detected for AUTO)? */
+static int minmax_on_device(gpuhist_ctx *ctx, const gpuhist_points *pts, uint32_t axes)
+{
+    if (pts->location == GPUHIST_MEMORY_DEVICE)
+        return 1;
+    if (pts->location != GPUHIST_MEMORY_AUTO || pts->count == 0)
+        return 0;
+    int device = on_device(ctx, pts->data);
+    for (uint32_t a = 0; !pts->data && a < pts->dims; ++a)
+        device = device || ((axes >> a & 1u) && on_device(ctx, pts->columns[a]));
+    return device;
+}
+
+gpuhist_status gpuhist_points_minmax(gpuhist_ctx *ctx, const gpuhist_points *points,
+                                    uint32_t axes, double *min, double *max, int *found)
+{
+    if (!ctx)
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    if (__atomic_test_and_set(&ctx->busy, __ATOMIC_ACQUIRE))
+        return GPUHIST_ERROR_BUSY;
+    ctx->error[0] = '\0';
+    gpuhist_status st = check_minmax(ctx, points, axes, min, max, found);
+    double lo[GPUHIST_MAX_DIMS], hi[GPUHIST_MAX_DIMS];
+    int got[GPUHIST_MAX_DIMS];
+    const int device = st == GPUHIST_OK && minmax_on_device(ctx, points, axes);
+    if (st == GPUHIST_OK && !device) {
+        /* host memory, on every backend: one pass over the points for all the asked axes (the
+         * one-shot call's auto range) */
+        gpuhist_nd_map probe; /* bases and strides only */
+        memset(&probe, 0, sizeof probe);
+        probe.dims = points->dims;
+        probe.dtype = points->dtype;
+        const size_t size = gpuhist_dtype_size(points->dtype);
+        for (uint32_t a = 0; a < points->dims; ++a) {
+            lo[a] = 0.0, hi[a] = 1.0, got[a] = 0;
+            if (!(axes >> a & 1u) || points->count == 0)
+                continue;
+            probe.axis[a].base = points->data
+                                     ? (const unsigned char *)points->data + (size_t)a * size
+                                     : points->columns[a];
+            probe.axis[a].stride = points->data ? (size_t)points->dims * size : size;
+        }
+        if (points->count > 0)
+            gpuhist_nd_minmax(&probe, axes, points->count, gpuhist_cpu_threads(ctx), lo, hi,
+                              got);
+    }
+    __atomic_clear(&ctx->busy, __ATOMIC_RELEASE);
+    /* device memory: the backend's min/max, one axis after another (gpuhist_minmax holds the
+     * context itself) */
+    for (uint32_t a = 0; st == GPUHIST_OK && device && a < points->dims; ++a) {
+        lo[a] = 0.0, hi[a] = 1.0, got[a] = 0;
+        if (!(axes >> a & 1u))
+            continue;
+        gpuhist_samples s = axis_samples(points, a);
+        st = gpuhist_minmax(ctx, &s, &lo[a], &hi[a], &got[a]);
+        if (st != GPUHIST_OK && st != GPUHIST_ERROR_BUSY) {
+            char msg[sizeof ctx->error];
+            snprintf(msg, sizeof msg, "%s", ctx->error);
+            st = gpuhist_fail(ctx, st, "axis %u of device points: %s", a, msg);
+        }
+    }
+    if (st != GPUHIST_OK)
+        return st;
+    /* written only on success, and only the asked axes */
+    for (uint32_t a = 0; a < points->dims; ++a) {
+        if (!(axes >> a & 1u))
+            continue;
+        found[a] = got[a];
+        min[a] = got[a] ? lo[a] + 0.0 : 0.0;
+        max[a] = got[a] ? hi[a] + 0.0 : 1.0;
+    }
+    return GPUHIST_OK;
 }
 
 /* The auto ranges of points in device memory, found by the backend (gpuhist_points_minmax, which
@@ -784,21 +897,25 @@ static gpuhist_status device_auto_ranges(gpuhist_ctx *ctx, const gpuhist_points 
 {
     gpuhist_points dev = *pts;
     dev.location = GPUHIST_MEMORY_DEVICE;
+    uint32_t autos = 0;
     for (uint32_t a = 0; a < pts->dims; ++a) {
         ranges[a] = axes[a];
-        if (!(axes[a].kind == GPUHIST_BINS_EVEN && axes[a].auto_range))
-            continue;
-        double lo = 0.0, hi = 1.0;
-        int found = 0;
-        gpuhist_status st = gpuhist_points_minmax(ctx, &dev, a, &lo, &hi, &found);
-        if (st != GPUHIST_OK) {
-            char msg[sizeof ctx->error];
-            snprintf(msg, sizeof msg, "%s", ctx->error);
-            return gpuhist_fail(ctx, st, "axes[%u]: the auto range of device points: %s", a,
-                                msg);
-        }
-        ranges[a] = gpuhist_bins_from_minmax(axes[a].bins, lo, hi, found);
+        if (axes[a].kind == GPUHIST_BINS_EVEN && axes[a].auto_range)
+            autos |= 1u << a;
     }
+    if (!autos)
+        return GPUHIST_OK;
+    double lo[GPUHIST_MAX_DIMS], hi[GPUHIST_MAX_DIMS];
+    int found[GPUHIST_MAX_DIMS];
+    gpuhist_status st = gpuhist_points_minmax(ctx, &dev, autos, lo, hi, found);
+    if (st != GPUHIST_OK) {
+        char msg[sizeof ctx->error];
+        snprintf(msg, sizeof msg, "%s", ctx->error);
+        return gpuhist_fail(ctx, st, "axes: the auto ranges of device points: %s", msg);
+    }
+    for (uint32_t a = 0; a < pts->dims; ++a)
+        if (autos >> a & 1u)
+            ranges[a] = gpuhist_bins_from_minmax(axes[a].bins, lo[a], hi[a], found[a]);
     return GPUHIST_OK;
 }
 
