@@ -97,8 +97,8 @@ static int points_on_device(gpuhist_ctx *ctx, const gpuhist_points *pts)
     return device;
 }
 
-/* The layout of points (everything but the data): dims, dtype, location, weight type. */
-static gpuhist_status check_layout(gpuhist_ctx *ctx, const gpuhist_points *pts)
+/* What every use of points checks first: present, dims, dtype, location. */
+static gpuhist_status check_kind(gpuhist_ctx *ctx, const gpuhist_points *pts)
 {
     const gpuhist_status bad = GPUHIST_ERROR_INVALID_ARGUMENT;
     if (!pts)
@@ -112,6 +112,16 @@ static gpuhist_status check_layout(gpuhist_ctx *ctx, const gpuhist_points *pts)
     if ((unsigned)pts->location > GPUHIST_MEMORY_DEVICE)
         return gpuhist_fail(ctx, bad, "points.location: unknown memory location %d",
                             (int)pts->location);
+    return GPUHIST_OK;
+}
+
+/* The layout of points (everything but the data): dims, dtype, location, weight type. */
+static gpuhist_status check_layout(gpuhist_ctx *ctx, const gpuhist_points *pts)
+{
+    const gpuhist_status bad = GPUHIST_ERROR_INVALID_ARGUMENT;
+    gpuhist_status kind = check_kind(ctx, pts);
+    if (kind != GPUHIST_OK)
+        return kind;
     if (pts->location == GPUHIST_MEMORY_DEVICE) {
         gpuhist_status st = check_device_points(ctx, pts);
         if (st != GPUHIST_OK)
@@ -779,17 +789,9 @@ static gpuhist_status check_minmax(gpuhist_ctx *ctx, const gpuhist_points *pts, 
                                    const double *min, const double *max, const int *found)
 {
     const gpuhist_status bad = GPUHIST_ERROR_INVALID_ARGUMENT;
-    if (!pts)
-        return gpuhist_fail(ctx, bad, "points: NULL");
-    if (pts->dims < 1 || pts->dims > GPUHIST_MAX_DIMS)
-        return gpuhist_fail(ctx, bad, "points.dims: %u dimensions; 1 to %d are supported",
-                            pts->dims, GPUHIST_MAX_DIMS);
-    if ((unsigned)pts->dtype >= GPUHIST_DTYPE_COUNT)
-        return gpuhist_fail(ctx, bad, "points.dtype: unknown coordinate type %d",
-                            (int)pts->dtype);
-    if ((unsigned)pts->location > GPUHIST_MEMORY_DEVICE)
-        return gpuhist_fail(ctx, bad, "points.location: unknown memory location %d",
-                            (int)pts->location);
+    gpuhist_status kind = check_kind(ctx, pts);
+    if (kind != GPUHIST_OK)
+        return kind;
     if (axes == 0)
         return gpuhist_fail(ctx, bad, "axes: an empty mask (bit a asks for axis a)");
     if (axes >> pts->dims != 0)
