@@ -87,8 +87,9 @@ PY
 uptime
 nproc
 # The file read ceiling (bench/e2e/read_ceiling.c: pread by every core into reused buffers, best
-# of 3) and the command's fixed cost (a 4-byte file): the whole command cannot beat the larger of
-# its counting and its reading, plus that cost.
+# of 3) and each case's fixed cost (the same command on a one-sample file: start, plan, the
+# output of its bins, exit): the whole command cannot beat the larger of its counting and its
+# reading, plus that cost.
 RC=$B/bench/e2e/gpuhist-read-ceiling
 rc_s=""
 if [ -x "$RC" ]; then
@@ -96,10 +97,9 @@ if [ -x "$RC" ]; then
   echo "file read ceiling: $("$RC" "$F32" "$(nproc)")"
 fi
 printf '\0\0\0\0' >"$TMP/one.f32"
-read -r fixed _ _ < <(timed "$G" -B cpu -t f32 -b 256 -r 0:1 -f npy -o "$TMP/one.npy" "$TMP/one.f32")
-echo "the command on one sample (start, plan, output, exit): $fixed s"
-echo "| case | in-process counting (wall, CPU-s) | whole command (median of $RUNS; wall, CPU-s) | ratio (wall, CPU) | wall / (max(counting, read ceiling) + one-sample command) | peak resident |"
-echo "|---|---|---|---|---|---|"
+printf '\0' >"$TMP/one.u8"
+echo "| case | in-process counting (wall, CPU-s) | whole command (median of $RUNS; wall, CPU-s) | ratio (wall, CPU) | one-sample command | wall / (max(counting, read ceiling) + one-sample command) | peak resident |"
+echo "|---|---|---|---|---|---|---|"
 for cell in "u8/256|$U8|u8|0|0|1|" "f32/4096 -r 0:1|$F32|f32|4096|0|1|-r 0:1" \
   "f32/2^20 -r 0:1|$F32|f32|1048576|0|1|-r 0:1" "f32/4096 auto range|$F32|f32|4096|0|1|"; do
   IFS='|' read -r name file type bins lo hi range <<<"$cell"
@@ -111,9 +111,10 @@ for cell in "u8/256|$U8|u8|0|0|1|" "f32/4096 -r 0:1|$F32|f32|4096|0|1|-r 0:1" \
   # shellcheck disable=SC2206
   [ -n "$range" ] && args+=($range)
   read -r wall kib cpu < <(timed "$G" "${args[@]}" "$file")
+  read -r fixed _ _ < <(timed "$G" "${args[@]}" "$TMP/one.$type")
   ratio=$(python3 -c "print('%.2fx, %.2fx' % ($wall / $ip, $cpu / $ipcpu))")
   floor=$(python3 -c "print('%.2fx' % ($wall / (max($ip, ${rc_s:-0}) + $fixed)))")
-  echo "| $name | $ip s, $ipcpu | $wall s, $cpu | $ratio | $floor | $((kib / 1024)) MiB |"
+  echo "| $name | $ip s, $ipcpu | $wall s, $cpu | $ratio | $fixed s | $floor | $((kib / 1024)) MiB |"
 done
 
 echo
