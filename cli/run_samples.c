@@ -300,6 +300,7 @@ int cli_run_samples(const cli_options *o)
         if (o->weights) {
             layout.weights = &w; /* non-NULL: a weighted stream */
             layout.weight_dtype = w.dtype;
+            layout.stream_no_squares = !o->squares; /* known now: no square records kept */
             si.weights = &w;
             weights_streamed = 1;
         }

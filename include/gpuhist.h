@@ -184,6 +184,11 @@ typedef struct gpuhist_samples {
     const void *weights;      /* one per pixel, contiguous, in pixel order (a ROI's pixels row
                                  after row), in the same memory as `data` */
     gpuhist_dtype weight_dtype; /* GPUHIST_F32 or GPUHIST_F64 */
+    /* gpuhist_stream_begin's layout of a weighted stream only: nonzero leaves the sums of
+     * squares out (their exact records are most of the stream's state: about 6x less memory
+     * and work with f32 weights); a finish that then asks for them is refused. 0 (the default)
+     * sums them, so that the finish may ask. Ignored elsewhere. */
+    int stream_no_squares;
 } gpuhist_samples;
 
 /*
@@ -513,7 +518,8 @@ typedef struct gpuhist_stream gpuhist_stream;
 
 /**
  * Begin a streamed histogram on `ctx`. `layout` gives dtype, channels, active_channels /
- * channel_mask and location (its data, count and ROI fields are ignored); `spec` as for
+ * channel_mask and location (its data, count and ROI fields are ignored), and for a weighted
+ * stream weights (any non-NULL pointer), weight_dtype and stream_no_squares; `spec` as for
  * gpuhist_histogram() except auto range; counts will go to `counts_location` (HOST or DEVICE).
  * @return OK, INVALID_ARGUMENT, UNSUPPORTED, OUT_OF_MEMORY, BACKEND or BUSY.
  */

@@ -139,6 +139,7 @@ gpuhist_status gpuhist_stream_begin(gpuhist_ctx *ctx, const gpuhist_samples *lay
         }
         /* what the checks of feed() read; the parts hold the plans */
         st->plan.weights = (const unsigned char *)layout->weights;
+        st->plan.want_squares = layout->weights && !layout->stream_no_squares;
         st->plan.channels = layout->channels ? layout->channels : 1;
         st->plan.sample_size = gpuhist_dtype_size(layout->dtype);
         *out = st;
@@ -162,9 +163,9 @@ gpuhist_status gpuhist_stream_begin(gpuhist_ctx *ctx, const gpuhist_samples *lay
     }
     if (rc == GPUHIST_OK)
         rc = gpuhist_prepare(ctx, &s0, &sp, counts_location, 1, &st->plan, &st->s);
-    /* a weighted stream: its chunks bring their weights; squares are summed too (the result
-     * that asks for them only comes at finish) */
-    st->plan.want_squares = st->plan.weights != NULL;
+    /* a weighted stream: its chunks bring their weights; squares are summed too unless the
+     * layout leaves them out (the result that asks for them only comes at finish) */
+    st->plan.want_squares = st->plan.weights != NULL && !layout->stream_no_squares;
     /* (gpuhist_prepare has checked layout->location: known, and DEVICE only on CUDA) */
     st->location = layout->location;
     st->counts_location = counts_location;
@@ -224,9 +225,9 @@ static gpuhist_status count_by_execute(gpuhist_stream *st, const gpuhist_plan *c
     gpuhist_ctx *ctx = st->ctx;
     gpuhist_result r = gpuhist_result_host(st->tmp);
     size_t n = (size_t)st->plan.active * st->plan.bins;
-    if (chunk->weights) { /* the chunk's exact state (squares too: want_squares is set) */
+    if (chunk->weights) { /* the chunk's exact state (squares too when the stream sums them) */
         r.sums = st->wsums;
-        r.sums_squared = st->wsums + n;
+        r.sums_squared = st->plan.want_squares ? st->wsums + n : NULL;
         r.weight_state = st->wtmp;
     }
     gpuhist_result_describe(ctx, chunk, st->s, &r);
@@ -235,7 +236,7 @@ static gpuhist_status count_by_execute(gpuhist_stream *st, const gpuhist_plan *c
         return rc;
     if (chunk->weights)
         gpuhist_weight_state_add(st->wacc, st->wtmp, st->plan.bins, st->plan.active,
-                                 st->plan.weight_dtype, 1);
+                                 st->plan.weight_dtype, st->plan.want_squares);
     for (size_t i = 0; i < n; ++i)
         st->acc[i] += st->tmp[i];
     for (uint32_t k = 0; k < st->plan.active; ++k) {
@@ -406,11 +407,16 @@ gpuhist_status gpuhist_stream_finish(gpuhist_stream *st, gpuhist_result *result)
         return GPUHIST_ERROR_INVALID_ARGUMENT;
     gpuhist_ctx *ctx = st->ctx;
     gpuhist_status rc = st->failed;
+    if (rc == GPUHIST_OK && result && result->sums_squared && st->plan.weights &&
+        !st->plan.want_squares)
+        rc = gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                          "result.sums_squared: the stream was begun without squares "
+                          "(layout.stream_no_squares)");
     if (st->multi) {
         if (rc == GPUHIST_OK) {
             rc = ctx->ops->requests->stream_finish(st->multi, result);
             st->multi = NULL; /* freed by its finish */
-        } else {
+        } else if (st->failed != GPUHIST_OK) {
             memcpy(ctx->error, st->error, sizeof ctx->error);
         }
         stream_free(st);

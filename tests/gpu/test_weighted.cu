@@ -542,6 +542,7 @@ static void stream_request(gpuhist_ctx *cpu, gpuhist_ctx *cuda, const request &q
             gpuhist_samples lay = q.samples(NULL, wp, where == 2 ? GPUHIST_MEMORY_DEVICE
                                                                  : GPUHIST_MEMORY_HOST);
             lay.count = 0;
+            lay.stream_no_squares = !q.squares; /* no square records when the finish takes none */
             const gpuhist_bin_spec b = q.spec();
             gpuhist_stream *st = NULL;
             gpuhist_status rc = gpuhist_stream_begin(cuda, &lay, &b, GPUHIST_MEMORY_HOST, &st);

@@ -545,6 +545,7 @@ static void stream_request(gpuhist_ctx *cpu, gpuhist_ctx *ocl, const request *q,
         gpuhist_set_strategy(ocl, ocl_names[k]);
         gpuhist_samples lay = samples_of(q, NULL, q->w);
         lay.count = 0;
+        lay.stream_no_squares = !q->squares; /* no square records when the finish takes none */
         const gpuhist_bin_spec b = spec_of(q);
         gpuhist_stream *st = NULL;
         gpuhist_status rc = gpuhist_stream_begin(ocl, &lay, &b, GPUHIST_MEMORY_HOST, &st);

@@ -108,6 +108,29 @@ static void bad_requests(void)
     CHECK_EQ_INT(gpuhist_stream_feed_weighted(st, x, w, 4), GPUHIST_ERROR_INVALID_ARGUMENT);
     CHECK_CONTAINS(gpuhist_stream_error(st), "weights given to a stream begun without weights");
     gpuhist_stream_abort(st);
+    /* begun without squares: a finish that asks for them is refused (nothing written), one
+     * that does not gets the counts and sums */
+    lay.weights = w;
+    lay.stream_no_squares = 1;
+    for (int ask = 1; ask >= 0; --ask) {
+        CHECK_EQ_INT(gpuhist_stream_begin(ctx, &lay, &b, GPUHIST_MEMORY_HOST, &st), GPUHIST_OK);
+        CHECK_EQ_INT(gpuhist_stream_feed_weighted(st, x, w, 4), GPUHIST_OK);
+        memset(counts, 0xA5, sizeof counts);
+        r = gpuhist_result_host(counts);
+        r.sums = sums;
+        r.sums_squared = ask ? sq : NULL;
+        CHECK_EQ_INT(gpuhist_stream_finish(st, &r),
+                     ask ? GPUHIST_ERROR_INVALID_ARGUMENT : GPUHIST_OK);
+        if (ask) {
+            CHECK_CONTAINS(gpuhist_last_error(ctx), "the stream was begun without squares");
+            CHECK_EQ_U64(counts[0], 0xA5A5A5A5A5A5A5A5ull);
+        } else {
+            CHECK_EQ_U64(counts[0], 2);
+            CHECK_EQ_U64(counts[2], 1);
+            CHECK_EQ_F64_BITS(sums[0], 3.0);
+            CHECK_EQ_F64_BITS(sums[2], 3.0);
+        }
+    }
     gpuhist_destroy(ctx);
 
     /* OpenCL sums weights too (test_weighted_opencl compares it bit for bit with this backend);
@@ -254,10 +277,13 @@ static gpuhist_status one_shot(gpuhist_ctx *ctx, const wcase *c, wresult *o)
     return gpuhist_histogram(ctx, &s, &b, &r);
 }
 
-static gpuhist_status streamed(gpuhist_ctx *ctx, const wcase *c, wresult *o)
+/* The case as a stream cut into random chunks; no_squares: begun without squares (the layout's
+ * stream_no_squares), finished without asking for them. */
+static gpuhist_status streamed(gpuhist_ctx *ctx, const wcase *c, wresult *o, int no_squares)
 {
     gpuhist_samples lay = samples_of(c);
     lay.rows = 0;
+    lay.stream_no_squares = no_squares;
     gpuhist_bin_spec b = spec_of(c);
     gpuhist_stream *st;
     gpuhist_status rc = gpuhist_stream_begin(ctx, &lay, &b, GPUHIST_MEMORY_HOST, &st);
@@ -278,7 +304,7 @@ static gpuhist_status streamed(gpuhist_ctx *ctx, const wcase *c, wresult *o)
     }
     gpuhist_result r = gpuhist_result_host(o->counts);
     r.sums = o->sums;
-    r.sums_squared = o->sq;
+    r.sums_squared = no_squares ? NULL : o->sq;
     return gpuhist_stream_finish(st, &r);
 }
 
@@ -385,10 +411,15 @@ static void random_cases(const char *dump_dir, int ncases)
             CHECK(same_bits(got.sums, want.sums, n));
             CHECK(same_bits(got.sq, want.sq, n));
             memset(&got, 0xA5, sizeof got);
-            CHECK_EQ_INT(streamed(ctx, &c, &got), GPUHIST_OK);
+            CHECK_EQ_INT(streamed(ctx, &c, &got, 0), GPUHIST_OK);
             CHECK(memcmp(got.counts, want.counts, n * 8) == 0);
             CHECK(same_bits(got.sums, want.sums, n));
             CHECK(same_bits(got.sq, want.sq, n));
+            /* begun without squares: the same counts and sums */
+            memset(&got, 0xA5, sizeof got);
+            CHECK_EQ_INT(streamed(ctx, &c, &got, 1), GPUHIST_OK);
+            CHECK(memcmp(got.counts, want.counts, n * 8) == 0);
+            CHECK(same_bits(got.sums, want.sums, n));
         }
         if (dump_dir)
             dump(dump_dir, i, &c, &want);
