@@ -835,6 +835,7 @@ static PyObject *Context_histogram(ContextObject *self, PyObject *args, PyObject
         if (w) {
             lay.weights = (const void *)&lay; /* any non-NULL value: a weighted stream */
             lay.weight_dtype = wdt;
+            lay.stream_no_squares = r.sums_squared == NULL; /* known now */
         }
         size_t wsize = wdt == GPUHIST_F32 ? 4 : 8;
         gpuhist_stream *stream = NULL;
