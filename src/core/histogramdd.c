@@ -84,17 +84,26 @@ static gpuhist_status check_device_points(gpuhist_ctx *ctx, const gpuhist_points
     return GPUHIST_OK;
 }
 
-/* Are the points in device memory (given, or detected for AUTO)? */
-static int points_on_device(gpuhist_ctx *ctx, const gpuhist_points *pts)
+/* Are the coordinates of the axes in `axes` (a mask) in device memory (given, or detected for
+ * AUTO)? */
+static int axes_on_device(gpuhist_ctx *ctx, const gpuhist_points *pts, uint32_t axes)
 {
     if (pts->location == GPUHIST_MEMORY_DEVICE)
         return 1;
     if (pts->location != GPUHIST_MEMORY_AUTO || pts->count == 0)
         return 0;
-    int device = on_device(ctx, pts->data) || on_device(ctx, pts->weights);
+    int device = on_device(ctx, pts->data);
     for (uint32_t a = 0; !pts->data && a < pts->dims; ++a)
-        device = device || on_device(ctx, pts->columns[a]);
+        device = device || ((axes >> a & 1u) && on_device(ctx, pts->columns[a]));
     return device;
+}
+
+/* Are the points (coordinates or weights) in device memory (given, or detected for AUTO)? */
+static int points_on_device(gpuhist_ctx *ctx, const gpuhist_points *pts)
+{
+    return axes_on_device(ctx, pts, ~0u) ||
+           (pts->location == GPUHIST_MEMORY_AUTO && pts->count > 0 &&
+            on_device(ctx, pts->weights));
 }
 
 /* What every use of points checks first: present, dims, dtype, location. */
@@ -818,19 +827,6 @@ static gpuhist_status check_minmax(gpuhist_ctx *ctx, const gpuhist_points *pts, 
     return GPUHIST_OK;
 }
 
-/* Are the asked axes of the points in device memory (declared, or detected for AUTO)? */
-static int minmax_on_device(gpuhist_ctx *ctx, const gpuhist_points *pts, uint32_t axes)
-{
-    if (pts->location == GPUHIST_MEMORY_DEVICE)
-        return 1;
-    if (pts->location != GPUHIST_MEMORY_AUTO || pts->count == 0)
-        return 0;
-    int device = on_device(ctx, pts->data);
-    for (uint32_t a = 0; !pts->data && a < pts->dims; ++a)
-        device = device || ((axes >> a & 1u) && on_device(ctx, pts->columns[a]));
-    return device;
-}
-
 gpuhist_status gpuhist_points_minmax(gpuhist_ctx *ctx, const gpuhist_points *points,
                                     uint32_t axes, double *min, double *max, int *found)
 {
@@ -842,7 +838,7 @@ gpuhist_status gpuhist_points_minmax(gpuhist_ctx *ctx, const gpuhist_points *poi
     gpuhist_status st = check_minmax(ctx, points, axes, min, max, found);
     double lo[GPUHIST_MAX_DIMS], hi[GPUHIST_MAX_DIMS];
     int got[GPUHIST_MAX_DIMS];
-    const int device = st == GPUHIST_OK && minmax_on_device(ctx, points, axes);
+    const int device = st == GPUHIST_OK && axes_on_device(ctx, points, axes);
     if (st == GPUHIST_OK && !device) {
         /* host memory, on every backend: one pass over the points for all the asked axes (the
          * one-shot call's auto range) */
