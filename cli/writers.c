@@ -785,31 +785,24 @@ static void json_u64_items(obuf *b, const void *arg, uint64_t first, uint64_t en
     }
 }
 
-/* Items [first, end) of a JSON array of sums (rows_fn; arg: the doubles). */
-static void json_sum_items(obuf *b, const void *arg, uint64_t first, uint64_t end)
-{
-    const double *v = arg;
-    for (uint64_t i = first; i < end; ++i) {
-        char *p = ob_room(b, 40);
-        if (i) {
-            *p++ = ',';
-            *p++ = ' ';
-        }
-        ob_done(b, p + json_sum_text(p, v[i]));
-    }
-}
+/* A JSON array of doubles and how its numbers are written (json_sum_text: sums and densities,
+ * cli_shortest_double: edges). */
+typedef struct json_doubles {
+    const double *v;
+    size_t (*text)(char *buf, double v);
+} json_doubles;
 
-/* Items [first, end) of the JSON edges (rows_fn; arg: the doubles). */
-static void json_edge_items(obuf *b, const void *arg, uint64_t first, uint64_t end)
+/* Items [first, end) of a JSON array of doubles (rows_fn; arg: a json_doubles). */
+static void json_double_items(obuf *b, const void *arg, uint64_t first, uint64_t end)
 {
-    const double *v = arg;
+    const json_doubles *d = arg;
     for (uint64_t i = first; i < end; ++i) {
         char *p = ob_room(b, 40);
         if (i) {
             *p++ = ',';
             *p++ = ' ';
         }
-        ob_done(b, p + cli_shortest_double(p, v[i]));
+        ob_done(b, p + d->text(p, d->v[i]));
     }
 }
 
@@ -822,8 +815,9 @@ static void json_u64_array(obuf *b, const uint64_t *v, size_t n)
 
 static void json_sum_array(obuf *b, const double *v, size_t n)
 {
+    const json_doubles d = {v, json_sum_text};
     ob_puts(b, "[");
-    write_rows(b, json_sum_items, v, n);
+    write_rows(b, json_double_items, &d, n);
     ob_puts(b, "]");
 }
 
@@ -866,7 +860,8 @@ static void write_json(obuf *b, const cli_histogram *h)
     const gpuhist_result *r = h->result;
     uint32_t bins = r->bins, nch = r->channels;
     ob_puts(b, "{\n  \"edges\": [");
-    write_rows(b, json_edge_items, h->edges, (uint64_t)bins + 1u);
+    const json_doubles edges = {h->edges, cli_shortest_double};
+    write_rows(b, json_double_items, &edges, (uint64_t)bins + 1u);
     ob_puts(b, "]");
     json_u64_field(b, h, "counts", h->counts);
     if (h->cumulative)
