@@ -10,6 +10,7 @@
  * loop) times the whole process, so the difference is the cost of ending.
  * usage: exit_probe MODE [STAGING_MIB=64] [DEVICE_MIB=512]
  */
+#define _GNU_SOURCE
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
