@@ -119,6 +119,9 @@ namespace {
 #define TP_WIDE_DIGITS (TP_MAX_BUCKETS + 4u)
 #define TP_WIDE_SLICE 9u                    /* digits per lane in a warp's scan: 32 x 9 >= 260 */
 #define TP_DIGITS_U 4u                      /* tp_digits: 16-byte vectors per thread in flight */
+#define TP_SAMPLE_CHUNK 2048u               /* tp_digits: vectors per sampled chunk (32 KiB) */
+#define TP_SAMPLE_STRIDE 16u                /* tp_digits: one chunk in 16 counted ... */
+#define TP_SAMPLE_MIN_CHUNKS 64u            /* ... when that still counts 64 chunks or more */
 #define TP_SEGMENT_MAX (1ull << 28)         /* samples per pass pair */
 #define TP_SEGMENT_MIN (1ull << 20)
 #define TP_COUNT_U 4u                       /* pass 2: vectors per thread per iteration */
@@ -138,6 +141,7 @@ struct tp_params {
     uint32_t *page_bucket;  /* device, one per page: its bucket, or TP_NO_BUCKET (unused) */
     uint16_t *arena;        /* device: grid * pool pages of TP_PAGE keys */
     uint32_t *cursor;       /* wide mode, device: each bucket's next free arena index */
+    const uint32_t *region_end; /* wide mode, device: the arena index past bucket d's region */
 };
 
 #define TP_NO_BUCKET 0xFFFFFFFFu
@@ -495,12 +499,13 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
         if (tid >= nb) {
             outliers += c;
         } else if constexpr (WIDE) {
-            /* The bucket's region (sized by tp_digits) has room for every run: reserve this one
-             * in it. */
+            /* Reserve the run in the bucket's region (sized by tp_digits' count or estimate);
+             * the keys of a reservation that passes the region's end (a1) are counted straight
+             * into out by copy_out. */
             tp_dest dst;
             dst.a0 = (c ? atomicAdd(p.cursor + tid, c) : 0u) - first;
             dst.lim = 0xFFFFFFFFu;
-            dst.a1 = 0u;
+            dst.a1 = p.region_end[tid];
             dst.unused = 0u;
             s_dst[tid] = dst;
         } else {
@@ -592,7 +597,16 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
         for (uint32_t j = tid; j < nin; j += TP_THREADS) {
             const uint32_t key = s_stage[j];
             const tp_dest dst = s_dst[key >> 16];
-            p.arena[(j < dst.lim ? dst.a0 : dst.a1) + j] = (uint16_t)key;
+            if constexpr (WIDE) {
+                /* past the region (an estimate fell short): the key is its slot */
+                const uint32_t at = dst.a0 + j;
+                if (__builtin_expect(at < dst.a1, 1))
+                    p.arena[at] = (uint16_t)key;
+                else
+                    atomicAdd(out + key, 1ull);
+            } else {
+                p.arena[(j < dst.lim ? dst.a0 : dst.a1) + j] = (uint16_t)key;
+            }
         }
     };
     for (uint32_t d = tid; d < 2u * DIGITS; d += TP_THREADS)
@@ -653,13 +667,24 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
             p.arena[s_dst[d].a0 + j] = 0u;
 }
 
-/* Wide mode, before pass 1: the segment's vector body's samples per digit (bucket or outlier)
+/* Vectors of the sampled chunks: chunks of TP_SAMPLE_CHUNK vectors, chunk 0, stride, 2 stride,
+ * ... of a body of nvec vectors (all of them with stride 1). */
+__host__ __device__ static inline uint64_t tp_sampled_vectors(uint64_t nvec, uint32_t stride)
+{
+    const uint64_t span = (uint64_t)TP_SAMPLE_CHUNK * stride;
+    const uint64_t full = nvec / span, rest = nvec % span;
+    return full * TP_SAMPLE_CHUNK + (rest < TP_SAMPLE_CHUNK ? rest : TP_SAMPLE_CHUNK);
+}
+
+/* Wide mode, before pass 1: the samples per digit (bucket or outlier) of the segment's vector
+ * body, or of its sampled chunks (stride > 1: one chunk of TP_SAMPLE_CHUNK vectors in stride),
  * into total[], which sizes each bucket's region. Per-warp counters in shared memory; a thread
  * adds runs of one digit at once (constant data: one atomic per thread). */
 template <class SRC>
 __global__ void __launch_bounds__(256)
     tp_digits(const __grid_constant__ tp_params p, const __grid_constant__ SRC src,
-              const uint64_t vbegin, const uint64_t nvec, uint32_t *__restrict__ total)
+              const uint64_t vbegin, const uint64_t nvec, const uint32_t sample_stride,
+              uint32_t *__restrict__ total)
 {
     constexpr uint32_t VE = SRC::VE;
     __shared__ uint32_t s_n[8][TP_WIDE_DIGITS];
@@ -672,16 +697,21 @@ __global__ void __launch_bounds__(256)
     /* TP_DIGITS_U vectors per thread loaded before any is mapped: enough bytes in flight to
      * stream at the read ceiling */
     const uint64_t stride = (uint64_t)gridDim.x * 256u;
-    for (uint64_t i0 = (uint64_t)blockIdx.x * 256u + tid; i0 < nvec; i0 += stride * TP_DIGITS_U) {
+    const uint64_t ns = tp_sampled_vectors(nvec, sample_stride);
+    /* sampled vector i: chunk i / TP_SAMPLE_CHUNK of the sample, sample_stride chunks apart */
+    auto vector_of = [&](uint64_t i) {
+        return (i / TP_SAMPLE_CHUNK) * TP_SAMPLE_CHUNK * sample_stride + i % TP_SAMPLE_CHUNK;
+    };
+    for (uint64_t i0 = (uint64_t)blockIdx.x * 256u + tid; i0 < ns; i0 += stride * TP_DIGITS_U) {
         uint4 v[TP_DIGITS_U];
 #pragma unroll
         for (uint32_t u = 0; u < TP_DIGITS_U; ++u) {
             const uint64_t i = i0 + u * stride;
-            v[u] = i < nvec ? src.load(p, vbegin, i) : make_uint4(0u, 0u, 0u, 0u);
+            v[u] = i < ns ? src.load(p, vbegin, vector_of(i)) : make_uint4(0u, 0u, 0u, 0u);
         }
 #pragma unroll
         for (uint32_t u = 0; u < TP_DIGITS_U; ++u) {
-            if (i0 + u * stride >= nvec)
+            if (i0 + u * stride >= ns)
                 break;
             uint32_t key[VE];
             src.keys(p, v[u], key); /* as pass 1 */
@@ -711,18 +741,37 @@ __global__ void __launch_bounds__(256)
     }
 }
 
-/* Wide mode: bucket d's region is pages [start[d], start[d] + ceil(total[d] / TP_PAGE)) of the
- * arena, buckets in order; cursor[d] its first free key. */
+/* Wide mode: bucket d's region is pages [start[d], end[d] / TP_PAGE) of the arena's npages,
+ * buckets in order; cursor[d] its first free key. Counted (sampled == body): ceil(total[d] /
+ * TP_PAGE) pages, room for every key. Sampled: the estimate total[d] * body / sampled plus six
+ * of its standard deviations (sampling as Poisson: sqrt(estimate * body / sampled)) and two
+ * pages; keys past a region are counted by pass 1 with global atomics, so a short estimate
+ * (skewed chunks, or the arena's end) costs time, never a count. squeeze (a test knob) halves
+ * every region, so that every input takes that path. */
 __global__ void tp_regions(const uint32_t *__restrict__ total, const uint32_t nb,
-                           uint32_t *__restrict__ start, uint32_t *__restrict__ cursor)
+                           const uint64_t body, const uint64_t sampled, const uint32_t npages,
+                           const int squeeze, uint32_t *__restrict__ start,
+                           uint32_t *__restrict__ end, uint32_t *__restrict__ cursor)
 {
     if (threadIdx.x != 0u)
         return;
     uint32_t at = 0;
     for (uint32_t d = 0; d < nb; ++d) {
+        uint64_t keys = total[d];
+        if (sampled < body && keys) {
+            const double f = (double)body / (double)sampled;
+            const double est = (double)keys * f;
+            keys = (uint64_t)(est + 6.0 * sqrt(est * f)) + 2u * TP_PAGE;
+        }
+        uint64_t pages = (keys + TP_PAGE - 1u) / TP_PAGE;
+        if (squeeze)
+            pages /= 2u;
+        if (pages > npages - at)
+            pages = npages - at;
         start[d] = at;
         cursor[d] = at * TP_PAGE;
-        at += (total[d] + TP_PAGE - 1u) / TP_PAGE;
+        at += (uint32_t)pages;
+        end[d] = at * TP_PAGE;
     }
 }
 
@@ -731,16 +780,18 @@ __global__ void tp_regions(const uint32_t *__restrict__ total, const uint32_t nb
  * mark its used pages (the region's unused pages, left by reference-key hits, stay
  * TP_NO_BUCKET). */
 __global__ void __launch_bounds__(256)
-    tp_seal(const uint32_t *__restrict__ start, const uint32_t *__restrict__ cursor,
+    tp_seal(const uint32_t *__restrict__ start, const uint32_t *__restrict__ end,
+            const uint32_t *__restrict__ cursor,
             uint16_t *__restrict__ arena, uint32_t *__restrict__ page_bucket,
             unsigned long long *__restrict__ out)
 {
     const uint32_t d = blockIdx.x, tid = threadIdx.x;
-    const uint32_t used = cursor[d] - start[d] * TP_PAGE;
+    const uint32_t last = cursor[d] < end[d] ? cursor[d] : end[d]; /* past it: counted */
+    const uint32_t used = last - start[d] * TP_PAGE;
     const uint32_t pages = (used + TP_PAGE - 1u) / TP_PAGE;
     const uint32_t pad = pages * TP_PAGE - used;
     for (uint32_t j = tid; j < pad; j += 256u)
-        arena[cursor[d] + j] = 0u;
+        arena[last + j] = 0u;
     if (tid == 0u && pad)
         atomicAdd(out + (uint64_t)d * 65536u, 0ull - pad);
     for (uint32_t i = tid; i < pages; i += 256u)
@@ -846,16 +897,40 @@ static uint32_t tp_pool(uint64_t ntiles, uint32_t grid, uint32_t tile, uint32_t 
     return (uint32_t)(tiles * tile / TP_PAGE + nb);
 }
 
-/* Wide mode: pages of a segment of `samples`: every bucket's region rounds up by < 1 page. */
+/* Wide mode: pages of a segment of `samples`: counted, every bucket's region rounds up by < 1
+ * page; estimated (tp_regions), a bucket's margin is two pages and six standard deviations (for
+ * 256 buckets of 2^28 samples sampled one in 16, about 24 pages in all). */
 static uint32_t tp_wide_pages(uint64_t samples, uint32_t nb)
 {
-    return (uint32_t)((samples + TP_PAGE - 1u) / TP_PAGE + nb);
+    const uint64_t pages = (samples + TP_PAGE - 1u) / TP_PAGE;
+    return (uint32_t)(pages + pages / 16u + 4u * nb);
+}
+
+/* Wide mode: tp_digits' sample stride for a body of nvec vectors (1: count every vector).
+ * Testing knobs: GPUHIST_CUDA_TWO_PASS_SAMPLE=S samples one chunk in S whatever the size;
+ * GPUHIST_CUDA_TWO_PASS_SQUEEZE=1 halves every region (tp_regions), so keys overflow. */
+static uint32_t tp_sample_stride(uint64_t nvec)
+{
+    const char *env = getenv("GPUHIST_CUDA_TWO_PASS_SAMPLE");
+    if (env && *env) {
+        const unsigned long v = strtoul(env, NULL, 10);
+        if (v >= 1u && v <= 1024u)
+            return (uint32_t)v;
+    }
+    const uint64_t chunks = (nvec + TP_SAMPLE_CHUNK - 1u) / TP_SAMPLE_CHUNK;
+    return chunks / TP_SAMPLE_STRIDE >= TP_SAMPLE_MIN_CHUNKS ? TP_SAMPLE_STRIDE : 1u;
+}
+
+static int tp_squeeze(void)
+{
+    const char *env = getenv("GPUHIST_CUDA_TWO_PASS_SQUEEZE");
+    return env && strcmp(env, "1") == 0;
 }
 
 struct tp_layout {
     uint32_t npages;
-    /* byte offsets into the scratch, and its size; digits/starts/cursors: wide mode */
-    size_t page_bucket, list_len, digits, starts, cursors, lists, arena, total;
+    /* byte offsets into the scratch, and its size; digits/starts/ends/cursors: wide mode */
+    size_t page_bucket, list_len, digits, starts, ends, cursors, lists, arena, total;
 };
 
 static tp_layout tp_layout_for(uint32_t npages, uint32_t nb)
@@ -866,7 +941,8 @@ static tp_layout tp_layout_for(uint32_t npages, uint32_t nb)
     l.list_len = ((size_t)npages * 4u + 255u) & ~(size_t)255u;
     l.digits = l.list_len + TP_MAX_BUCKETS * 4u;
     l.starts = l.digits + ((TP_WIDE_DIGITS * 4u + 255u) & ~255u);
-    l.cursors = l.starts + TP_MAX_BUCKETS * 4u;
+    l.ends = l.starts + TP_MAX_BUCKETS * 4u;
+    l.cursors = l.ends + TP_MAX_BUCKETS * 4u;
     l.lists = l.cursors + TP_MAX_BUCKETS * 4u;
     l.arena = l.lists + (((size_t)nb * npages * 4u + 255u) & ~(size_t)255u);
     l.total = l.arena + (size_t)npages * TP_PAGE * 2u;
@@ -931,7 +1007,10 @@ static gpuhist_status tp_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, c
     uint32_t *lists = (uint32_t *)(base + lay.lists);
     uint32_t *digits = (uint32_t *)(base + lay.digits);
     uint32_t *starts = (uint32_t *)(base + lay.starts);
+    uint32_t *ends = (uint32_t *)(base + lay.ends);
     p.cursor = (uint32_t *)(base + lay.cursors);
+    p.region_end = ends;
+    const int squeeze = tp_squeeze();
 
     return gh_segments_max(job->elements, seg, [&](uint64_t b, uint64_t e) -> gpuhist_status {
         uint64_t nvec;
@@ -949,21 +1028,25 @@ static gpuhist_status tp_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, c
         GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(list_len, 0, TP_MAX_BUCKETS * 4u, job->stream),
                          "cuda-two-pass: clear the list lengths");
         if (wide) {
-            /* Wide mode: each bucket gets a region of the arena sized by a count of its samples,
-             * and pass 1 reserves every run in it; tp_seal pads the last page. */
+            /* Wide mode: each bucket gets a region of the arena sized by a count of its samples
+             * (a sample of the body's chunks when it is large: a sixteenth of a read instead
+             * of a whole one), and pass 1 reserves every run in it; tp_seal pads the last page. */
             GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(digits, 0, TP_WIDE_DIGITS * 4u, job->stream),
                              "cuda-two-pass: clear the digit counts");
-            const int dgrid = gh_fixed_grid(GH_LP_COUNTER_PASS, job->sm_count, nvec);
-            tp_digits<SRC><<<dgrid, 256, 0, job->stream>>>(q, src, vb, nvec, digits);
+            const uint32_t stride = tp_sample_stride(nvec);
+            const uint64_t ns = tp_sampled_vectors(nvec, stride);
+            const int dgrid = gh_fixed_grid(GH_LP_COUNTER_PASS, job->sm_count, ns);
+            tp_digits<SRC><<<dgrid, 256, 0, job->stream>>>(q, src, vb, nvec, stride, digits);
             GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-two-pass digits kernel");
-            tp_regions<<<1, 32, 0, job->stream>>>(digits, p.buckets, starts, q.cursor);
+            tp_regions<<<1, 32, 0, job->stream>>>(digits, p.buckets, nvec * VE, ns * VE, npages,
+                                                  squeeze, starts, ends, q.cursor);
             GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-two-pass regions kernel");
         }
         part<<<grid1, TP_THREADS, 0, job->stream>>>(q, src, vb, nvec, out);
         GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-two-pass partition kernel");
         if (wide) {
-            tp_seal<<<p.buckets, 256, 0, job->stream>>>(starts, q.cursor, p.arena, p.page_bucket,
-                                                        out);
+            tp_seal<<<p.buckets, 256, 0, job->stream>>>(starts, ends, q.cursor, p.arena,
+                                                        p.page_bucket, out);
             GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-two-pass seal kernel");
         }
         const int ggrid = gh_fixed_grid(GH_LP_FOLD, job->sm_count, npages);

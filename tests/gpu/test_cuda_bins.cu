@@ -8,7 +8,9 @@
  *                outliers, 90% one value, constant; every CUDA strategy, and cuda-two-pass with
  *                small segments (GPUHIST_CUDA_TWO_PASS_SEGMENT) and an unaligned start; past
  *                28 buckets (cuda-two-pass's wide mode, up to 2^24 bins: f32 on the certified
- *                and the checked grid, f64, i32 integer) cuda-two-pass and auto only
+ *                and the checked grid, f64, i32 integer) cuda-two-pass and auto only, and
+ *                cuda-two-pass with regions sized from a sample of the chunks, and halved
+ *                (GPUHIST_CUDA_TWO_PASS_SAMPLE / _SQUEEZE: the overflow path)
  *   edge_cells   f32 uneven edges through cuda-fast-smem's one-load cell table: the benchmark's
  *                quadratic edges (the 4-octave cell map, crowded cells -> sub-tables), the same
  *                narrow at 1 (linear map), log-spaced over six decades, 1024 quadratic bins,
@@ -106,6 +108,20 @@ static void case_many_bins(void)
             ohs.count = n - 3;
             one_strategy(ctx, "cuda-two-pass", &os, &c.b, reference(&ohs, &c.b));
             unsetenv("GPUHIST_CUDA_TWO_PASS_SEGMENT");
+            if (c.b.bins > 28u * 65536u) {
+                /* Wide mode's regions from a sample of the chunks (one in 3), then halved: keys
+                 * past a region go to out by global atomics. */
+                setenv("GPUHIST_CUDA_TWO_PASS_SAMPLE", "3", 1);
+                check_context("%s, cuda-two-pass, sampled regions", what);
+                one_strategy(ctx, "cuda-two-pass", &ds, &c.b, e);
+                setenv("GPUHIST_CUDA_TWO_PASS_SQUEEZE", "1", 1);
+                check_context("%s, cuda-two-pass, sampled and halved regions", what);
+                one_strategy(ctx, "cuda-two-pass", &ds, &c.b, e);
+                unsetenv("GPUHIST_CUDA_TWO_PASS_SAMPLE");
+                check_context("%s, cuda-two-pass, counted and halved regions", what);
+                one_strategy(ctx, "cuda-two-pass", &ds, &c.b, e);
+                unsetenv("GPUHIST_CUDA_TWO_PASS_SQUEEZE");
+            }
             gpuhist_set_strategy(ctx, "auto");
             check_context("%s", "");
             cudaFree(base);

@@ -6,7 +6,8 @@
  * nan / out / total tallies, edges), and the map + 1-D count of the same device points.
  * Cases (argument): f32_4096 (4096 x 4096 f32 even: interleaved and 8-byte aligned, interleaved
  * at an odd float, columns; 1000 x 1000, the two passes' paged mode; constant and all-NaN
- * points: the reference-key runs), f32_4097 (4097 x 4096: past 2^24 joint bins, the map + 1-D
+ * points: the reference-key runs; the wide mode's regions sampled and halved:
+ * GPUHIST_CUDA_TWO_PASS_SAMPLE / _SQUEEZE), f32_4097 (4097 x 4096: past 2^24 joint bins, the map + 1-D
  * count), f64 (f64 pairs 4096 x 4096 and 3000 x 2000 with an EDGES axis, f64 and f32 points of
  * 3 axes), stream (an N-D stream of several device chunks of both layouts and odd starts, and
  * small segments: GPUHIST_CUDA_TWO_PASS_SEGMENT), device (counts and device_stats in device
@@ -167,6 +168,18 @@ static void case_f32_4096()
     both_layouts("f32 4096 x 4096, all NaN", GPUHIST_F32, 2, 1000003, even2(4096, 4096), 0, true,
                  2);
     both_layouts("f32 4096 x 4096, 5 points", GPUHIST_F32, 2, 5, even2(4096, 4096), 0, true);
+    /* the wide mode's regions from a sample of the chunks (one in 3), and halved: points past
+     * a region counted by global atomics */
+    setenv("GPUHIST_CUDA_TWO_PASS_SAMPLE", "3", 1);
+    both_layouts("f32 4096 x 4096, sampled regions", GPUHIST_F32, 2, n, even2(4096, 4096), 0,
+                 true);
+    setenv("GPUHIST_CUDA_TWO_PASS_SQUEEZE", "1", 1);
+    both_layouts("f32 4096 x 4096, sampled and halved regions", GPUHIST_F32, 2, n,
+                 even2(4096, 4096), 0, true);
+    both_layouts("f32 4096 x 4096, constant points, halved regions", GPUHIST_F32, 2, 1000003,
+                 even2(4096, 4096), 0, true, 1);
+    unsetenv("GPUHIST_CUDA_TWO_PASS_SAMPLE");
+    unsetenv("GPUHIST_CUDA_TWO_PASS_SQUEEZE");
 }
 
 static void case_f32_4097()
