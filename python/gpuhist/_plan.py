@@ -336,6 +336,72 @@ def numpy_int64_rule(plan: BinPlan, dtype: np.dtype, outer: Optional[Tuple[Any, 
     return (lo, hi)
 
 
+def _ordinal_codec(dtype: np.dtype) -> Tuple[int, int, Callable[[int], Any]]:
+    """The values of a float or (below 64 bits) integer dtype as consecutive integers in
+    their order: (least, greatest, value_of); value_of(k) is a one-element array."""
+    probe = np.zeros(1, dtype)
+    if dtype.kind in "ui":
+        info = np.iinfo(dtype)
+
+        def int_value(k: int) -> Any:
+            probe[0] = k
+            return probe
+        return int(info.min), int(info.max), int_value
+    utype = np.dtype("u%d" % dtype.itemsize)
+    bits = probe.view(utype)
+    sign = 1 << (8 * dtype.itemsize - 1)
+    inf = int(np.array([np.inf], dtype).view(utype)[0])
+
+    def float_value(k: int) -> Any:
+        bits[0] = k if k >= 0 else (-k) | sign
+        return probe
+    return -inf, inf, float_value
+
+
+def numpy_keep_rule(plan: BinPlan, dtype: np.dtype, first_edge: Any, last_edge: Any) -> None:
+    """Even bins over a given range keep NumPy's samples, not those of its edges.
+
+    numpy.histogram keeps the samples x with first_edge <= x <= last_edge, compared as NumPy
+    compares the array with the range's values, and bins only those among its edges, putting a
+    kept sample above the last edge into the last bin. The edges are np.linspace's, which need
+    not hold the range's values: NumPy 2 computes the linspace in the range's own type (a
+    float16 start with a Python float stop gives float16 edges, even for float32 samples,
+    while the comparison rounds the stop to float32), NumPy 1.x rounds a float64 range to
+    float32 edges. Where the samples the comparisons keep are not those between the edges,
+    the plan becomes explicit edges that start at the least kept sample and end at the
+    greatest (the bins beyond them empty): NumPy's counts."""
+    if plan.bins == 0 or dtype.kind not in "uif" or (dtype.kind in "ui" and dtype.itemsize == 8):
+        return  # 64-bit integers: numpy_int64_rule
+    least, greatest, value = _ordinal_codec(dtype)
+    e = plan.edges if plan.kind == KIND_EDGES else np.asarray(plan.np_edges, np.float64)
+    first, last = float(e[0]), float(e[-1])
+    with np.errstate(invalid="ignore"):
+        keep_lo = _first_true(least, greatest, lambda k: bool((value(k) >= first_edge)[0]))
+        keep_hi = _first_true(least, greatest, lambda k: not bool((value(k) <= last_edge)[0])) - 1
+        lib_lo = _first_true(least, greatest, lambda k: float(value(k)[0]) >= first)
+        lib_hi = _first_true(least, greatest, lambda k: float(value(k)[0]) > last) - 1
+    if keep_lo == lib_lo and keep_hi == lib_hi:
+        return
+    n = e.size - 1
+    if keep_lo > keep_hi:  # nothing kept: every bin empty
+        plan.src = plan.dst = np.zeros(0, np.intp)
+        return
+    lo, hi = float(value(keep_lo)[0]), float(value(keep_hi)[0])
+    # NumPy's bins of the least and greatest kept samples (one above the last edge: the last)
+    j = min(max(int(np.searchsorted(e, lo, "right")) - 1, 0), n - 1)
+    k = min(max(int(np.searchsorted(e, hi, "right")) - 1, 0), n - 1)
+    inner = [float(v) for v in e[j + 1:k + 1]]
+    below = inner[-1] if inner else lo
+    top = hi if hi > below else float(np.nextafter(hi, np.inf))  # x <= hi: no double between
+    plan.kind = KIND_EDGES
+    plan.edges = np.array([lo] + inner + [top], np.float64)
+    plan.bins = k - j + 1
+    plan.last_inclusive = True
+    plan.clamp = False
+    plan.src = np.arange(plan.bins)
+    plan.dst = np.arange(j, k + 1)
+
+
 # Plans of a number of bins over a given range depend on nothing but the arguments, and
 # building one costs NumPy's linspace plus the library's edges (about 7 ms for 2^20 bins): the
 # last few are kept, least recently used first out, up to PLAN_CACHE_ENTRIES plans and
@@ -443,6 +509,8 @@ def _plan_bins(bins: Any, rng: Any, dtype: np.dtype, size: int, weighted: bool,
         plan = even_plan(n, first_edge, last_edge, dtype, auto)
         plan.as_double = numpy_int64_rule(plan, dtype, None if auto else (first_edge,
                                                                             last_edge))
+        if not auto:
+            numpy_keep_rule(plan, dtype, first_edge, last_edge)
         return plan
     if np.ndim(bins) == 0:
         try:
@@ -455,6 +523,8 @@ def _plan_bins(bins: Any, rng: Any, dtype: np.dtype, size: int, weighted: bool,
         plan = even_plan(n, first_edge, last_edge, dtype, auto)
         plan.as_double = numpy_int64_rule(plan, dtype, None if auto else (first_edge,
                                                                             last_edge))
+        if not auto:
+            numpy_keep_rule(plan, dtype, first_edge, last_edge)
         return plan
     if np.ndim(bins) == 1:
         bin_edges = np.asarray(bins)

@@ -64,6 +64,69 @@ def test_range_values_numpy_tells_apart(rng):
                     same_bits(e, we)
 
 
+def _near(values, dtype, steps=3):
+    """Every value of dtype within `steps` representable steps of each of `values`."""
+    out = []
+    for v in values:
+        if dtype.kind == "f":
+            x = np.array([v], dtype)
+            lo = hi = x
+            for _ in range(steps):
+                lo = np.nextafter(lo, dtype.type(-np.inf))
+                hi = np.nextafter(hi, dtype.type(np.inf))
+                out += [lo, hi]
+        else:
+            x = np.array([int(np.floor(v)) + d for d in range(-steps, steps + 2)], np.float64)
+        out.append(x)
+    out = np.concatenate([np.asarray(o, np.float64) for o in out])
+    if dtype.kind in "ui":
+        info = np.iinfo(dtype)
+        out = np.clip(out, info.min, info.max)
+    return out.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int16, np.uint8])
+def test_range_keeps_numpys_samples(rng, dtype):
+    """NumPy keeps first <= x <= last compared with the range's values, then bins among its
+    edges, which need not hold those values (NumPy 2's linspace in a float16 range's type,
+    NumPy 1's float32 edges of a float64 range): samples between the two ends, on either side,
+    with few and many bins, are counted where NumPy counts them (or not at all)."""
+    dt = np.dtype(dtype)
+    ranges = [(np.float16(0.1), 0.7), (0.1, np.float16(0.7)), (np.float16(0.3), 0.7),
+              (np.float16(0.1), np.float32(0.7)), (np.float32(0.1), np.float16(0.7)),
+              (np.float16(0.0), 2049.0), (np.float16(-2.2), np.float16(250.9)),
+              (np.float16(1.3), 251.0), (0.1, 0.7), (np.float32(0.3), 0.9)]
+    for r in ranges:
+        for bins in (1, 7, 4096):
+            try:
+                want_e = np.histogram_bin_edges(np.zeros(0, dt), bins, r)
+            except ValueError:
+                continue  # edges NumPy refuses (too many bins for the range)
+            ends = [float(r[0]), float(r[1]), float(want_e[0]), float(want_e[-1]),
+                    float(want_e[1]), float(want_e[-2])]
+            near = _near(ends, dt)
+            with np.errstate(over="ignore", invalid="ignore"):
+                bulk = (rng.random(3000) * (float(r[1]) - float(r[0])) * 1.2
+                        + float(r[0]) - 0.1 * (float(r[1]) - float(r[0])))
+            if dt.kind in "ui":
+                info = np.iinfo(dt)
+                bulk = np.clip(np.round(bulk), info.min, info.max)
+            a = np.concatenate([near, bulk.astype(dt)])
+            rng.shuffle(a)
+            try:
+                wn, we = np.histogram(a, bins, r)
+            except (ValueError, IndexError) as e:  # NumPy's own index errors at the ends
+                with pytest.raises(Exception):
+                    gpuhist.histogram(a, bins, r, backend="cpu")
+                continue
+            n, e = gpuhist.histogram(a, bins, r, backend="cpu")
+            same_bits(n, wn)
+            same_bits(e, we)
+            w = rng.standard_normal(a.size)
+            n, _ = gpuhist.histogram(a, bins, r, weights=w, backend="cpu")
+            assert np.allclose(n, np.histogram(a, bins, r, weights=w)[0], rtol=1e-12, atol=1e-12)
+
+
 def test_cached_plan_is_frozen_and_bounded(rng):
     dt = np.dtype(np.float32)
     p = _plan.plan_bins(100, (0.0, 1.0), dt, 10, False, lambda: (0, 1), cache=True)
