@@ -101,7 +101,9 @@ def test_range_keeps_numpys_samples(rng, dtype):
             try:
                 want_e = np.histogram_bin_edges(np.zeros(0, dt), bins, r)
             except ValueError:
-                continue  # edges NumPy refuses (too many bins for the range)
+                continue  # edges NumPy 2 refuses (too many bins for the range)
+            if not np.all(want_e[:-1] < want_e[1:]):
+                continue  # NumPy 1.x bins with them; the library refuses them (SEMANTICS)
             ends = [float(r[0]), float(r[1]), float(want_e[0]), float(want_e[-1]),
                     float(want_e[1]), float(want_e[-2])]
             near = _near(ends, dt)
