@@ -38,22 +38,29 @@
  * of "all my keys equal it".
  * Wide mode (29 to 256 buckets: up to 2^24 bins). Per-block pools would leave up to a page per
  * block and bucket unfilled (256 x 16 KiB x ~260 blocks: more than the data), so the pages come
- * from one region per bucket instead: tp_digits first counts the segment's samples per digit
- * (one extra read of the data; per-warp shared counters, runs of one digit added at once),
- * tp_regions lays the buckets' regions out in page units (f32 specs past 2^23 bins map their
- * samples under fast_even.h's wide certificate: keys by gpuhist_fe_key_f32_wide, whose floor is
- * a conversion; without it every sample took binmap.h's walk in double, which ncu showed as 88%
- * of pass 1's instructions on 2^24 bins), and pass 1 reserves each tile's run
- * of a bucket in its region with one global atomic on the bucket's cursor (a tile has at most
- * 256 runs, reserved by 256 threads at once). The tile's digit counts (260) are scanned by each
- * warp into its own shared row (a lane sums 9 digits, a shuffle scan, the row written), so the
- * two barriers per tile stay. tp_seal then pads each bucket's last page with key 0, takes that
- * many off its key 0 and marks its pages; pass 2 is unchanged. Traffic per f32 sample: 4 + 4
- * bytes read, 2 written, 2 read again: at most a third of the read ceiling. Measured (H100, f32
- * 2^24 bins over [0, 1), 1 GiB, wide certificate): 0.164 / 0.193 / 0.368 / 0.135 of the read
- * ceiling on uniform / hot90 / constant / bell (target 0.15). Without a certificate (binmap.h's
- * walk per sample) it was 0.074-0.109: pass 1 then ran 1336 SASS instructions per warp and tile,
- * issue bound (0.77 warps issued per scheduler, DRAM 19%). Not profiled since.
+ * from one region per bucket instead, sized before pass 1: tp_digits counts the samples per
+ * digit of one chunk in 16 of the segment (chunks of 2048 vectors; every vector when that
+ * would be under 64 chunks), so it reads a sixteenth of the data instead of all of it
+ * (per-warp shared counters, runs of one digit added at once); tp_regions gives each bucket
+ * its count, or its estimate plus six standard deviations and two pages, in page units (f32
+ * specs past 2^23 bins map their samples under fast_even.h's wide certificate: keys by
+ * gpuhist_fe_key_f32_wide, whose floor is a conversion; without it every sample took binmap.h's
+ * walk in double, which ncu showed as 88% of pass 1's instructions on 2^24 bins), and pass 1
+ * reserves each tile's run of a bucket in its region with one global atomic on the bucket's
+ * cursor (a tile has at most 256 runs, reserved by 256 threads at once). Keys a region has no
+ * room for (an estimate that fell short: data whose chunks differ) are counted into out by a
+ * global atomic each, so an estimate costs time, never a count. The tile's digit counts (260)
+ * are scanned by each warp into its own shared row (a lane sums 9 digits, a shuffle scan, the
+ * row written), so the two barriers per tile stay. tp_seal then pads each bucket's last page
+ * with key 0, takes that many off its key 0 and marks its pages; pass 2 is unchanged. Traffic
+ * per f32 sample: 4 + 0.25 bytes read, 2 written, 2 read again. Measured (H100, f32 2^24 bins
+ * over [0, 1), 1 GiB, wide certificate): 0.193 / 0.235 / 0.561 / 0.154 of the read ceiling on
+ * uniform / hot90 / constant / bell (target 0.15; every sample counted first: 0.164 / 0.193 /
+ * 0.368 / 0.135); 4096 x 4096 f32 pairs, device counts: 0.248 (counted: 0.203). Tried and
+ * slower: a block holding 128 keys of a bucket's region at a time (one cursor atomic per ~16
+ * tiles instead of per tile): 4096 x 4096 0.213, 2^24 bell 0.130. Without a certificate
+ * (binmap.h's walk per sample) it was 0.074-0.109: pass 1 then ran 1336 SASS instructions per
+ * warp and tile, issue bound (0.77 warps issued per scheduler, DRAM 19%).
  * Between the passes (tp_group), the used pages are listed bucket by bucket.
  * Pass 2 (tp_count, 1024 threads, one block per SM). The page lists are cut into equal ranges,
  * one per block; a block counts each bucket part of its range into packed 16-bit shared counters
