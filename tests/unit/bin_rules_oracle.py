@@ -8,9 +8,14 @@ ranges that keep nothing), runs test_bin_rules --batch on them all at once, and 
   * the edges, bit for bit (as float64; float32 data has float32 edges in both; -0.0 == 0.0):
     every case must match;
   * the rule's width with NumPy's own (_hist_bin_<rule> of numpy.lib.histograms, in NumPy 2
-    numpy.lib._histograms_impl, on the values NumPy keeps): bit for bit for sqrt, rice, scott, fd and stone. sturges, doane and auto call
-    np.log2 / np.power, which NumPy may compute with its own SIMD code (SVML on AVX-512), so
-    their widths are only counted when they differ (within 4 ulps), not failed;
+    numpy.lib._histograms_impl, on the values NumPy keeps): bit for bit for sqrt, rice, scott,
+    fd and stone. sturges, doane and auto call np.log2 / np.power, which NumPy may compute with
+    its own SIMD code (SVML on AVX-512), so their widths are only counted when they differ
+    (within 4 ulps), not failed;
+  * under NumPy 2, whose rules differ from NumPy 1.x's (which gpuhist_bins_rule gives: see
+    numpy2_rule_differs), the cases where they differ are counted and printed, not compared;
+    and scott's and doane's widths over more than 8192 values may differ in the last bits
+    (NumPy 2's order of sums), their edges still compared;
   * refusals: where NumPy raises (e.g. a bin count that is not finite), gpuhist must refuse;
     gpuhist may also refuse past its bin cap (2^24 by default).
 
