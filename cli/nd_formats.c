@@ -369,11 +369,8 @@ static void write_npy(nbuf *b, FILE *f, const nd_hist *h, int what)
 }
 
 /* NumPy's histogramdd density: the counts (or sums) divided by each axis's bin widths in turn
- * (axis 0 first), then by their total: the exact integer count, or the sums' total as NumPy's
- * sum() adds them: in C order, through its iterator's buffer of 8192 values (np.getbufsize()),
- * each buffer summed pairwise (8 accumulators up to 128 values, halves above) and the buffers'
- * sums added in order (checked against NumPy 1.24 on shapes of up to 63000 bins). A total of 0
- * gives NaN. */
+ * (axis 0 first), then by their total: the exact integer count, or the sums' total as NumPy 2's
+ * sum() adds them (numpy_total below). A total of 0 gives NaN. */
 static double pairwise(const double *a, uint64_t n)
 {
     if (n < 8) {
@@ -400,14 +397,54 @@ static double pairwise(const double *a, uint64_t n)
     return pairwise(a, n2) + pairwise(a + n2, n - n2);
 }
 
+/* The total of the sums as NumPy 2's hist.sum() adds them in histogramdd, where hist is the
+ * core of an array with an outlier bin at each end of every axis (a view whose axes do not merge):
+ * its iterator takes, after dropping axes of one bin, the innermost axes whose bins fit its
+ * buffer of 8192 values (at least the innermost axis, however long), and hands the sum loop
+ * chunks of as many of those blocks as fit the buffer (one when a block alone is larger) along
+ * the next axis out, never across that axis's end; each chunk is summed pairwise and the chunks'
+ * sums are added in C order. Measured against NumPy 2.4 and 2.5 on 2- to 4-axis shapes, inner
+ * axes shorter and longer than the buffer (tests/numpy_crosscheck.py); NumPy 1.x instead sums
+ * the values in C order in runs of 8192 across the axes' ends, which can differ in the last bit
+ * above 8192 bins. */
+static double numpy_total(const gpuhist_nd_result *r, const double *sums)
+{
+    const uint64_t buffer = 8192;
+    uint64_t shape[GPUHIST_MAX_DIMS];
+    uint32_t d = 0;
+    for (uint32_t a = 0; a < r->dims; ++a)
+        if (r->bins[a] != 1)
+            shape[d++] = r->bins[a];
+    if (d <= 1)
+        return pairwise(sums, r->bins_total);
+    uint32_t i = d - 1;
+    uint64_t block = shape[d - 1];
+    while (i > 0 && block * shape[i - 1] <= buffer)
+        block *= shape[--i];
+    if (i == 0)
+        return pairwise(sums, r->bins_total);
+    const uint64_t outer = shape[i - 1];
+    const uint64_t per_chunk = block < buffer ? buffer / block : 1;
+    const uint64_t runs = r->bins_total / (outer * block);
+    double total = 0.0;
+    int first = 1;
+    for (uint64_t run = 0; run < runs; ++run) {
+        const double *p = sums + run * outer * block;
+        for (uint64_t j = 0; j < outer; j += per_chunk) {
+            const uint64_t n = (outer - j < per_chunk ? outer - j : per_chunk) * block;
+            const double s = pairwise(p + j * block, n);
+            total = first ? s : total + s;
+            first = 0;
+        }
+    }
+    return total;
+}
+
 void cli_nd_density_of(const gpuhist_nd_result *r, const double *sums, double *out)
 {
     double total;
     if (sums) {
-        const uint64_t block = 8192;
-        total = pairwise(sums, r->bins_total < block ? r->bins_total : block);
-        for (uint64_t k = block; k < r->bins_total; k += block)
-            total += pairwise(sums + k, r->bins_total - k < block ? r->bins_total - k : block);
+        total = numpy_total(r, sums);
     } else {
         uint64_t t = 0;
         for (uint64_t j = 0; j < r->bins_total; ++j)

@@ -4,8 +4,9 @@
  * hold them, and the columns derived from them: NumPy's density (--density) and the running
  * totals (--cumulative).
  *
- * The density's total of weighted sums adds them in NumPy's order (pairwise within buffers of
- * 8192 values), so it equals NumPy's to the last bit on the same sums.
+ * The density's total of weighted sums adds them in NumPy 2's order (pairwise over the whole
+ * array), so it equals NumPy 2's to the last bit on the same sums (NumPy 1.x adds buffers of 8192
+ * values, which can differ in the last bit above 8192 bins: docs/SEMANTICS.md).
  * Arrays of 4 MiB or more are asked for in 2 MiB-aligned blocks marked for transparent huge
  * pages (Linux, where the system leaves them to madvise): the counts and the edges of 2^20 bins
  * then take 8 page faults, not 4096 (docs/PERFORMANCE.md, "Output of 2^20 bins"). They are
@@ -65,9 +66,10 @@ int cli_alloc_result(const cli_options *o, const gpuhist_bin_spec *spec, uint64_
     return CLI_EXIT_OK;
 }
 
-/* NumPy's pairwise summation of doubles (8 partial sums up to 128 values, halves above). Its
- * n.sum() applies it to each buffer of 8192 values (np.getbufsize()) and adds the buffers' sums
- * in order, so a total matches n.sum() bit for bit on the same values. */
+/* NumPy's pairwise summation of doubles (8 partial sums up to 128 values, halves above). NumPy
+ * 2's n.sum() of a contiguous array applies it to the whole array (NumPy 1.x to each buffer of
+ * 8192 values, adding the buffers' sums in order), so a total matches NumPy 2's n.sum() bit for
+ * bit on the same values. */
 static double pairwise_sum(const double *a, size_t n, size_t stride)
 {
     if (n < 8) {
@@ -96,8 +98,8 @@ static double pairwise_sum(const double *a, size_t n, size_t stride)
 
 /* NumPy's density (np.histogram(..., density=True)): n / diff(edges) / n.sum(), channel by
  * channel, with n the counts (their total an exact integer, converted to double as NumPy's
- * division does) or the sums of weights (their total by NumPy's pairwise summation). A total of
- * 0 gives NaN, as in NumPy. */
+ * division does) or the sums of weights (their total by NumPy 2's pairwise summation). A total
+ * of 0 gives NaN, as in NumPy. */
 void cli_density_of(const gpuhist_result *r, const uint64_t *counts, const double *sums,
                        const double *edges, double *out)
 {
@@ -107,9 +109,7 @@ void cli_density_of(const gpuhist_result *r, const uint64_t *counts, const doubl
         const double *w = sums ? sums + (size_t)c * bins : NULL;
         double total;
         if (w) {
-            total = pairwise_sum(w, bins < 8192 ? bins : 8192, 1);
-            for (uint32_t k = 8192; k < bins; k += 8192)
-                total += pairwise_sum(w + k, bins - k < 8192 ? bins - k : 8192, 1);
+            total = pairwise_sum(w, bins, 1);
         } else {
             uint64_t t = 0;
             for (uint32_t i = 0; i < bins; ++i)

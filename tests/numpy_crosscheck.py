@@ -48,6 +48,45 @@ import tempfile
 import numpy as np
 
 SKIP = 77
+NUMPY_2 = int(np.__version__.split(".")[0]) >= 2
+BUFFER = 8192  # NumPy's iterator buffer (np.getbufsize())
+
+
+def pairwise_total(a):
+    """NumPy's pairwise sum of a contiguous 1-D float64 array, built from NumPy's own sums:
+    every NumPy sums up to 8192 contiguous values pairwise in one piece (NumPy 1.x sums longer
+    arrays buffer by buffer), and pairwise summation splits longer arrays into two halves, the
+    first a multiple of 8 values."""
+    if a.size <= BUFFER:
+        return a.sum()
+    n2 = a.size // 2
+    n2 -= n2 % 8
+    return pairwise_total(a[:n2]) + pairwise_total(a[n2:])
+
+
+def numpy2_total(h):
+    """NumPy 2's hist.sum() in histogramdd (hist the core of an array with an outlier bin at
+    each end of every axis), the order gpuhist follows (docs/SEMANTICS.md): axes of one bin
+    dropped, the innermost axes whose bins fit the buffer (at least one) make a block, chunks of
+    as many blocks as fit the buffer (at least one) along the next axis out, never across its
+    end, each summed pairwise, the chunks' sums added in C order."""
+    shape = [k for k in h.shape if k != 1]
+    flat = np.ascontiguousarray(h, dtype=np.float64).reshape(-1)
+    i = len(shape) - 1
+    block = shape[-1] if shape else 1
+    while i > 0 and block * shape[i - 1] <= BUFFER:
+        i -= 1
+        block *= shape[i]
+    if i <= 0:
+        return pairwise_total(flat)
+    outer = shape[i - 1]
+    per_chunk = max(1, BUFFER // block)
+    total = None
+    for run in flat.reshape(-1, outer * block):
+        for j in range(0, outer, per_chunk):
+            t = pairwise_total(run[j * block:(j + per_chunk) * block])
+            total = t if total is None else total + t
+    return total
 
 
 class Checker:
@@ -550,52 +589,75 @@ def run_nd_cases(ck, rng, quick):
                  ["-b", "6,4", "-r", "0:1", "--last-inclusive", "--density"], cnt, ref_e,
                  weights=w, ref_sums=ref, ref_density=dens)
     # full-precision weights: gpuhist's sums are correctly rounded (NumPy's may differ in the
-    # last bits), so the density is checked as NumPy's expression on gpuhist's own sums, bit for
-    # bit (its total added in NumPy's order, 8192-value buffers included: 50 x 300 bins)
+    # last bits), so the density is checked as the installed NumPy computes it from gpuhist's
+    # own sums, bit for bit: one point at the centre of every bin weighted with that bin's sum,
+    # given to np.histogramdd / np.histogram (a bin's sum of one weight is that weight). gpuhist
+    # adds the total in NumPy 2's order; NumPy 1.x adds more than 8192 values in another order,
+    # so under NumPy 1.x those shapes get NumPy's expression with NumPy 2's total
+    # (numpy2_total, built from NumPy's own sums), and under NumPy 2 numpy2_total must equal
+    # NumPy's own total (the model gpuhist implements).
     if ck.backend in ("cpu", "auto"):
-        pts = rng.uniform(0, 1, (n, 2))
+        pts = rng.uniform(0, 1, (n, 3))
         w = rng.standard_normal(n) * 2.0 ** rng.integers(-20, 20, n)
         ck.cases += 1
         ck.file_no += 1
         path, wpath = [os.path.join(ck.workdir, "nd%d%s.npy" % (ck.file_no, t)) for t in ("", "w")]
-        np.save(path, pts)
         np.save(wpath, w)
-        for bins in ((50, 300), (3, 9000)):
-            cmd, proc = ck.cli(["--dims", "2", "-b", "%d,%d" % bins, "-r", "0:1",
-                                "--last-inclusive", "--weights", wpath, "--density"], path, None)
+        for bins in ((50, 300), (3, 9000), (90, 91), (20, 30, 40), (4, 3000, 3), (2, 1, 9000)):
+            np.save(path, np.ascontiguousarray(pts[:, :len(bins)]))
+            cmd, proc = ck.cli(["--dims", str(len(bins)), "-b", ",".join(map(str, bins)), "-r",
+                                "0:1", "--last-inclusive", "--weights", wpath, "--density"],
+                               path, None)
             label = "nd density of full-precision weights %s" % (bins,)
             if proc.returncode != 0:
                 ck.fail(label, proc.stderr.strip(), cmd)
                 continue
-            got = json.loads(proc.stdout)
-            sums = np.array(got["sums"], dtype=np.float64)
-            edges = [np.array(e) for e in got["edges"]]
-            nbin = np.array([len(e) + 1 for e in edges])
-            padded = np.zeros(nbin)
-            padded[1:-1, 1:-1] = sums
-            h = padded[1:-1, 1:-1]  # NumPy's layout: the core of an array with outlier bins
-            total = h.sum()
-            for i in range(2):
-                shape = np.ones(2, int)
-                shape[i] = nbin[i] - 2
-                h = h / np.diff(edges[i]).reshape(shape)
-            h /= total
-            if not np.array_equal(np.array(got["density"], dtype=np.float64), h):
-                ck.fail(label, "density differs from NumPy's expression on the sums", cmd)
-        # the same for 1-D (np.histogram's n / diff(edges) / n.sum() on the command's sums)
+            got = json.loads(proc.stdout, parse_int=float)  # "-0": -0.0
+            sums = np.array(got["sums"], dtype=np.float64).reshape(bins)
+            edges = [np.array(e, dtype=np.float64) for e in got["edges"]]
+            centres = [(e[:-1] + e[1:]) / 2 for e in edges]
+            grid = np.stack(np.meshgrid(*centres, indexing="ij"), -1).reshape(-1, len(bins))
+            want = np.histogramdd(grid, bins=edges, weights=sums.reshape(-1), density=True)[0]
+            padded = np.zeros([k + 2 for k in bins])
+            core = padded[(slice(1, -1),) * len(bins)]
+            core[...] = sums
+            if NUMPY_2 and numpy2_total(sums) != core.sum():
+                ck.fail(label, "NumPy %s's total is not numpy2_total's: the order gpuhist "
+                        "follows is not this NumPy's" % np.__version__, cmd)
+            if not NUMPY_2 and sums.size > BUFFER:
+                h = sums
+                for i, e in enumerate(edges):
+                    shape = np.ones(len(bins), int)
+                    shape[i] = bins[i]
+                    h = h / np.diff(e).reshape(shape)
+                want = h / numpy2_total(sums)
+            if not np.array_equal(np.array(got["density"], dtype=np.float64).view(np.uint64),
+                                  want.view(np.uint64)):
+                ck.fail(label, "density differs from NumPy's on the same sums", cmd)
+        # the same for 1-D (np.histogram's n / diff(edges) / n.sum())
         np.save(path, pts[:, 0])
-        for bins in (1548, 20000):
+        for bins in (1548, 8192, 8193, 20000):
             cmd, proc = ck.cli(["-b", str(bins), "-r", "0:1", "--last-inclusive", "--weights",
                                 wpath, "--density"], path, None)
             label = "1-D density of full-precision weights, %d bins" % bins
             if proc.returncode != 0:
                 ck.fail(label, proc.stderr.strip(), cmd)
                 continue
-            got = json.loads(proc.stdout)
+            got = json.loads(proc.stdout, parse_int=float)  # "-0": -0.0
             sums = np.array(got["sums"], dtype=np.float64)
-            want = sums / np.diff(np.array(got["edges"], dtype=np.float64)) / sums.sum()
-            if not np.array_equal(np.array(got["density"], dtype=np.float64), want):
-                ck.fail(label, "density differs from NumPy's expression on the sums", cmd)
+            edges = np.array(got["edges"], dtype=np.float64)
+            want, want_e = np.histogram((edges[:-1] + edges[1:]) / 2, bins=bins, range=(0, 1),
+                                        weights=sums, density=True)
+            if not np.array_equal(edges, want_e):
+                ck.fail(label, "edges differ from NumPy's", cmd)
+            if NUMPY_2 and pairwise_total(sums) != sums.sum():
+                ck.fail(label, "NumPy %s's total is not pairwise over the whole array"
+                        % np.__version__, cmd)
+            if not NUMPY_2 and bins > BUFFER:
+                want = sums / np.diff(edges) / pairwise_total(sums)
+            if not np.array_equal(np.array(got["density"], dtype=np.float64).view(np.uint64),
+                                  want.view(np.uint64)):
+                ck.fail(label, "density differs from NumPy's on the same sums", cmd)
     pts = rng.normal(0, 1, (n, 3))
     dens = np.histogramdd(pts, bins=(5, 6, 7), density=True)[0]
     ref, ref_e = np.histogramdd(pts, bins=(5, 6, 7))
