@@ -470,14 +470,16 @@ GPUHIST_API gpuhist_status gpuhist_weight_state_sums(const int64_t *state, uint3
 GPUHIST_API int gpuhist_bin_rule_known(const char *name);
 
 /**
- * The even bins numpy.histogram_bin_edges(a, bins=rule, range=range) uses, as a spec: `rule`
+ * The even bins numpy.histogram_bin_edges(a, bins=rule, range=range) uses under NumPy 2 (NumPy
+ * 1.x's: gpuhist_bins_rule_numpy below), as a spec: `rule`
  * is one of the names above, `a` the one histogrammed channel of `samples` (set channel_mask
  * to pick one of several), `range` NULL or two doubles {lower, upper} (lower <= upper, finite;
  * equal bounds are widened by 0.5 each way, as NumPy does). Writes to *out an EVEN spec with
  * last_edge_inclusive set, lower/upper the outer edges (the range, else the data's finite min
  * and max, widened by 0.5 when equal, [0, 1] when no value is finite) and the rule's bin count,
  * ceil((upper - lower) / width), 1 when the width is 0 or no value is kept: its edges
- * (gpuhist_compute_edges) are NumPy's, bit for bit (docs/SEMANTICS.md, "Bin-count rules", has
+ * (gpuhist_compute_edges; for f32 samples without a range under NumPy 2's rules,
+ * gpuhist_linspace_f32) are NumPy's, bit for bit (docs/SEMANTICS.md, "Bin-count rules", has
  * the exceptions). The values the rule sees are the finite ones inside the range (NumPy's
  * comparisons: float32 for f32 samples, float64 for integers).
  * Cost: sqrt, sturges and rice without a range: a min/max and a one-bin histogram on the
@@ -494,6 +496,30 @@ GPUHIST_API int gpuhist_bin_rule_known(const char *name);
 GPUHIST_API gpuhist_status gpuhist_bins_rule(gpuhist_ctx *ctx, const gpuhist_samples *samples,
                                              const char *rule, const double *range,
                                              gpuhist_bin_spec *out, uint32_t max_bins);
+/**
+ * gpuhist_bins_rule() with the rules of a NumPy major version: `numpy_major` 2 (or 0, the
+ * default) gives NumPy 2's rules, 1 NumPy 1.x's (1.26 and before), which differ in the bin count
+ * where NumPy 2 widens an integer sample's width to at least 1, keeps float32 intermediates in
+ * float32, takes `auto` as min(max(fd, sqrt / 2), sturges) and sums np.mean / np.std over the
+ * whole array (docs/SEMANTICS.md, "Bin-count rules"). @return as gpuhist_bins_rule(), and
+ * INVALID_ARGUMENT for another numpy_major.
+ */
+GPUHIST_API gpuhist_status gpuhist_bins_rule_numpy(gpuhist_ctx *ctx,
+                                                   const gpuhist_samples *samples,
+                                                   const char *rule, const double *range,
+                                                   gpuhist_bin_spec *out, uint32_t max_bins,
+                                                   int numpy_major);
+/**
+ * NumPy 2's np.linspace(float32(lower), float32(upper), bins + 1), the edges NumPy 2 gives f32
+ * samples without a range (a number of bins or a rule; gpuhist_compute_edges gives NumPy 1.x's
+ * and those of a given range, computed in double): the arithmetic in float32, edge i =
+ * float(float(i * step) + lower), step = float(float(upper - lower) / bins), the last edge
+ * upper. Histogram with them as EDGES, last edge inclusive, to count as NumPy 2 does.
+ * @param edges bins + 1 doubles. @return OK, or INVALID_ARGUMENT (no bins, bounds beyond
+ *         float32, or edges that do not increase strictly: NumPy 2 refuses those too).
+ */
+GPUHIST_API gpuhist_status gpuhist_linspace_f32(uint32_t bins, double lower, double upper,
+                                                double *edges);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Streaming                                                                                   */

@@ -8,16 +8,25 @@
  * and takes ceil((last - first) / width) bins (one bin when the width is 0 or nothing is kept).
  * This file redoes each step with NumPy's arithmetic, operation by operation and in NumPy's
  * types (float32 data stays float32 where NumPy keeps it so, integers are widened to float64
- * where NumPy widens them, signed integer differences wrap where NumPy's do):
+ * where NumPy widens them, signed integer differences wrap where NumPy's do), for either
+ * NumPy's rules: NumPy 2's by default, NumPy 1.x's on request (gpuhist_bins_rule_numpy). NumPy 2
+ * differs in four places: an integer sample's width is widened to at least 1; NEP 50 keeps
+ * float32 data's intermediates in float32 (rice's and scott's widths, stone's candidate widths,
+ * min == max widened by 0.5, (last - first) / width when both are float32, and the automatic
+ * range's linspace: gpuhist_linspace_f32); `auto` is min(max(fd, sqrt / 2), sturges) instead
+ * of min(fd, sturges) (sturges when fd is 0); and np.mean / np.std sum whole arrays pairwise
+ * (below). Each step:
  *  - sqrt, sturges, rice need the count and the min and max: without a range they come from
  *    the context's backend (gpuhist_minmax, then a one-bin gpuhist_histogram counts the finite
  *    values), so these rules also run on device memory; with a range, or for 64-bit integers
  *    beyond 2^53 (whose min/max the backend rounds outwards), a host pass finds them.
  *  - scott and doane need the standard deviation (and doane the skewness): host passes over
- *    the kept values in blocks of 8192, each block summed pairwise (8-way unrolled leaves of at
- *    most 128 values, halves rounded down to a multiple of 8) and the block sums added in
- *    order: the order of NumPy's buffered add.reduce, so the float64 (float32 for f32 data)
- *    sums, means and deviations are NumPy's bit for bit.
+ *    the kept values summed pairwise (8-way unrolled leaves of at most 128 values, halves
+ *    rounded down to a multiple of 8), the leaves read in order from one 8192-value buffer:
+ *    NumPy 1.x's buffered add.reduce sums blocks of 8192 values so and adds the block sums in
+ *    order; NumPy 2 sums a contiguous array as one (but still in blocks when it widens
+ *    integers to float64 for np.mean). So the float64 (float32 for f32 data) sums, means and
+ *    deviations are NumPy's bit for bit.
  *  - fd and auto need the 25th and 75th percentiles (linear interpolation between the order
  *    statistics at floor((n-1)q) and the next one): 8/16-bit data is counted per value (a
  *    65536-entry table), wider data is copied (finite, in range values only, 8 bytes each) and
@@ -81,6 +90,7 @@ typedef struct rule_input {
     int has_range;
     double lo, hi;   /* kept: lo <= x <= hi (integers compared as float64, as NumPy does) */
     float lo_f, hi_f; /* f32 data: NumPy compares in float32, with the bounds rounded */
+    int np2;          /* 1: NumPy 2's rules, 0: NumPy 1.x's */
 } rule_input;
 
 typedef union block {
@@ -178,49 +188,121 @@ PAIRWISE(pairwise_f, float)
 /* What to sum in a pass over the kept values. */
 enum moment_pass { M_VALUES, M_SQUARES, M_CUBES };
 
+/* The kept values of one pass, transformed (x, (x - mean)^2 or ((x - mean) / sigma)^3), read
+ * in order a few at a time. */
+typedef struct term_reader {
+    const rule_input *in;
+    block *b;
+    cursor c;
+    size_t have, at; /* values in b, the next one to use */
+    enum moment_pass what;
+    double mean, sigma;
+    float mean_f, sigma_f;
+} term_reader;
+
+static double term_d(const term_reader *r, double x)
+{
+    if (r->what == M_SQUARES) {
+        double d = x - r->mean;
+        return d * d;
+    }
+    if (r->what == M_CUBES)
+        return pow((x - r->mean) / r->sigma, 3.0);
+    return x;
+}
+
+static float term_f(const term_reader *r, float x)
+{
+    if (r->what == M_SQUARES) {
+        float d = x - r->mean_f;
+        return d * d;
+    }
+    if (r->what == M_CUBES)
+        return powf((x - r->mean_f) / r->sigma_f, 3.0f);
+    return x;
+}
+
+/* The next k (at most 128) terms into out_d (float64) or out_f (f32 data). */
+static void next_terms(term_reader *r, size_t k, double *out_d, float *out_f)
+{
+    for (size_t i = 0; i < k; ++i) {
+        if (r->at == r->have) {
+            r->have = fill(r->in, &r->c, r->b);
+            r->at = 0;
+        }
+        const size_t j = r->at++;
+        switch (r->in->cls) {
+        case C_F32: out_f[i] = term_f(r, r->b->f[j]); break;
+        case C_F64: out_d[i] = term_d(r, r->b->d[j]); break;
+        case C_U64: out_d[i] = term_d(r, (double)r->b->u[j]); break;
+        default: out_d[i] = term_d(r, (double)r->b->i[j]); break;
+        }
+    }
+}
+
+/* numpy's pairwise_sum over the next n terms of the reader, as one array (NumPy 2's
+ * add.reduce of a contiguous array needs no buffer): the same recursion as PAIRWISE, its
+ * leaves of at most 128 values read in order. */
+#define STREAM_PAIRWISE(NAME, LEAF, T, OUT)                                                    \
+    static T NAME(term_reader *r, uint64_t n)                                                  \
+    {                                                                                          \
+        if (n <= 128) {                                                                        \
+            T v[128];                                                                          \
+            double vd[128];                                                                    \
+            float vf[128];                                                                     \
+            next_terms(r, (size_t)n, vd, vf);                                                  \
+            for (size_t i = 0; i < n; ++i)                                                     \
+                v[i] = OUT[i];                                                                 \
+            return LEAF(v, (size_t)n);                                                         \
+        }                                                                                      \
+        uint64_t n2 = n / 2;                                                                   \
+        n2 -= n2 % 8;                                                                          \
+        T a = NAME(r, n2);                                                                     \
+        return a + NAME(r, n - n2);                                                            \
+    }
+STREAM_PAIRWISE(stream_pairwise_d, pairwise_d, double, vd)
+STREAM_PAIRWISE(stream_pairwise_f, pairwise_f, float, vf)
+#undef STREAM_PAIRWISE
+
 /*
- * One pass: sum over the kept values of x (M_VALUES), (x - mean)^2 (M_SQUARES) or
- * ((x - mean) / sigma)^3 (M_CUBES), block by block as NumPy's add.reduce does. Integers are
- * widened to float64 first (numpy's std/mean use a float64 accumulator for them); f32 data is
- * summed in float32 (mean_f/sigma_f), the rest in float64 (mean/sigma).
+ * One pass: sum over the n kept values of x (M_VALUES), (x - mean)^2 (M_SQUARES) or
+ * ((x - mean) / sigma)^3 (M_CUBES). Integers are widened to float64 first (numpy's std/mean
+ * use a float64 accumulator for them); f32 data is summed in float32 (mean_f/sigma_f), the rest
+ * in float64 (mean/sigma). The order is NumPy's add.reduce: NumPy 1.x sums blocks of 8192
+ * values pairwise and adds the block sums in order (its buffered reduction); NumPy 2 sums the
+ * whole array pairwise, except integers widened to float64 (np.mean's sum of an integer
+ * array), whose cast still goes through blocks of 8192.
  */
-static void moment_sum(const rule_input *in, block *b, double *work, enum moment_pass what,
+static void moment_sum(const rule_input *in, block *b, uint64_t n, enum moment_pass what,
                        double mean, double sigma, float mean_f, float sigma_f, double *sum_d,
                        float *sum_f)
 {
-    cursor c = {0, 0};
+    term_reader r;
+    memset(&r, 0, sizeof r);
+    r.in = in;
+    r.b = b;
+    r.what = what;
+    r.mean = mean;
+    r.sigma = sigma;
+    r.mean_f = mean_f;
+    r.sigma_f = sigma_f;
+    const int whole = in->np2 && !(what == M_VALUES && (in->cls == C_INT || in->cls == C_U64));
     double acc = 0.0;
     float acc_f = 0.0f;
-    size_t k;
-    while ((k = fill(in, &c, b)) > 0) {
-        if (in->cls == C_F32) {
-            float *w = b->f; /* in place */
-            for (size_t i = 0; i < k; ++i) {
-                float x = w[i];
-                if (what == M_SQUARES) {
-                    float d = x - mean_f;
-                    w[i] = d * d;
-                } else if (what == M_CUBES) {
-                    float t = (x - mean_f) / sigma_f;
-                    w[i] = powf(t, 3.0f);
-                }
-            }
-            acc_f += pairwise_f(w, k);
-            continue;
+    if (whole && n > 0) {
+        if (in->cls == C_F32)
+            acc_f = stream_pairwise_f(&r, n);
+        else
+            acc = stream_pairwise_d(&r, n);
+    } else {
+        for (uint64_t done = 0; done < n;) {
+            const uint64_t k = n - done < BLOCK ? n - done : BLOCK;
+            if (in->cls == C_F32)
+                acc_f += stream_pairwise_f(&r, k);
+            else
+                acc += stream_pairwise_d(&r, k);
+            done += k;
         }
-        for (size_t i = 0; i < k; ++i) {
-            double x = in->cls == C_F64 ? b->d[i]
-                       : in->cls == C_U64 ? (double)b->u[i]
-                                          : (double)b->i[i];
-            if (what == M_SQUARES) {
-                double d = x - mean;
-                x = d * d;
-            } else if (what == M_CUBES) {
-                x = pow((x - mean) / sigma, 3.0);
-            }
-            work[i] = x;
-        }
-        acc += pairwise_d(work, k);
     }
     *sum_d = acc;
     *sum_f = acc_f;
@@ -232,21 +314,22 @@ typedef struct moments {
     float std_f, mean_f;
 } moments;
 
-/* np.std(x) and np.mean(x) of the n kept values, as NumPy 1.x computes them. */
-static void std_of(const rule_input *in, block *b, double *work, uint64_t n, moments *m)
+/* np.std(x) and np.mean(x) of the n kept values, as NumPy computes them. */
+static void std_of(const rule_input *in, block *b, uint64_t n, moments *m)
 {
     double s;
     float s_f;
-    moment_sum(in, b, work, M_VALUES, 0, 0, 0, 0, &s, &s_f);
+    moment_sum(in, b, n, M_VALUES, 0, 0, 0, 0, &s, &s_f);
     const double dn = (double)n;
     if (in->cls == C_F32) {
-        /* _var: the float32 sum (a one-element array) divided by the count (an intp scalar):
-         * a float32 division when the count fits in uint16 (value-based casting), else a
-         * float64 one rounded back; np.mean and the final division are scalar: float64. */
-        float var_mean = n < 65536u ? s_f / (float)n : (float)((double)s_f / dn);
+        /* _var: the float32 sum (a one-element array) divided by the count (an intp scalar),
+         * rounded back to float32. NumPy 1.x divides in float32 when the count fits in uint16
+         * (value-based casting), else in float64; NumPy 2 always in float64 (the intp scalar
+         * is a typed operand). np.mean and the final division are scalar: float64, rounded. */
+        float var_mean = (!in->np2 && n < 65536u) ? s_f / (float)n : (float)((double)s_f / dn);
         double q;
         float q_f;
-        moment_sum(in, b, work, M_SQUARES, 0, 0, var_mean, 0, &q, &q_f);
+        moment_sum(in, b, n, M_SQUARES, 0, 0, var_mean, 0, &q, &q_f);
         float var = (float)((double)q_f / dn);
         m->std_f = sqrtf(var);
         m->mean_f = (float)((double)s_f / dn);
@@ -256,7 +339,7 @@ static void std_of(const rule_input *in, block *b, double *work, uint64_t n, mom
     }
     double mean = s / dn, q;
     float q_f;
-    moment_sum(in, b, work, M_SQUARES, mean, 0, 0, 0, &q, &q_f);
+    moment_sum(in, b, n, M_SQUARES, mean, 0, 0, 0, &q, &q_f);
     m->std = sqrt(q / dn);
     m->mean = mean;
     m->std_f = 0.0f;
@@ -587,15 +670,49 @@ static double ref_ddot(const double *x, size_t n)
     return t;
 }
 
+/* NumPy 2's np.linspace(float32(lower), float32(upper), bins + 1): the arithmetic in float32
+ * (its bounds are float32 scalars), edge i = float(float(i * step) + lower) with step =
+ * float(float(upper - lower) / bins) (when step is 0: float(float(i / bins) * delta) + lower),
+ * the last edge upper. */
+static double linspace_f32_edge(uint32_t bins, float lower, float upper, uint32_t i)
+{
+    if (i >= bins)
+        return upper;
+    const float delta = upper - lower, step = delta / (float)bins;
+    float y = (float)i;
+    if (step == 0.0f) {
+        y = y / (float)bins;
+        y = y * delta;
+    } else {
+        y = y * step;
+    }
+    return (float)(y + lower);
+}
+
+gpuhist_status gpuhist_linspace_f32(uint32_t bins, double lower, double upper, double *edges)
+{
+    if (bins == 0 || !edges || !isfinite((float)lower) || !isfinite((float)upper))
+        return GPUHIST_ERROR_INVALID_ARGUMENT;
+    for (uint32_t i = 0; i <= bins; ++i)
+        edges[i] = linspace_f32_edge(bins, (float)lower, (float)upper, i);
+    for (uint32_t i = 0; i < bins; ++i)
+        if (!(edges[i] < edges[i + 1]))
+            return GPUHIST_ERROR_INVALID_ARGUMENT;
+    return GPUHIST_OK;
+}
+
 /*
  * NumPy's stone rule: for nbins = 1 .. max(100, int(sqrt(n))), p = counts / n over even bins
  * of [first, last] (last edge inclusive), J = (2 - (n + 1) p.p) / (ptp / nbins); the first
- * minimum wins; the width is ptp / nbins.
+ * minimum wins; the width is ptp / nbins. NumPy 2 on f32 data: ptp / nbins in float32 (the
+ * Python int is rounded to float32), and without a range the candidate histograms' edges are
+ * float32 linspaces (their range is the float32 min and max).
  */
 static gpuhist_status stone_width(gpuhist_ctx *ctx, const rule_input *in, ordered *o,
                                   uint64_t n, double ptp, double first, double last,
                                   double *width)
 {
+    const int f32_2 = in->np2 && in->cls == C_F32;
     if (!o->table) {
         size_t m = (size_t)o->m;
         if (o->cls == C_INT)
@@ -619,9 +736,15 @@ static gpuhist_status stone_width(gpuhist_ctx *ctx, const rule_input *in, ordere
     double best = 0.0;
     uint64_t best_k = 0;
     for (uint64_t k = 1; k <= upper; ++k) {
-        gpuhist_bin_spec s = gpuhist_bins_even((uint32_t)k, first, last);
-        s.last_edge_inclusive = 1;
-        if (gpuhist_compute_edges(&s, in->dtype, edges) != GPUHIST_OK) {
+        gpuhist_status est;
+        if (f32_2 && !in->has_range) {
+            est = gpuhist_linspace_f32((uint32_t)k, first, last, edges);
+        } else {
+            gpuhist_bin_spec s = gpuhist_bins_even((uint32_t)k, first, last);
+            s.last_edge_inclusive = 1;
+            est = gpuhist_compute_edges(&s, in->dtype, edges);
+        }
+        if (est != GPUHIST_OK) {
             free(edges);
             free(p);
             return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
@@ -635,7 +758,7 @@ static gpuhist_status stone_width(gpuhist_ctx *ctx, const rule_input *in, ordere
             p[i] = (double)(next - below) / dn;
             below = next;
         }
-        double hh = ptp / (double)k;
+        double hh = f32_2 ? (double)((float)ptp / (float)k) : ptp / (double)k;
         double j = (2.0 - dn1 * ref_ddot(p, (size_t)k)) / hh;
         if (best_k == 0 || j < best) {
             best = j;
@@ -644,7 +767,7 @@ static gpuhist_status stone_width(gpuhist_ctx *ctx, const rule_input *in, ordere
     }
     free(edges);
     free(p);
-    *width = ptp / (double)best_k;
+    *width = f32_2 ? (double)((float)ptp / (float)best_k) : ptp / (double)best_k;
     return GPUHIST_OK;
 }
 
@@ -707,14 +830,19 @@ static double ptp_of(const rule_input *in, const scan *s)
 
 static double log2_of_count(uint64_t n) { return log2((double)n); }
 
-/* The width of the simple rules, from the count and ptp only. */
-static double simple_width(int id, uint64_t n, double ptp)
+/* The width of the simple rules, from the count and ptp only. `f32` (NumPy 2's rules on f32
+ * data): rice divides the float32 ptp by a Python float, which NEP 50 makes a float32 division;
+ * sqrt and sturges divide by NumPy float64 scalars (np.sqrt, np.log2 of the count): float64. */
+static double simple_width(int id, uint64_t n, double ptp, int f32)
 {
     const double dn = (double)n;
     switch (id) {
     case R_SQRT: return ptp / sqrt(dn);
     case R_STURGES: return ptp / (log2_of_count(n) + 1.0);
-    case R_RICE: return ptp / (2.0 * pow(dn, 1.0 / 3));
+    case R_RICE:
+        if (f32)
+            return (float)ptp / (float)(2.0 * pow(dn, 1.0 / 3));
+        return ptp / (2.0 * pow(dn, 1.0 / 3));
     default: return 0.0;
     }
 }
@@ -725,21 +853,19 @@ static gpuhist_status host_width(gpuhist_ctx *ctx, int id, const rule_input *in,
 {
     const uint64_t n = s->count;
     const double dn = (double)n, ptp = ptp_of(in, s);
+    const int f32_2 = in->np2 && in->cls == C_F32; /* NumPy 2: float32 where NEP 50 keeps it */
     gpuhist_status st = GPUHIST_OK;
-    double *work = NULL;
-    if (id == R_SCOTT || id == R_DOANE) {
-        work = malloc(BLOCK * sizeof *work);
-        if (!work)
-            return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY, "rule: out of memory");
-    }
     switch (id) {
     case R_SQRT:
     case R_STURGES:
-    case R_RICE: *width = simple_width(id, n, ptp); break;
+    case R_RICE: *width = simple_width(id, n, ptp, f32_2); break;
     case R_SCOTT: {
         moments m;
-        std_of(in, b, work, n, &m);
-        *width = pow(24.0 * pow(3.141592653589793, 0.5) /* np.pi**0.5 */ / dn, 1.0 / 3.0) * m.std;
+        std_of(in, b, n, &m);
+        /* (24 * np.pi**0.5 / n)**(1/3) is a Python float; times np.std: float64 in NumPy
+         * 1.x, float32 for f32 data in NumPy 2 (the Python float is rounded to float32) */
+        const double c = pow(24.0 * pow(3.141592653589793, 0.5) /* np.pi**0.5 */ / dn, 1.0 / 3.0);
+        *width = f32_2 ? (double)((float)c * m.std_f) : c * m.std;
         break;
     }
     case R_DOANE: {
@@ -748,12 +874,12 @@ static gpuhist_status host_width(gpuhist_ctx *ctx, int id, const rule_input *in,
             break;
         double sg1 = sqrt(6.0 * (double)(n - 2) / ((dn + 1.0) * (double)(n + 3)));
         moments m;
-        std_of(in, b, work, n, &m);
+        std_of(in, b, n, &m);
         if (!(m.std > 0.0))
             break;
         double sum, g1;
         float sum_f;
-        moment_sum(in, b, work, M_CUBES, m.mean, m.std, m.mean_f, m.std_f, &sum, &sum_f);
+        moment_sum(in, b, n, M_CUBES, m.mean, m.std, m.mean_f, m.std_f, &sum, &sum_f);
         if (in->cls == C_F32)
             g1 = (float)((double)sum_f / dn);
         else
@@ -778,8 +904,16 @@ static gpuhist_status host_width(gpuhist_ctx *ctx, int id, const rule_input *in,
             double fd = 2.0 * iqr_of(in, &o, n) * pow(dn, -1.0 / 3.0);
             if (id == R_FD) {
                 *width = fd;
+            } else if (in->np2) {
+                /* min(max(fd, sqrt / 2), sturges), Python's min and max (the first argument
+                 * unless the second is strictly beyond it) */
+                double half_sqrt = simple_width(R_SQRT, n, ptp, 0) / 2.0;
+                double sturges = simple_width(R_STURGES, n, ptp, 0);
+                double relaxed = half_sqrt > fd ? half_sqrt : fd;
+                *width = sturges < relaxed ? sturges : relaxed;
             } else {
-                double sturges = simple_width(R_STURGES, n, ptp);
+                /* min(fd, sturges), sturges when fd is 0 */
+                double sturges = simple_width(R_STURGES, n, ptp, 0);
                 *width = fd != 0.0 ? (sturges < fd ? sturges : fd) : sturges;
             }
         }
@@ -787,7 +921,6 @@ static gpuhist_status host_width(gpuhist_ctx *ctx, int id, const rule_input *in,
         break;
     }
     }
-    free(work);
     return st;
 }
 
@@ -817,10 +950,15 @@ static gpuhist_status backend_scan(gpuhist_ctx *ctx, const gpuhist_samples *samp
 gpuhist_status gpuhist_bins_rule_info(gpuhist_ctx *ctx, const gpuhist_samples *samples,
                                       const char *rule, const double *range,
                                       gpuhist_bin_spec *out, uint32_t max_bins,
-                                      gpuhist_rule_info *info)
+                                      int numpy_major, gpuhist_rule_info *info)
 {
     if (!ctx)
         return GPUHIST_ERROR_INVALID_ARGUMENT;
+    if (numpy_major != 0 && numpy_major != 1 && numpy_major != 2)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "numpy_major: %d is not 1 or 2 (NumPy 1.x's or NumPy 2's rules; 0: "
+                            "the default, NumPy 2's)",
+                            numpy_major);
     gpuhist_rule_info scratch_info;
     if (!info)
         info = &scratch_info;
@@ -881,6 +1019,7 @@ gpuhist_status gpuhist_bins_rule_info(gpuhist_ctx *ctx, const gpuhist_samples *s
     rule_input in;
     memset(&in, 0, sizeof in);
     in.dtype = samples->dtype;
+    in.np2 = numpy_major != 1;
     in.cls = in.dtype == GPUHIST_F32 ? C_F32 : in.dtype == GPUHIST_F64 ? C_F64
              : in.dtype == GPUHIST_U64 ? C_U64 : C_INT;
     const size_t size = gpuhist_dtype_size(in.dtype);
@@ -945,13 +1084,19 @@ gpuhist_status gpuhist_bins_rule_info(gpuhist_ctx *ctx, const gpuhist_samples *s
                 if (mn == mx) {
                     first = mn - 0.5;
                     last = mx + 0.5;
+                    if (in.np2 && in.cls == C_F32) { /* float32 scalar - 0.5: float32 */
+                        first = (float)first;
+                        last = (float)last;
+                    }
                     diff = last - first;
+                    if (in.np2 && in.cls == C_F32)
+                        diff = (float)diff;
                 } else {
                     first = mn;
                     last = mx;
                     diff = ptp;
                 }
-                width = simple_width(id, count, ptp);
+                width = simple_width(id, count, ptp, in.np2 && in.cls == C_F32);
             }
             info->on_backend = 1;
             done = 1;
@@ -987,7 +1132,13 @@ gpuhist_status gpuhist_bins_rule_info(gpuhist_ctx *ctx, const gpuhist_samples *s
             if (equal) {
                 first = lo - 0.5;
                 last = hi + 0.5;
+                if (in.np2 && in.cls == C_F32) { /* float32 scalar - 0.5: float32 */
+                    first = (float)first;
+                    last = (float)last;
+                }
                 diff = last - first;
+                if (in.np2 && in.cls == C_F32)
+                    diff = (float)diff;
             } else {
                 first = lo;
                 last = hi;
@@ -1010,24 +1161,32 @@ gpuhist_status gpuhist_bins_rule_info(gpuhist_ctx *ctx, const gpuhist_samples *s
     info->last = last;
     uint64_t bins = 1;
     if (count > 0 && width != 0.0) {
-        const double q = diff / width;
+        /* NumPy 2: an integer sample's width is at least 1 (info keeps the rule's own) */
+        double w = width;
+        if (in.np2 && (in.cls == C_INT || in.cls == C_U64) && w < 1.0)
+            w = 1.0;
+        /* delta / width: float32 in NumPy 2 when both are float32 (f32 data without a range,
+         * a float32 width: rice, scott, stone); else float64 */
+        const int f32_width = in.np2 && in.cls == C_F32 && !range &&
+                              (id == R_RICE || id == R_SCOTT || id == R_STONE);
+        const double q = f32_width ? (double)((float)diff / (float)w) : diff / w;
         info->quotient = q;
         if (!(q == q) || !isfinite(q))
             return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                                 "rule '%s': the bin count (%.17g - %.17g) / width %.17g is not "
                                 "finite (NumPy fails here too)",
-                                rule, last, first, width);
+                                rule, last, first, w);
         const double c = ceil(q);
         if (!(c >= 1.0))
             return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                                 "rule '%s': the bin count ceil(%.17g) is below 1 (width %.17g; "
                                 "NumPy fails or returns no bins here)",
-                                rule, q, width);
+                                rule, q, w);
         if (c > (double)cap)
             return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                                 "rule '%s': %.17g bins of width %.17g over [%.17g, %.17g] is more "
                                 "than the %llu allowed (max_bins); give a range or another rule",
-                                rule, c, width, first, last, (unsigned long long)cap);
+                                rule, c, w, first, last, (unsigned long long)cap);
         bins = (uint64_t)c;
     }
     /* Equal bounds past 2^52 (2^23 in float32) stay equal after the widening by 0.5: NumPy
@@ -1039,6 +1198,18 @@ gpuhist_status gpuhist_bins_rule_info(gpuhist_ctx *ctx, const gpuhist_samples *s
                             "(min == max widened by 0.5 rounds back to one value; NumPy's "
                             "histogram refuses it too): give a wider range",
                             first, last, gpuhist_dtype_name(in.dtype));
+    /* NumPy 2's float32 linspace (f32 data without a range) must increase too: NumPy 2
+     * raises "Too many bins for data range" otherwise */
+    if (in.np2 && in.cls == C_F32 && !range) {
+        for (uint32_t i = 0; i < (uint32_t)bins; ++i)
+            if (!(linspace_f32_edge((uint32_t)bins, (float)first, (float)last, i) <
+                  linspace_f32_edge((uint32_t)bins, (float)first, (float)last, i + 1)))
+                return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                                    "rule '%s': %llu bins over [%.9g, %.9g] do not have "
+                                    "increasing float32 edges (NumPy 2: too many bins for the "
+                                    "data range): give a range or another rule",
+                                    rule, (unsigned long long)bins, first, last);
+    }
     *out = gpuhist_bins_even((uint32_t)bins, first, last);
     out->last_edge_inclusive = 1;
     return GPUHIST_OK;
@@ -1048,5 +1219,12 @@ gpuhist_status gpuhist_bins_rule(gpuhist_ctx *ctx, const gpuhist_samples *sample
                                  const char *rule, const double *range, gpuhist_bin_spec *out,
                                  uint32_t max_bins)
 {
-    return gpuhist_bins_rule_info(ctx, samples, rule, range, out, max_bins, NULL);
+    return gpuhist_bins_rule_info(ctx, samples, rule, range, out, max_bins, 0, NULL);
+}
+
+gpuhist_status gpuhist_bins_rule_numpy(gpuhist_ctx *ctx, const gpuhist_samples *samples,
+                                       const char *rule, const double *range,
+                                       gpuhist_bin_spec *out, uint32_t max_bins, int numpy_major)
+{
+    return gpuhist_bins_rule_info(ctx, samples, rule, range, out, max_bins, numpy_major, NULL);
 }

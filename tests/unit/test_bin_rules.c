@@ -4,12 +4,15 @@
  *   test_bin_rules                    refusals, known NumPy values, layouts, and random data whose
  *                                     spec must count every kept value (seed printed; fixed
  *                                     unless GPUHIST_TEST_SEED is set)
- *   test_bin_rules --batch LIST OUT   for bin_rules_oracle.py: one case per line of LIST
+ *   test_bin_rules --batch LIST OUT [NUMPY]
+ *                                     for bin_rules_oracle.py, NUMPY's rules (1 or 2; default
+ *                                     2: gpuhist_bins_rule_numpy): one case per line of LIST
  *                                     ("PATH DTYPE RULE -" or "PATH DTYPE RULE LO HI", the bounds
  *                                     as C hex floats; PATH holds raw little-endian samples);
  *                                     writes one line per case to OUT: "ok BINS COUNT WIDTH
  *                                     ONBACKEND E0 E1 ... EBINS" (doubles as hex floats) or
- *                                     "err STATUS MESSAGE"
+ *                                     "err STATUS MESSAGE"; the edges are NumPy's (NumPy 2, f32
+ *                                     without a range: gpuhist_linspace_f32)
  */
 #define _POSIX_C_SOURCE 200809L
 #include "bin_rules.h"
@@ -27,7 +30,7 @@ static const char *const RULES[] = {"auto", "fd", "doane", "scott", "stone", "ri
 
 /* ---- batch mode (the oracle's driver) ---------------------------------------------------------- */
 
-static int batch(const char *list, const char *outpath)
+static int batch(const char *list, const char *outpath, int numpy_major)
 {
     FILE *in = fopen(list, "r"), *out = fopen(outpath, "w");
     if (!in || !out) {
@@ -70,10 +73,14 @@ static int batch(const char *list, const char *outpath)
         gpuhist_bin_spec spec;
         gpuhist_rule_info info;
         gpuhist_status st =
-            gpuhist_bins_rule_info(ctx, &s, rule, has_range ? range : NULL, &spec, 0, &info);
+            gpuhist_bins_rule_info(ctx, &s, rule, has_range ? range : NULL, &spec, 0,
+                                   numpy_major, &info);
         if (st == GPUHIST_OK) {
             double *edges = malloc(((size_t)spec.bins + 1) * sizeof *edges);
-            st = gpuhist_compute_edges(&spec, dtype, edges);
+            if (numpy_major != 1 && dtype == GPUHIST_F32 && !has_range)
+                st = gpuhist_linspace_f32(spec.bins, spec.lower, spec.upper, edges);
+            else
+                st = gpuhist_compute_edges(&spec, dtype, edges);
             if (st != GPUHIST_OK) {
                 fprintf(out, "err %d compute_edges refused the spec\n", (int)st);
             } else {
@@ -260,6 +267,63 @@ static void test_known(gpuhist_ctx *ctx)
     }
 }
 
+/* NumPy 2's rules (the default) against NumPy 1.x's (numpy_major 1), on values printed by
+ * numpy.histogram_bin_edges under NumPy 1.24.2 and 2.5.2. */
+static void test_numpy_versions(gpuhist_ctx *ctx)
+{
+    /* int32 i % 7, i < 1000: every width below 1 is widened to 1 by NumPy 2 (6 bins) */
+    static const uint32_t want1[NRULES] = {11, 8, 11, 9, 100, 20, 11, 32};
+    static int32_t a[1000];
+    for (int i = 0; i < 1000; ++i)
+        a[i] = i % 7;
+    gpuhist_samples s = gpuhist_samples_1d(a, GPUHIST_I32, 1000);
+    for (int r = 0; r < NRULES; ++r) {
+        check_context("numpy versions: int32 i %% 7, %s", RULES[r]);
+        gpuhist_bin_spec spec;
+        CHECK_EQ_INT(gpuhist_bins_rule_numpy(ctx, &s, RULES[r], NULL, &spec, 0, 1), GPUHIST_OK);
+        CHECK_EQ_INT(spec.bins, want1[r]);
+        CHECK_EQ_INT(gpuhist_bins_rule_numpy(ctx, &s, RULES[r], NULL, &spec, 0, 2), GPUHIST_OK);
+        CHECK_EQ_INT(spec.bins, 6);
+        CHECK_EQ_INT(rule_of(ctx, &s, RULES[r], NULL, &spec), GPUHIST_OK); /* the default: 2 */
+        CHECK_EQ_INT(spec.bins, 6);
+    }
+    /* auto on 500 values within 1e-3 plus -100 and 100: NumPy 1.x takes fd (1583170 bins),
+     * NumPy 2 max(fd, sqrt / 2) (45 bins); fd alone is the same in both */
+    static double b[502];
+    for (int i = 0; i < 500; ++i)
+        b[i] = 0.0 + (double)i * (1e-3 / 499.0); /* np.zeros(500) + np.linspace(0, 1e-3, 500) */
+    b[500] = -100.0;
+    b[501] = 100.0;
+    gpuhist_samples sb = gpuhist_samples_1d(b, GPUHIST_F64, 502);
+    gpuhist_bin_spec spec;
+    check_context("numpy versions: auto's relaxed fd");
+    CHECK_EQ_INT(gpuhist_bins_rule_numpy(ctx, &sb, "auto", NULL, &spec, 0, 1), GPUHIST_OK);
+    CHECK_EQ_INT(spec.bins, 1583170);
+    CHECK_EQ_INT(gpuhist_bins_rule_numpy(ctx, &sb, "auto", NULL, &spec, 0, 2), GPUHIST_OK);
+    CHECK_EQ_INT(spec.bins, 45);
+    CHECK_EQ_INT(gpuhist_bins_rule_numpy(ctx, &sb, "fd", NULL, &spec, 0, 2), GPUHIST_OK);
+    CHECK_EQ_INT(spec.bins, 1583170);
+    /* another version is refused, naming the argument */
+    CHECK_EQ_INT(gpuhist_bins_rule_numpy(ctx, &sb, "fd", NULL, &spec, 0, 3),
+                 GPUHIST_ERROR_INVALID_ARGUMENT);
+    CHECK(contains(gpuhist_last_error(ctx), "numpy_major"));
+
+    /* NumPy 2's float32 linspace: np.linspace(np.float32(lo), np.float32(hi), 21) */
+    check_context("numpy versions: gpuhist_linspace_f32");
+    double e[21];
+    const double lo = -0x1.40f3bp+3, hi = 0x1.25f7dep+3;
+    CHECK_EQ_INT(gpuhist_linspace_f32(20, lo, hi, e), GPUHIST_OK);
+    CHECK_EQ_F64_BITS(e[0], lo);
+    CHECK_EQ_F64_BITS(e[3], -0x1.c96d82p+2);
+    CHECK_EQ_F64_BITS(e[7], -0x1.a6eb5cp+1); /* the double linspace rounds to -0x1.a6eb60p+1 */
+    CHECK_EQ_F64_BITS(e[20], hi);
+    gpuhist_bin_spec even = gpuhist_bins_even(20, lo, hi);
+    CHECK_EQ_INT(gpuhist_compute_edges(&even, GPUHIST_F32, e), GPUHIST_OK);
+    CHECK_EQ_F64_BITS(e[7], -0x1.a6eb6p+1);
+    CHECK_EQ_INT(gpuhist_linspace_f32(0, lo, hi, e), GPUHIST_ERROR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(gpuhist_linspace_f32(4, 1.0, 1.0 + 0x1p-23, e), GPUHIST_ERROR_INVALID_ARGUMENT);
+}
+
 /* Random data of every type and layout: the spec counts every kept value; a ROI and an
  * interleaved channel give the spec of the same values stored contiguously. */
 static void test_random(gpuhist_ctx *ctx, int cases)
@@ -300,7 +364,7 @@ static void test_random(gpuhist_ctx *ctx, int cases)
         gpuhist_samples s = gpuhist_samples_1d(flat, dt, n);
         gpuhist_bin_spec spec, spec2, spec3;
         gpuhist_rule_info info;
-        gpuhist_status st = gpuhist_bins_rule_info(ctx, &s, rule, rp, &spec, 0, &info);
+        gpuhist_status st = gpuhist_bins_rule_info(ctx, &s, rule, rp, &spec, 0, 0, &info);
         gpuhist_samples si = gpuhist_samples_1d(inter, dt, n);
         si.channels = 3;
         si.channel_mask = 2;
@@ -345,8 +409,8 @@ static void test_random(gpuhist_ctx *ctx, int cases)
 
 int main(int argc, char **argv)
 {
-    if (argc == 4 && strcmp(argv[1], "--batch") == 0)
-        return batch(argv[2], argv[3]);
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "--batch") == 0)
+        return batch(argv[2], argv[3], argc == 5 ? atoi(argv[4]) : 2);
     const char *seed_env = getenv("GPUHIST_TEST_SEED");
     rng_state = seed_env ? strtoull(seed_env, NULL, 0) : 20240611ull;
     printf("test_bin_rules: seed %llu (GPUHIST_TEST_SEED)\n", (unsigned long long)rng_state);
@@ -357,6 +421,7 @@ int main(int argc, char **argv)
     }
     test_refusals(ctx);
     test_known(ctx);
+    test_numpy_versions(ctx);
     test_random(ctx, 400);
     gpuhist_destroy(ctx);
     return check_exit();
