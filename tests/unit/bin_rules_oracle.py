@@ -175,7 +175,7 @@ def numpy2_rule_differs(x, rule, rng_, dt):
             numpy1 = min(fd, sturges) if fd else sturges
             if width != numpy1:
                 return "auto's relaxed fd"
-    if a.dtype.kind in "uib" and 0 < width < 1:
+    if a.dtype.kind in "uib" and width and width < 1:  # (negative: a wrapped int8 IQR)
         return "integer width below 1"
     return None
 
