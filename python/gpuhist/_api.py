@@ -15,7 +15,8 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from . import _context, _device
-from ._plan import (KIND_INTEGER, BinPlan, check_memory, library_dtype, plan_bins)
+from ._plan import (KIND_INTEGER, NUMPY_MAJOR, BinPlan, check_memory, library_dtype,
+                    plan_bins)
 
 # Fields of the tuple _core.Context.histogram returns.
 UNDERFLOW, OVERFLOW, NAN, TOTAL, STRATEGY, BACKEND, SECONDS = range(7)
@@ -65,10 +66,11 @@ def host_minmax(ctx: _context.Context, a: np.ndarray, rules_dtype: np.dtype
 
 
 def host_rule(ctx: _context.Context, a: np.ndarray):
-    """rule_bins for plan_bins: the bin count of NumPy's rule, by gpuhist_bins_rule."""
+    """rule_bins for plan_bins: the bin count of NumPy's rule, by gpuhist_bins_rule_numpy with
+    the installed NumPy's major version."""
     def rule_bins(rule: str, rng: Any) -> int:
         r = None if rng is None else (float(rng[0]), float(rng[1]))
-        return ctx.core.bins_rule(a, rule, r)[0]
+        return ctx.core.bins_rule(a, rule, r, 0, NUMPY_MAJOR)[0]
     return rule_bins
 
 
@@ -325,7 +327,7 @@ def _device_histogram(dev: _device.DeviceArray, bins: Any, rng: Any, density: An
     def rule_bins(rule: str, rng_: Any) -> int:
         r = None if rng_ is None else (float(rng_[0]), float(rng_[1]))
         return ctx.core.bins_rule_raw(dev.ptr, dev.dtype, dev.shape, dev.strides, True, rule,
-                                      r)[0]
+                                      r, 0, NUMPY_MAJOR)[0]
 
     plan = plan_bins(bins, rng, dev.np_dtype, dev.size, w is not None, finite_minmax,
                      rule_bins, cache=True)

@@ -34,6 +34,8 @@ from . import _core
 
 KIND_EVEN, KIND_EDGES, KIND_INTEGER = 0, 1, 2
 NUMPY_2 = int(np.__version__.split(".")[0]) >= 2
+# The bin-count rules the library follows (gpuhist_bins_rule_numpy): the installed NumPy's.
+NUMPY_MAJOR = 2 if NUMPY_2 else 1
 MAX_BINS = 2**32 - 1
 
 # NumPy's bin rule names (numpy.histogram_bin_edges); the library computes their bin counts.
@@ -462,7 +464,8 @@ def plan_bins(bins: Any, rng: Any, dtype: np.dtype, size: int, weighted: bool,
     """numpy's _get_bin_edges, as a library request (see the module's docstring).
 
     A rule name (bins='auto', 'fd', ...) takes its bin count from the library
-    (gpuhist_bins_rule, through rule_bins(rule, range)); the outer edges and the edges
+    (gpuhist_bins_rule_numpy with the installed NumPy's major version, NUMPY_MAJOR, through
+    rule_bins(rule, range)); the outer edges and the edges
     themselves follow NumPy's rules as for a number of bins.
 
     cache=True: a number of bins over a given range comes from (and goes to) the plan cache,
@@ -501,11 +504,8 @@ def _plan_bins(bins: Any, rng: Any, dtype: np.dtype, size: int, weighted: bool,
         first_edge, last_edge, auto = outer_edges(size, rng, finite_minmax)
         if rule_bins is None:
             raise NotImplementedError(f"gpuhist: bins={bins!r} is not supported here")
+        # the library's rules are the installed NumPy's (rule_bins passes NUMPY_MAJOR)
         n = 1 if size == 0 else rule_bins(bins, rng)
-        if NUMPY_2 and dtype.kind in "uib" and n > 1:
-            # NumPy 2 widens an integer rule's width to at least 1 (the library's rules are
-            # NumPy 1's): ceil(delta / width) then stops at ceil(delta)
-            n = min(n, max(1, int(math.ceil(float(last_edge) - float(first_edge)))))
         plan = even_plan(n, first_edge, last_edge, dtype, auto)
         plan.as_double = numpy_int64_rule(plan, dtype, None if auto else (first_edge,
                                                                             last_edge))

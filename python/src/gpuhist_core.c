@@ -1206,8 +1206,9 @@ static int parse_range(PyObject *range_obj, double range[2])
 }
 
 /*
- * bins_rule(a, rule, range=None, max_bins=0) -> (bins, lower, upper): the even bins of NumPy's
- * bin-count rule `rule` for a NumPy array. A rule depends only on the values, so any layout the
+ * bins_rule(a, rule, range=None, max_bins=0, numpy_major=0) -> (bins, lower, upper): the even
+ * bins of NumPy's bin-count rule `rule` for a NumPy array, by the rules of that NumPy major
+ * version (gpuhist_bins_rule_numpy: 1 or 2; 0, NumPy 2's). A rule depends only on the values, so any layout the
  * library reads in place (order ignored) is passed as is; anything else (byte-swapped, strided
  * 1-D, broadcast) is first copied to a native contiguous array (a rule reads its data several
  * times, some copy it anyway).
@@ -1217,8 +1218,10 @@ static PyObject *Context_bins_rule(ContextObject *self, PyObject *args)
     PyObject *obj, *range_obj = Py_None;
     const char *rule;
     unsigned long max_bins = 0;
+    int numpy_major = 0;
     double range[2] = {0, 0};
-    if (!check_ctx(self) || !PyArg_ParseTuple(args, "Os|Ok", &obj, &rule, &range_obj, &max_bins) ||
+    if (!check_ctx(self) ||
+        !PyArg_ParseTuple(args, "Os|Oki", &obj, &rule, &range_obj, &max_bins, &numpy_major) ||
         !parse_range(range_obj, range))
         return NULL;
     if (!PyArray_Check(obj)) {
@@ -1250,24 +1253,26 @@ static PyObject *Context_bins_rule(ContextObject *self, PyObject *args)
     memset(&spec, 0, sizeof spec);
     gpuhist_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = gpuhist_bins_rule(self->ctx, &s, rule, range_obj == Py_None ? NULL : range, &spec,
-                           (uint32_t)max_bins);
+    st = gpuhist_bins_rule_numpy(self->ctx, &s, rule, range_obj == Py_None ? NULL : range, &spec,
+                                 (uint32_t)max_bins, numpy_major);
     Py_END_ALLOW_THREADS
     Py_XDECREF(copy);
     return rule_result(self, st, &spec);
 }
 
-/* bins_rule_raw(ptr, dtype, shape, strides, device, rule, range=None, max_bins=0) */
+/* bins_rule_raw(ptr, dtype, shape, strides, device, rule, range=None, max_bins=0,
+ *               numpy_major=0) */
 static PyObject *Context_bins_rule_raw(ContextObject *self, PyObject *args)
 {
     PyObject *ptr_obj, *dtype_obj, *shape_obj, *strides_obj, *range_obj = Py_None;
     int device;
     const char *rule;
     unsigned long max_bins = 0;
+    int numpy_major = 0;
     double range[2] = {0, 0};
     if (!check_ctx(self) ||
-        !PyArg_ParseTuple(args, "OOOOps|Ok", &ptr_obj, &dtype_obj, &shape_obj, &strides_obj,
-                          &device, &rule, &range_obj, &max_bins) ||
+        !PyArg_ParseTuple(args, "OOOOps|Oki", &ptr_obj, &dtype_obj, &shape_obj, &strides_obj,
+                          &device, &rule, &range_obj, &max_bins, &numpy_major) ||
         !parse_range(range_obj, range))
         return NULL;
     gpuhist_dtype dt;
@@ -1283,8 +1288,8 @@ static PyObject *Context_bins_rule_raw(ContextObject *self, PyObject *args)
     memset(&spec, 0, sizeof spec);
     gpuhist_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = gpuhist_bins_rule(self->ctx, &s, rule, range_obj == Py_None ? NULL : range, &spec,
-                           (uint32_t)max_bins);
+    st = gpuhist_bins_rule_numpy(self->ctx, &s, rule, range_obj == Py_None ? NULL : range, &spec,
+                                 (uint32_t)max_bins, numpy_major);
     Py_END_ALLOW_THREADS
     return rule_result(self, st, &spec);
 }

@@ -310,6 +310,30 @@ def test_bin_rules(rng, rule):
         gpuhist.histogram(b, rule)  # NumPy raises for NaN without a range: so does gpuhist
 
 
+def test_bin_rules_follow_installed_numpy(rng):
+    """The rule's bin count is the installed NumPy's where NumPy 1.x and 2 differ: integer
+    widths below 1 (NumPy 2 widens them to 1), float32 intermediates (rice, scott, stone, and
+    without a range the float32 linspace), auto's relaxed fd (NumPy 2: max(fd, sqrt / 2)), and
+    np.std summed over more than 8192 values; bit for bit (rules without log2/pow, or whose
+    log2 only picks between widths)."""
+    ints = np.arange(1000, dtype=np.int32) % 7
+    tight = np.concatenate([np.linspace(0, 1e-3, 500), [-100.0, 100.0]])
+    f32 = (rng.standard_normal(3000) * 3.3 + 0.7).astype(np.float32)
+    big = rng.standard_normal(20000) * 1e3 + 1e7
+    cases = [(ints, r, None) for r in ("fd", "rice", "scott", "sqrt", "stone")]
+    cases += [(ints, "fd", (0.0, 6.0)), (tight, "auto", None), (tight, "fd", None)]
+    cases += [(f32, r, rg) for r in ("rice", "scott", "stone", "sqrt", "fd")
+              for rg in (None, (-2.0, 3.0))]
+    cases += [(big, "scott", None), (big.astype(np.float32), "scott", None)]
+    for a, rule, range in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # stone: "may be suboptimal"
+            want = np.histogram(a, rule, range)
+            got = gpuhist.histogram(a, rule, range)
+        same_bits(got[1], want[1])
+        same_bits(got[0], want[0])
+
+
 def test_lists_and_scalars():
     check([1, 2, 2, 3, 5], 4)
     check([[0.5, 1.5], [2.5, 3.5]], [0, 1, 2, 4])
