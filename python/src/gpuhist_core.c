@@ -1190,7 +1190,7 @@ static int raw_layout(PyObject *ptr_obj, PyObject *shape_obj, PyObject *strides_
     return 1;
 }
 
-/* The spec of a bin-count rule (gpuhist_bins_rule) as (bins, lower, upper). */
+/* The spec of a bin-count rule (gpuhist_bins_rule_numpy) as (bins, lower, upper). */
 static PyObject *rule_result(ContextObject *self, gpuhist_status st, const gpuhist_bin_spec *spec)
 {
     if (st != GPUHIST_OK)
@@ -1472,11 +1472,11 @@ static PyMethodDef Context_methods[] = {
     {"minmax_raw", (PyCFunction)Context_minmax_raw, METH_VARARGS,
      "minmax_raw(ptr, dtype, shape, strides, device) -> (min, max, found)."},
     {"bins_rule", (PyCFunction)Context_bins_rule, METH_VARARGS,
-     "bins_rule(a, rule, range=None, max_bins=0) -> (bins, lower, upper): NumPy's bin-count "
-     "rule (gpuhist_bins_rule)."},
+     "bins_rule(a, rule, range=None, max_bins=0, numpy_major=0) -> (bins, lower, upper): "
+     "NumPy's bin-count rule (gpuhist_bins_rule_numpy: NumPy 1.x's or 2's; 0: 2's)."},
     {"bins_rule_raw", (PyCFunction)Context_bins_rule_raw, METH_VARARGS,
-     "bins_rule_raw(ptr, dtype, shape, strides, device, rule, range=None, max_bins=0) -> "
-     "(bins, lower, upper)."},
+     "bins_rule_raw(ptr, dtype, shape, strides, device, rule, range=None, max_bins=0, "
+     "numpy_major=0) -> (bins, lower, upper)."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef Context_getset[] = {

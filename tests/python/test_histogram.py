@@ -280,9 +280,10 @@ RULES = ["auto", "fd", "doane", "rice", "scott", "sqrt", "stone", "sturges"]
 
 @pytest.mark.parametrize("rule", RULES)
 def test_bin_rules(rng, rule):
-    """Rule names: the library's bin count (gpuhist_bins_rule), NumPy's edges. The widths of
-    sturges/doane/auto go through log2/pow, whose last bit NumPy's SIMD code may compute
-    otherwise (docs/SEMANTICS.md): there the bin count may differ by one, rarely."""
+    """Rule names: the library's bin count (gpuhist_bins_rule_numpy, the installed NumPy's
+    rules), NumPy's edges. The widths of sturges/doane/auto go through log2/pow, whose last bit
+    NumPy's SIMD code may compute otherwise (docs/SEMANTICS.md): there the bin count may differ
+    by one, rarely."""
     cases = [
         (rng.standard_normal(5000), None),
         (rng.standard_normal(5000).astype(np.float32), None),

@@ -1,23 +1,26 @@
 #!/usr/bin/env python3
-"""gpuhist_bins_rule() against numpy.histogram_bin_edges(a, bins=<rule>, range=...).
+"""gpuhist_bins_rule_numpy() against numpy.histogram_bin_edges(a, bins=<rule>, range=...).
 
 Draws random arrays for every rule and dtype (normal, uniform, heavy-tailed, few distinct values
 (ties), constant, NaN and infinities, n from 1 to 70000, explicit ranges, equal range bounds,
-ranges that keep nothing), runs test_bin_rules --batch on them all at once, and compares:
+ranges that keep nothing), runs test_bin_rules --batch on them all at once with the rules of
+each NumPy major version (1 and 2), and compares:
 
-  * the edges, bit for bit (as float64; float32 data has float32 edges in both; -0.0 == 0.0):
-    every case must match;
-  * the rule's width with NumPy's own (_hist_bin_<rule> of numpy.lib.histograms, in NumPy 2
-    numpy.lib._histograms_impl, on the values NumPy keeps): bit for bit for sqrt, rice, scott,
-    fd and stone. sturges, doane and auto call np.log2 / np.power, which NumPy may compute with
-    its own SIMD code (SVML on AVX-512), so their widths are only counted when they differ
-    (within 4 ulps), not failed;
-  * under NumPy 2, whose rules differ from NumPy 1.x's (which gpuhist_bins_rule gives: see
-    numpy2_rule_differs), the cases where they differ are counted and printed, not compared;
-    and scott's and doane's widths over more than 8192 values may differ in the last bits
-    (NumPy 2's order of sums), their edges still compared;
-  * refusals: where NumPy raises (e.g. a bin count that is not finite), gpuhist must refuse;
-    gpuhist may also refuse past its bin cap (2^24 by default).
+  * the rules of the installed NumPy's major version, every case:
+    - the edges, bit for bit (as float64; float32 data has float32 edges in both; -0.0 ==
+      0.0; NumPy 2's f32 data without a range: gpuhist_linspace_f32's): every case must match;
+    - the rule's width with NumPy's own (_hist_bin_<rule> of numpy.lib.histograms, in NumPy 2
+      numpy.lib._histograms_impl, on the values NumPy keeps): bit for bit for sqrt, rice,
+      scott, fd and stone. sturges, doane and auto call np.log2 / np.power, which NumPy may
+      compute with its own SIMD code (SVML on AVX-512), so their widths are only counted when
+      they differ, not failed (the rerun with that code disabled compares them bit for bit);
+    - refusals: where NumPy raises (e.g. a bin count that is not finite), gpuhist must refuse;
+      gpuhist may also refuse past its bin cap (2^24 by default);
+  * under NumPy 2, NumPy 1.x's rules the same way where NumPy 1.x and 2 give the same edges
+    (numpy2_rule_differs tells them apart with NumPy 2's own rule functions; scott's and
+    doane's widths over more than 8192 values may then differ in the last bits: the order of
+    np.mean / np.std's sums, their edges still compared);
+  * under NumPy 1.x, NumPy 2's rules are not compared: NumPy 1.x cannot compute them.
 
 Without a range NumPy refuses data with NaN or infinities; the reference is then NumPy on the
 finite values, which is what gpuhist documents (docs/SEMANTICS.md, "Bin-count rules").
