@@ -225,18 +225,35 @@ static float term_f(const term_reader *r, float x)
 /* The next k (at most 128) terms into out_d (float64) or out_f (f32 data). */
 static void next_terms(term_reader *r, size_t k, double *out_d, float *out_f)
 {
-    for (size_t i = 0; i < k; ++i) {
+    for (size_t i = 0; i < k;) {
         if (r->at == r->have) {
             r->have = fill(r->in, &r->c, r->b);
             r->at = 0;
         }
-        const size_t j = r->at++;
+        size_t m = r->have - r->at; /* a run from the buffer */
+        if (m > k - i)
+            m = k - i;
+        const size_t j = r->at;
         switch (r->in->cls) {
-        case C_F32: out_f[i] = term_f(r, r->b->f[j]); break;
-        case C_F64: out_d[i] = term_d(r, r->b->d[j]); break;
-        case C_U64: out_d[i] = term_d(r, (double)r->b->u[j]); break;
-        default: out_d[i] = term_d(r, (double)r->b->i[j]); break;
+        case C_F32:
+            for (size_t t = 0; t < m; ++t)
+                out_f[i + t] = term_f(r, r->b->f[j + t]);
+            break;
+        case C_F64:
+            for (size_t t = 0; t < m; ++t)
+                out_d[i + t] = term_d(r, r->b->d[j + t]);
+            break;
+        case C_U64:
+            for (size_t t = 0; t < m; ++t)
+                out_d[i + t] = term_d(r, (double)r->b->u[j + t]);
+            break;
+        default:
+            for (size_t t = 0; t < m; ++t)
+                out_d[i + t] = term_d(r, (double)r->b->i[j + t]);
+            break;
         }
+        r->at += m;
+        i += m;
     }
 }
 
@@ -247,13 +264,10 @@ static void next_terms(term_reader *r, size_t k, double *out_d, float *out_f)
     static T NAME(term_reader *r, uint64_t n)                                                  \
     {                                                                                          \
         if (n <= 128) {                                                                        \
-            T v[128];                                                                          \
             double vd[128];                                                                    \
             float vf[128];                                                                     \
             next_terms(r, (size_t)n, vd, vf);                                                  \
-            for (size_t i = 0; i < n; ++i)                                                     \
-                v[i] = OUT[i];                                                                 \
-            return LEAF(v, (size_t)n);                                                         \
+            return LEAF(OUT, (size_t)n);                                                       \
         }                                                                                      \
         uint64_t n2 = n / 2;                                                                   \
         n2 -= n2 % 8;                                                                          \
