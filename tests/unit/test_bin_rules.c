@@ -308,6 +308,56 @@ static void test_numpy_versions(gpuhist_ctx *ctx)
                  GPUHIST_ERROR_INVALID_ARGUMENT);
     CHECK(contains(gpuhist_last_error(ctx), "numpy_major"));
 
+    /* 20000 values of an LCG (x = (s >> 11) * 2^-53 * 1000 + 1e6, the same in Python gave
+     * NumPy's widths): scott's float64 width takes np.std's whole-array sum in NumPy 2 (the last
+     * bit differs from NumPy 1.x's blocks of 8192), its float32 width and rice's are float32
+     * in NumPy 2; the widths NumPy 1.24.2 and 2.5.2 give (_hist_bin_scott / _rice) */
+    {
+        enum { NL = 20000 };
+        static double xd[NL];
+        static float xf[NL];
+        uint64_t st = 12345;
+        for (int i = 0; i < NL; ++i) {
+            st = st * 6364136223846793005ull + 1442695040888963407ull;
+            xd[i] = (double)(st >> 11) * 0x1p-53 * 1000.0 + 1e6;
+            xf[i] = (float)xd[i];
+        }
+        gpuhist_samples sd = gpuhist_samples_1d(xd, GPUHIST_F64, NL);
+        gpuhist_samples sf = gpuhist_samples_1d(xf, GPUHIST_F32, NL);
+        gpuhist_rule_info info;
+        static const struct {
+            int f32, major;
+            const char *rule;
+            double width;
+            uint32_t bins;
+        } w[] = {
+            {0, 1, "scott", 0x1.28fb6d427df99p+5, 27}, {0, 2, "scott", 0x1.28fb6d427df9ap+5, 27},
+            {1, 1, "scott", 0x1.28fb6890dab83p+5, 27}, {1, 2, "scott", 0x1.28fb68p+5, 27},
+            {1, 1, "rice", 0x1.26b8f710478bep+4, 55},  {1, 2, "rice", 0x1.26b8f6p+4, 55},
+        };
+        for (size_t i = 0; i < sizeof w / sizeof w[0]; ++i) {
+            check_context("numpy versions: %s %s rules %d", w[i].rule, w[i].f32 ? "f32" : "f64",
+                          w[i].major);
+            CHECK_EQ_INT(gpuhist_bins_rule_info(ctx, w[i].f32 ? &sf : &sd, w[i].rule, NULL, &spec,
+                                                0, w[i].major, &info),
+                         GPUHIST_OK);
+            CHECK_EQ_F64_BITS(info.width, w[i].width);
+            CHECK_EQ_INT(spec.bins, w[i].bins);
+        }
+    }
+    /* float32 min == max widened by 0.5: float32 in NumPy 2 (edges -0.4f, 0.6f in both) */
+    {
+        float c[5] = {0.1f, 0.1f, 0.1f, 0.1f, 0.1f};
+        gpuhist_samples sc = gpuhist_samples_1d(c, GPUHIST_F32, 5);
+        check_context("numpy versions: f32 min == max");
+        CHECK_EQ_INT(gpuhist_bins_rule_numpy(ctx, &sc, "sqrt", NULL, &spec, 0, 2), GPUHIST_OK);
+        CHECK_EQ_F64_BITS(spec.lower, (double)-0.4f);
+        CHECK_EQ_F64_BITS(spec.upper, (double)0.6f);
+        CHECK_EQ_INT(gpuhist_bins_rule_numpy(ctx, &sc, "sqrt", NULL, &spec, 0, 1), GPUHIST_OK);
+        CHECK_EQ_F64_BITS(spec.lower, (double)0.1f - 0.5);
+        CHECK_EQ_F64_BITS(spec.upper, (double)0.1f + 0.5);
+    }
+
     /* NumPy 2's float32 linspace: np.linspace(np.float32(lo), np.float32(hi), 21) */
     check_context("numpy versions: gpuhist_linspace_f32");
     double e[21];
