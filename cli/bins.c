@@ -3,13 +3,16 @@
  * edges, --integer (one bin per value from LO; without -b up to the largest value, the type's
  * for 8/16-bit samples, the data's otherwise, as numpy.bincount), -r with -b (one bin per value
  * of an integer range of 8/16-bit samples without -b), one bin per value of 8/16-bit samples,
- * else 256 bins over the data's min:max (the auto range, found by the run).
+ * else 256 bins over the data's min:max (the auto range, found by the run); and -b RULE, a bin
+ * count by one of NumPy's rules over the samples read whole (cli_rule_spec).
  *
- * Limits: --integer without -b refuses more than 2^26 bins (give -b).
+ * Limits: --integer without -b refuses more than 2^26 bins (give -b). A rule takes one
+ * histogrammed channel, no weights, and the data in memory (gpuhist_bins_rule_numpy's limits).
  */
 #include "command.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 int cli_is_small_int(gpuhist_dtype t)
@@ -107,6 +110,9 @@ int cli_build_spec(const cli_options *o, const cli_input *in, const double *edge
                       uint32_t edge_bins, gpuhist_bin_spec *spec)
 {
     gpuhist_dtype t = in->dtype;
+    if (o->bins_rule) /* (run_samples.c takes rules through cli_rule_spec) */
+        return cli_error(CLI_EXIT_USAGE, "-b %s: a bin-count rule takes raw, .npy or text "
+                                         "samples, not images", o->bins_rule);
     if (edges) {
         *spec = gpuhist_bins_edges(edge_bins, edges);
     } else if (o->have_integer) {
@@ -146,5 +152,49 @@ int cli_build_spec(const cli_options *o, const cli_input *in, const double *edge
     spec->outliers = o->outliers;
     if (o->last_inclusive)
         spec->last_edge_inclusive = 1;
+    return CLI_EXIT_OK;
+}
+
+int cli_rule_spec(const cli_options *o, gpuhist_ctx *ctx, const cli_input *in,
+                  gpuhist_bin_spec *spec, double **edges)
+{
+    *edges = NULL;
+    gpuhist_samples s = gpuhist_samples_1d(in->data, in->dtype, in->samples / o->channels);
+    s.channels = o->channels;
+    s.active_channels = o->active;
+    s.location = GPUHIST_MEMORY_HOST;
+    const double range[2] = {o->lo, o->hi};
+    const int major = o->numpy_rules ? o->numpy_rules : 2;
+    gpuhist_status st = gpuhist_bins_rule_numpy(ctx, &s, o->bins_rule,
+                                                o->have_range ? range : NULL, spec, 0, major);
+    if (st != GPUHIST_OK)
+        return cli_error(st == GPUHIST_ERROR_INVALID_ARGUMENT ? CLI_EXIT_USAGE : CLI_EXIT_FAIL,
+                         "%s: -b %s: %s", in->name, o->bins_rule, gpuhist_last_error(ctx));
+    if (major == 2 && !o->have_range && in->dtype == GPUHIST_F32) {
+        /* NumPy 2 computes f32 data's edges in float32 (np.linspace of the float32 min and
+         * max): explicit edges, the last inclusive as the rule's spec has it */
+        double *e = malloc(((size_t)spec->bins + 1u) * sizeof *e);
+        if (!e)
+            return cli_error(CLI_EXIT_FAIL, "out of memory for %u edges", spec->bins + 1u);
+        if (gpuhist_linspace_f32(spec->bins, spec->lower, spec->upper, e) != GPUHIST_OK) {
+            free(e);
+            return cli_error(CLI_EXIT_FAIL,
+                             "%s: -b %s: NumPy 2's float32 edges of %u bins over [%.9g, %.9g] "
+                             "do not increase (NumPy 2 refuses them too)",
+                             in->name, o->bins_rule, spec->bins, spec->lower, spec->upper);
+        }
+        const uint32_t bins = spec->bins;
+        *spec = gpuhist_bins_edges(bins, e);
+        spec->last_edge_inclusive = 1;
+        *edges = e;
+    }
+    spec->outliers = o->outliers;
+    if (o->last_inclusive)
+        spec->last_edge_inclusive = 1;
+    if (o->verbose)
+        cli_note("bins: -b %s (NumPy %d's rule) gave %u bins over [%.17g, %.17g]%s", o->bins_rule,
+                 major, spec->bins, spec->kind == GPUHIST_BINS_EDGES ? (*edges)[0] : spec->lower,
+                 spec->kind == GPUHIST_BINS_EDGES ? (*edges)[spec->bins] : spec->upper,
+                 spec->kind == GPUHIST_BINS_EDGES ? " (float32 edges)" : "");
     return CLI_EXIT_OK;
 }

@@ -19,7 +19,7 @@ enum {
     O_OUTLIERS, O_CHANNELS, O_BACKEND, O_DEVICE, O_LIST_DEVICES, O_STRATEGY, O_LIST_STRATEGIES,
     O_THREADS, O_FORMAT, O_OUTPUT, O_VERBOSE, O_NO_PROGRESS, O_VERSION, O_HELP, O_WEIGHTS,
     O_WEIGHTS_TYPE, O_SQUARES, O_DENSITY, O_CUMULATIVE, O_DEVICES, O_MPI, O_IMAGE, O_ROI, O_EACH,
-    O_EQUALIZE, O_PLOT, O_PLOT_LOG, O_DIMS, O_START_ON_CPU
+    O_EQUALIZE, O_PLOT, O_PLOT_LOG, O_DIMS, O_START_ON_CPU, O_NUMPY_RULES
 };
 
 static const cli_optdef option_defs[] = {
@@ -32,6 +32,7 @@ static const cli_optdef option_defs[] = {
     {"each", 0, 0, O_EACH},
     {"equalize", 0, 1, O_EQUALIZE},
     {"bins", 'b', 1, O_BINS},
+    {"numpy-rules", 0, 1, O_NUMPY_RULES},
     {"range", 'r', 1, O_RANGE},
     {"edges", 'e', 1, O_EDGES},
     {"integer", 0, 1, O_INTEGER},
@@ -87,6 +88,11 @@ static const char usage_text[] =
     "Bins (default: one bin per value for 8/16-bit integers, else 256 bins over the data's\n"
     "      min:max with the last edge inclusive, as numpy.histogram does)\n"
     "  -b, --bins N            number of bins (with -r on 8/16-bit integers: default HI-LO)\n"
+    "  -b, --bins RULE         NumPy's bin-count rule: auto fd doane scott stone rice sturges\n"
+    "                          sqrt (the data is read whole, as NumPy needs it; not with\n"
+    "                          --weights, --channels, --integer or --dims)\n"
+    "      --numpy-rules V     2 (default): the rules and float32 edges of NumPy 2; 1: NumPy\n"
+    "                          1.x's (1.26 and before), which differ on f32 and integer data\n"
     "  -r, --range LO:HI       even bins over [LO,HI)\n"
     "  -e, --edges E0,E1,...   explicit strictly increasing edges (or @FILE, one edge per line)\n"
     "      --integer LO        one bin per integer value from LO (numpy.bincount); the default\n"
@@ -266,13 +272,21 @@ int cli_parse_options(int argc, char **argv, cli_options *o)
         case O_BINS:
             o->bins_arg = a;
             o->have_bins = 1;
+            o->bins_rule = NULL;
+            if (gpuhist_bin_rule_known(a)) { /* a rule: bins.c's cli_rule_spec reads the data */
+                o->bins_rule = a;
+                o->bins = 0;
+                break;
+            }
             if (strchr(a, ',')) { /* per axis: nd_axes.c reads it */
                 o->axis_list = o->axis_list ? o->axis_list : g.shown;
                 break;
             }
             /* the library's limit (gpuhist_bin_spec.bins <= 2^31) */
             if (!cli_parse_u64(a, &u) || u < 1 || u > (1u << 31))
-                return cli_error(CLI_EXIT_USAGE, "%s: expected a number of bins from 1 to %u, got '%s'",
+                return cli_error(CLI_EXIT_USAGE,
+                                 "%s: expected a number of bins from 1 to %u or a rule (auto, "
+                                 "fd, doane, scott, stone, rice, sturges, sqrt), got '%s'",
                                  g.shown, 1u << 31, a);
             o->bins = (uint32_t)u;
             o->have_bins = 1;
@@ -307,6 +321,12 @@ int cli_parse_options(int argc, char **argv, cli_options *o)
             break;
         case O_LAST_INCLUSIVE:
             o->last_inclusive = 1;
+            break;
+        case O_NUMPY_RULES:
+            if (strcmp(a, "1") != 0 && strcmp(a, "2") != 0)
+                return cli_error(CLI_EXIT_USAGE, "%s: expected 1 or 2 (NumPy's major version), "
+                                                 "got '%s'", g.shown, a);
+            o->numpy_rules = a[0] - '0';
             break;
         case O_OUTLIERS:
             if (strcmp(a, "drop") == 0)
@@ -476,6 +496,22 @@ int cli_parse_options(int argc, char **argv, cli_options *o)
         return cli_error(CLI_EXIT_USAGE, "--range, --edges and --integer conflict (give one)");
     if (o->edges_arg && o->have_bins)
         return cli_error(CLI_EXIT_USAGE, "--bins conflicts with --edges (the edges give the bins)");
+    if (o->numpy_rules && !o->bins_rule)
+        return cli_error(CLI_EXIT_USAGE, "--numpy-rules picks the rules of -b RULE (auto, fd, "
+                                         "...); give one");
+    if (o->bins_rule) {
+        /* what NumPy's rules do not take (numpy.histogram refuses weights with a rule;
+         * histogramdd takes no rule) or what cannot read the data whole */
+        const char *no = o->have_integer ? "--integer" : o->dims ? "--dims"
+                         : o->weights ? "--weights" : o->have_channels && o->active > 1
+                         ? "--channels with more than one histogrammed channel"
+                         : o->image ? "--image" : o->each ? "--each" : o->mpi ? "--mpi"
+                         : o->devices_given ? "--devices" : o->start_on_cpu ? "--start-on-cpu"
+                         : NULL;
+        if (no)
+            return cli_error(CLI_EXIT_USAGE, "-b %s (a bin-count rule) conflicts with %s",
+                             o->bins_rule, no);
+    }
     if (o->in_format == CLI_IN_NPY && o->have_type)
         return cli_error(CLI_EXIT_USAGE, "--npy takes the type from the header; leave out --type");
     if (o->squares && !o->weights)

@@ -26,6 +26,8 @@ static int streamable(const cli_options *o, const cli_stream_input *si, int have
 {
     if (si->format != CLI_IN_RAW && si->format != CLI_IN_NPY && si->format != CLI_IN_TEXT)
         return 0;
+    if (o->bins_rule) /* a rule reads every sample first */
+        return 0;
     if (have_edges || o->have_range)
         return 1;
     if (si->format == CLI_IN_TEXT) /* no first pass over text: parsing is the slow part */
@@ -173,6 +175,7 @@ int cli_run_samples(const cli_options *o)
     void *weights_whole = NULL;
     uint64_t *counts = NULL;
     double *edges_out = NULL, *sums = NULL, *squares = NULL;
+    double *rule_edges = NULL; /* -b RULE's float32 edges (cli_rule_spec) */
     int weights_streamed = 0;
     int rc;
 
@@ -229,7 +232,8 @@ int cli_run_samples(const cli_options *o)
 
     cli_read_options ro = {o->input, o->in_format, o->have_type, o->type, o->channels, o->progress,
                            /* a pipe is streamed whatever its format when the bins are known */
-                           edges_in != NULL || o->have_range || (o->have_integer && o->have_bins),
+                           !o->bins_rule && (edges_in != NULL || o->have_range ||
+                                             (o->have_integer && o->have_bins)),
                            o->weights != NULL};
     if ((rc = cli_stream_input_open(&ro, &si)))
         goto done;
@@ -387,7 +391,8 @@ int cli_run_samples(const cli_options *o)
         if (o->weights && (rc = cli_weights_read_all(&w, in.samples / o->channels,
                                                      &weights_whole)))
             goto done;
-        if ((rc = cli_build_spec(o, &in, edges_in, edge_bins, &spec)) ||
+        if ((rc = o->bins_rule ? cli_rule_spec(o, ctx, &in, &spec, &rule_edges)
+                               : cli_build_spec(o, &in, edges_in, edge_bins, &spec)) ||
             (rc = cli_alloc_result(o, &spec, &counts, &edges_out, &sums, &squares)))
             goto done;
         gpuhist_samples s = gpuhist_samples_1d(in.data, in.dtype, in.samples / o->channels);
@@ -504,6 +509,7 @@ done:
     if (exit_now && o->verbose)
         cli_note("the device is still starting: the run ends without waiting for it");
     cli_input_free(&in);
+    free(rule_edges);
     cli_stream_input_close(&si);
     cli_weights_close(&w);
     free(weights_whole);

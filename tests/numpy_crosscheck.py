@@ -44,6 +44,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import warnings
 
 import numpy as np
 
@@ -421,6 +422,46 @@ def run_cases(ck, rng, quick):
         ck.check("f64 certificate half-open [%r, %r) bins=%d" % (lo, hi, bins), x,
                  ["-b", str(bins), "-r", rng_arg],
                  [ref_histogram(x, bins, lo, hi, last_inclusive=False)])
+
+    # 11. NumPy's bin-count rules (-b RULE): against the installed NumPy's own
+    #     np.histogram(x, rule[, range]) (its counts and edges), --numpy-rules set to its major
+    #     version; f32 (NumPy 2: float32 edges without a range), f64, i32, i16 and u8 data,
+    #     normal, uniform and a tight bulk with a few far values (fd and auto then differ), with
+    #     and without a range. NumPy refuses non-finite data with a rule: finite data only.
+    major = int(np.__version__.split(".")[0])
+    rules = ["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt"]
+    n = 3000 if quick else 40000
+    for dtype in (np.float32, np.float64, np.int32, np.int16, np.uint8):
+        for kind in ("normal", "uniform", "bulk"):
+            if kind == "normal":
+                x = rng.normal(0.3, 1.7, n)
+            elif kind == "uniform":
+                x = rng.uniform(-3, 5, n)
+            else:
+                x = np.concatenate([rng.normal(1, 0.01, n - 20), rng.uniform(-50, 50, 20)])
+            if np.dtype(dtype).kind in "iu":
+                info = np.iinfo(dtype)
+                x = np.clip(np.round(x * 10) + (100 if dtype == np.uint8 else 0), info.min,
+                            info.max)
+                lo, hi = (80.0, 160.0) if dtype == np.uint8 else (-25.0, 40.0)
+            else:
+                lo, hi = f32_exact(-2.5), f32_exact(4.0)
+            x = x.astype(dtype)
+            for rule in rules:
+                for ranged in (False, True):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")  # stone: "may be suboptimal"
+                        counts, e = (np.histogram(x, rule, range=(lo, hi)) if ranged
+                                     else np.histogram(x, rule))
+                    e64 = e.astype(np.float64)
+                    expect = dict(counts=counts.astype(np.int64), edges=e64,
+                                  **tallies(x, e64[0], e64[-1], True))
+                    args = ["-b", rule, "--numpy-rules", str(major)]
+                    if ranged:
+                        args += ["-r", "%r:%r" % (lo, hi)]
+                    ck.check("rule %s %s %s%s (NumPy %d)" % (rule, np.dtype(dtype).name, kind,
+                                                            " range" if ranged else "", major),
+                             x, args, [expect], how="npy")
 
 
 # ---- N-D histograms (--dims) -------------------------------------------------------------------

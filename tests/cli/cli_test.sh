@@ -408,6 +408,31 @@ cli_errors() {
     if ! "$G" --version | grep -q opencl; then
         err 1 "backend opencl is not compiled into this build" "$G" -B opencl one.bin
     fi
+
+    # -b RULE (NumPy's bin-count rules; their counts and edges: numpy_crosscheck): what they do
+    # not take is refused before anything is read, one line, exit 2
+    err 2 "^gpuhist: -b fd \\(a bin-count rule\\) conflicts with --weights$" \
+        "$G" -t f64 -b fd --weights w.bin d.f64
+    err 2 "^gpuhist: -b auto \\(a bin-count rule\\) conflicts with --integer$" \
+        "$G" -b auto --integer 0 one.bin
+    err 2 "^gpuhist: -b scott \\(a bin-count rule\\) conflicts with --dims$" \
+        "$G" --dims 2 -b scott one.bin
+    err 2 "conflicts with --channels with more than one histogrammed channel$" \
+        "$G" --channels 2 -b sqrt one.bin
+    err 2 "^gpuhist: --numpy-rules: expected 1 or 2 \\(NumPy's major version\\), got '3'$" \
+        "$G" -b fd --numpy-rules 3 one.bin
+    err 2 "^gpuhist: --numpy-rules picks the rules of -b RULE" "$G" --numpy-rules 2 one.bin
+    err 2 "^gpuhist: -b: expected a number of bins from 1 to 2147483648 or a rule \\(auto, " \
+        "$G" -b fdx one.bin
+    # a rule reads a pipe whole: sturges on 10 values is ceil(log2(10) + 1) = 5 bins over [1, 4]
+    printf '1 2 2 3 3 3 4 4 4 4\n' >rule.txt
+    checks=$((checks + 1))
+    "$G" --text -b sturges -f csv - <rule.txt >out.txt 2>err.txt
+    [ "$(cat out.txt)" = "$(printf 'bin,lower,upper,count\n0,1,1.6,1\n1,1.6,2.2,2\n2,2.2,2.8,0\n3,2.8,3.4,3\n4,3.4,4,4')" ] ||
+        fail "-b sturges from a pipe: $(cat out.txt err.txt)"
+    # the same rule under NumPy 1.x's rules (the same here: f64 data)
+    "$G" --text -b sturges --numpy-rules 1 -f csv rule.txt >out1.txt 2>err.txt
+    cmp -s out.txt out1.txt || fail "-b sturges --numpy-rules 1 differs: $(cat out1.txt err.txt)"
 }
 
 cli_output() {
