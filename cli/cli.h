@@ -443,6 +443,17 @@ typedef struct cli_histogram {
 /* At most n threads format a large histogram's rows (-j; 0: no limit beyond the cores). */
 void cli_writers_threads(int n);
 
+/* Rows of another writer (nd_formats.c) formatted on the writers' threads: fn appends rows
+ * [first, end) to a row buffer, asking for room with cli_rowbuf_room (at most 4096 bytes at a
+ * time) and saying where its text ends with cli_rowbuf_done; cli_write_rows writes rows
+ * [0, rows) to f in order, the bytes of one fn(b, arg, 0, rows) (whatever f buffers must be
+ * flushed before). */
+typedef struct obuf cli_rowbuf;
+typedef void (*cli_rows_fn)(cli_rowbuf *b, const void *arg, uint64_t first, uint64_t end);
+char *cli_rowbuf_room(cli_rowbuf *b, size_t n);
+void cli_rowbuf_done(cli_rowbuf *b, const char *end);
+void cli_write_rows(FILE *f, cli_rows_fn fn, const void *arg, uint64_t rows);
+
 /* Write the histogram in `format` to `f`; `bars` draws bars (table only, `columns` wide). */
 void cli_write_histogram(FILE *f, cli_format format, const cli_histogram *h, int bars,
                          int columns);

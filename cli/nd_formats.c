@@ -6,8 +6,9 @@
  * each axis, the sums and the sums of squares as .npy files beside it); and NumPy's
  * histogramdd density they carry.
  *
- * Rows are built in a 1 MiB buffer from edge strings formatted once per axis, so a
- * 4096 x 4096 CSV costs little more than its bytes. Values are the shortest decimals that read
+ * Rows are built from edge strings formatted once per axis, so a 4096 x 4096 CSV costs little
+ * more than its bytes; the table's and the CSV's rows are formatted on the writers' threads
+ * (writers.c's cli_write_rows: the bytes of one loop over all rows). Values are the shortest decimals that read
  * back exactly; non-finite ones "nan"/"inf" (JSON: "NaN"/"Infinity" strings).
  */
 #include "nd.h"
@@ -141,6 +142,72 @@ static const char *kind_text(const gpuhist_bin_spec *s, char *buf, size_t size)
     return buf;
 }
 
+/* Rows [first, end) of the table (the non-empty ones of those joint bins; cli_rows_fn). */
+static void table_rows(cli_rowbuf *b, const void *arg, uint64_t first, uint64_t end)
+{
+    const nd_hist *h = arg;
+    const gpuhist_nd_result *r = h->r;
+    uint32_t idx[GPUHIST_MAX_DIMS];
+    for (uint64_t j = first; j < end; ++j) {
+        if (!r->counts[j] && !(h->sums && h->sums[j] != 0.0))
+            continue;
+        unravel(r, j, idx);
+        char *p = cli_rowbuf_room(b, (size_t)r->dims * 90 + 3 * 40 + 32);
+        for (uint32_t a = 0; a < r->dims; ++a) {
+            p = cli_put_u64(p, idx[a]);
+            *p++ = ' ';
+            *p++ = '[';
+            p = put_edge(p, h, a, idx[a]);
+            *p++ = ',';
+            *p++ = ' ';
+            p = put_edge(p, h, a, idx[a] + 1);
+            *p++ = (idx[a] + 1 == r->bins[a] && r->last_edge_inclusive[a]) ? ']' : ')';
+            *p++ = ' ';
+            *p++ = ' ';
+        }
+        p = cli_put_u64(p, r->counts[j]);
+        const double *vals[3] = {h->sums, h->squares, h->density};
+        for (int v = 0; v < 3; ++v)
+            if (vals[v]) {
+                *p++ = ' ';
+                p += value_text(p, vals[v][j], 0);
+            }
+        *p++ = '\n';
+        cli_rowbuf_done(b, p);
+    }
+}
+
+/* Rows [first, end) of the CSV, every joint bin (cli_rows_fn). */
+static void csv_rows(cli_rowbuf *b, const void *arg, uint64_t first, uint64_t end)
+{
+    const nd_hist *h = arg;
+    const gpuhist_nd_result *r = h->r;
+    uint32_t idx[GPUHIST_MAX_DIMS];
+    const double *vals[3] = {h->sums, h->squares, h->density};
+    for (uint64_t j = first; j < end; ++j) {
+        unravel(r, j, idx);
+        char *p = cli_rowbuf_room(b, (size_t)r->dims * 80 + 3 * 40 + 32);
+        for (uint32_t a = 0; a < r->dims; ++a) {
+            if (a)
+                *p++ = ',';
+            p = cli_put_u64(p, idx[a]);
+            *p++ = ',';
+            p = put_edge(p, h, a, idx[a]);
+            *p++ = ',';
+            p = put_edge(p, h, a, idx[a] + 1);
+        }
+        *p++ = ',';
+        p = cli_put_u64(p, r->counts[j]);
+        for (int v = 0; v < 3; ++v)
+            if (vals[v]) {
+                *p++ = ',';
+                p += value_text(p, vals[v][j], 0);
+            }
+        *p++ = '\n';
+        cli_rowbuf_done(b, p);
+    }
+}
+
 static void write_table(nbuf *b, const nd_hist *h)
 {
     const gpuhist_nd_result *r = h->r;
@@ -169,34 +236,8 @@ static void write_table(nbuf *b, const nd_hist *h)
     if (h->density)
         nb_puts(b, ", density");
     nb_puts(b, "\n");
-    uint32_t idx[GPUHIST_MAX_DIMS];
-    for (uint64_t j = 0; j < r->bins_total; ++j) {
-        if (!r->counts[j] && !(h->sums && h->sums[j] != 0.0))
-            continue;
-        unravel(r, j, idx);
-        char *p = nb_room(b, (size_t)r->dims * 90 + 3 * 40 + 32);
-        for (uint32_t a = 0; a < r->dims; ++a) {
-            p = cli_put_u64(p, idx[a]);
-            *p++ = ' ';
-            *p++ = '[';
-            p = put_edge(p, h, a, idx[a]);
-            *p++ = ',';
-            *p++ = ' ';
-            p = put_edge(p, h, a, idx[a] + 1);
-            *p++ = (idx[a] + 1 == r->bins[a] && r->last_edge_inclusive[a]) ? ']' : ')';
-            *p++ = ' ';
-            *p++ = ' ';
-        }
-        p = cli_put_u64(p, r->counts[j]);
-        const double *vals[3] = {h->sums, h->squares, h->density};
-        for (int v = 0; v < 3; ++v)
-            if (vals[v]) {
-                *p++ = ' ';
-                p += value_text(p, vals[v][j], 0);
-            }
-        *p++ = '\n';
-        b->p = p;
-    }
+    nb_flush(b);
+    cli_write_rows(b->f, table_rows, h, r->bins_total);
 }
 
 static void write_csv(nbuf *b, const nd_hist *h)
@@ -212,30 +253,8 @@ static void write_csv(nbuf *b, const nd_hist *h)
     if (h->density)
         nb_puts(b, ",density");
     nb_puts(b, "\n");
-    uint32_t idx[GPUHIST_MAX_DIMS];
-    const double *vals[3] = {h->sums, h->squares, h->density};
-    for (uint64_t j = 0; j < r->bins_total; ++j) {
-        unravel(r, j, idx);
-        char *p = nb_room(b, (size_t)r->dims * 80 + 3 * 40 + 32);
-        for (uint32_t a = 0; a < r->dims; ++a) {
-            if (a)
-                *p++ = ',';
-            p = cli_put_u64(p, idx[a]);
-            *p++ = ',';
-            p = put_edge(p, h, a, idx[a]);
-            *p++ = ',';
-            p = put_edge(p, h, a, idx[a] + 1);
-        }
-        *p++ = ',';
-        p = cli_put_u64(p, r->counts[j]);
-        for (int v = 0; v < 3; ++v)
-            if (vals[v]) {
-                *p++ = ',';
-                p += value_text(p, vals[v][j], 0);
-            }
-        *p++ = '\n';
-        b->p = p;
-    }
+    nb_flush(b);
+    cli_write_rows(b->f, csv_rows, h, r->bins_total);
 }
 
 /* An array of the histogram's shape as nested JSON arrays. */

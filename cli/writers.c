@@ -328,6 +328,24 @@ static void write_rows(obuf *b, rows_fn fn, const void *arg, uint64_t rows)
     free(j);
 }
 
+char *cli_rowbuf_room(cli_rowbuf *b, size_t n)
+{
+    return ob_room(b, n);
+}
+
+void cli_rowbuf_done(cli_rowbuf *b, const char *end)
+{
+    ob_done(b, end);
+}
+
+void cli_write_rows(FILE *f, cli_rows_fn fn, const void *arg, uint64_t rows)
+{
+    obuf b;
+    ob_open(&b, f);
+    write_rows(&b, fn, arg, rows);
+    ob_close(&b);
+}
+
 /* The rows' number texts: buffers of TEXT_MAX bytes (every text is shorter), copied whole into
  * a row (one fixed-size copy, no library call per number; the bytes past the text are
  * overwritten by what follows or lie past the row's end), so a row asks for TEXT_MAX bytes of

@@ -2066,6 +2066,29 @@ open('bigw.f64', 'wb').write(struct.pack('<300000d', *[r.uniform(-1, 3) for _ in
     err 1 "a .npy of shape \(7, 2\) holds 2" "$G" --dims 3 -f npy -o e.npy p2.npy
     [ -e e.npy ] && fail "e.npy written although the run failed"
     ls ./*.tmp.* >/dev/null 2>&1 && fail "temporary files left: $(ls ./*.tmp.*)"
+
+    # 300 x 300 joint bins (past 2^16 rows: the table's and the CSV's rows formatted on the
+    # writers' threads): the same bytes on 1 and 3 threads, with sums, squares and density
+    "$py" - <<'PY' || fail "writing pw.f64 / ww.f64"
+import random, struct
+r = random.Random(7)
+pts = [r.random() for _ in range(10000)]
+open("pw.f64", "wb").write(struct.pack("<%dd" % len(pts), *pts))
+w = [r.uniform(-2, 3) for _ in range(5000)]
+open("ww.f64", "wb").write(struct.pack("<%dd" % len(w), *w))
+PY
+    for f in csv table; do
+        GPUHIST_WRITER_THREADS=1 "$G" --dims 2 -t f64 -b 300,300 -r 0:1,0:1 --weights ww.f64 \
+            --squares --density -f $f -o w1.$f pw.f64 2>err.txt ||
+            fail "-f $f on one thread: $(cat err.txt)"
+        checks=$((checks + 1))
+        GPUHIST_WRITER_THREADS=3 "$G" --dims 2 -t f64 -b 300,300 -r 0:1,0:1 --weights ww.f64 \
+            --squares --density -f $f -o w3.$f pw.f64 2>err.txt ||
+            fail "-f $f on three threads: $(cat err.txt)"
+        checks=$((checks + 1))
+        cmp -s w1.$f w3.$f || fail "N-D -f $f differs between 1 and 3 writer threads"
+        [ "$(wc -l <w1.$f)" -gt 4000 ] || fail "N-D -f $f: $(wc -l <w1.$f) lines"
+    done
 }
 
 # A run that starts on the CPU while the device starts (cli/hybrid.c), with OpenCL (PoCL in CI)
