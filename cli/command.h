@@ -171,6 +171,9 @@ int cli_alloc_result(const cli_options *o, const gpuhist_bin_spec *spec, uint64_
 /* `bytes` of memory for a result array (zeroed when `zero`); 4 MiB or more on transparent huge
  * pages where the kernel grants them. Freed with free(); NULL when out of memory. */
 void *cli_result_array(size_t bytes, int zero);
+/* NumPy's pairwise summation of n doubles `stride` apart (its pairwise_sum: 8 partial sums up
+ * to 128 values, halves above), the order of NumPy 2's sum() of a contiguous array. */
+double cli_pairwise_sum(const double *a, size_t n, size_t stride);
 /* NumPy's density of each channel of `r` into `out` (bins x channels). */
 void cli_density_of(const gpuhist_result *r, const uint64_t *counts, const double *sums,
                     const double *edges, double *out);

@@ -387,35 +387,6 @@ static void write_npy(nbuf *b, FILE *f, const nd_hist *h, int what)
     nb_flush(b);
 }
 
-/* NumPy's histogramdd density: the counts (or sums) divided by each axis's bin widths in turn
- * (axis 0 first), then by their total: the exact integer count, or the sums' total as NumPy 2's
- * sum() adds them (numpy_total below). A total of 0 gives NaN. */
-static double pairwise(const double *a, uint64_t n)
-{
-    if (n < 8) {
-        double s = -0.0;
-        for (uint64_t i = 0; i < n; ++i)
-            s += a[i];
-        return s;
-    }
-    if (n <= 128) {
-        double r[8];
-        for (int k = 0; k < 8; ++k)
-            r[k] = a[k];
-        uint64_t i = 8;
-        for (; i < n - n % 8; i += 8)
-            for (int k = 0; k < 8; ++k)
-                r[k] += a[i + (uint64_t)k];
-        double s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; ++i)
-            s += a[i];
-        return s;
-    }
-    uint64_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return pairwise(a, n2) + pairwise(a + n2, n - n2);
-}
-
 /* The total of the sums as NumPy 2's hist.sum() adds them in histogramdd, where hist is the
  * core of an array with an outlier bin at each end of every axis (a view whose axes do not merge):
  * its iterator takes, after dropping axes of one bin, the innermost axes whose bins fit its
@@ -435,13 +406,13 @@ static double numpy_total(const gpuhist_nd_result *r, const double *sums)
         if (r->bins[a] != 1)
             shape[d++] = r->bins[a];
     if (d <= 1)
-        return pairwise(sums, r->bins_total);
+        return cli_pairwise_sum(sums, r->bins_total, 1);
     uint32_t i = d - 1;
     uint64_t block = shape[d - 1];
     while (i > 0 && block * shape[i - 1] <= buffer)
         block *= shape[--i];
     if (i == 0)
-        return pairwise(sums, r->bins_total);
+        return cli_pairwise_sum(sums, r->bins_total, 1);
     const uint64_t outer = shape[i - 1];
     const uint64_t per_chunk = block < buffer ? buffer / block : 1;
     const uint64_t runs = r->bins_total / (outer * block);
@@ -451,7 +422,7 @@ static double numpy_total(const gpuhist_nd_result *r, const double *sums)
         const double *p = sums + run * outer * block;
         for (uint64_t j = 0; j < outer; j += per_chunk) {
             const uint64_t n = (outer - j < per_chunk ? outer - j : per_chunk) * block;
-            const double s = pairwise(p + j * block, n);
+            const double s = cli_pairwise_sum(p + j * block, n, 1);
             total = first ? s : total + s;
             first = 0;
         }
@@ -459,6 +430,9 @@ static double numpy_total(const gpuhist_nd_result *r, const double *sums)
     return total;
 }
 
+/* NumPy's histogramdd density: the counts (or sums) divided by each axis's bin widths in turn
+ * (axis 0 first), then by their total: the exact integer count, or the sums' total as NumPy 2's
+ * sum() adds them (numpy_total above). A total of 0 gives NaN. */
 void cli_nd_density_of(const gpuhist_nd_result *r, const double *sums, double *out)
 {
     double total;

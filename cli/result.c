@@ -70,7 +70,7 @@ int cli_alloc_result(const cli_options *o, const gpuhist_bin_spec *spec, uint64_
  * 2's n.sum() of a contiguous array applies it to the whole array (NumPy 1.x to each buffer of
  * 8192 values, adding the buffers' sums in order), so a total matches NumPy 2's n.sum() bit for
  * bit on the same values. */
-static double pairwise_sum(const double *a, size_t n, size_t stride)
+double cli_pairwise_sum(const double *a, size_t n, size_t stride)
 {
     if (n < 8) {
         double r = -0.0;
@@ -93,7 +93,7 @@ static double pairwise_sum(const double *a, size_t n, size_t stride)
     }
     size_t n2 = n / 2;
     n2 -= n2 % 8;
-    return pairwise_sum(a, n2, stride) + pairwise_sum(a + n2 * stride, n - n2, stride);
+    return cli_pairwise_sum(a, n2, stride) + cli_pairwise_sum(a + n2 * stride, n - n2, stride);
 }
 
 /* NumPy's density (np.histogram(..., density=True)): n / diff(edges) / n.sum(), channel by
@@ -109,7 +109,7 @@ void cli_density_of(const gpuhist_result *r, const uint64_t *counts, const doubl
         const double *w = sums ? sums + (size_t)c * bins : NULL;
         double total;
         if (w) {
-            total = pairwise_sum(w, bins, 1);
+            total = cli_pairwise_sum(w, bins, 1);
         } else {
             uint64_t t = 0;
             for (uint32_t i = 0; i < bins; ++i)
