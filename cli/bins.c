@@ -155,36 +155,32 @@ int cli_build_spec(const cli_options *o, const cli_input *in, const double *edge
     return CLI_EXIT_OK;
 }
 
-int cli_rule_spec(const cli_options *o, gpuhist_ctx *ctx, const cli_input *in,
-                  gpuhist_bin_spec *spec, double **edges)
+int cli_rule_spec(const cli_options *o, gpuhist_ctx *ctx, const char *name,
+                  const gpuhist_samples *s, gpuhist_bin_spec *spec, double **edges)
 {
     *edges = NULL;
-    gpuhist_samples s = gpuhist_samples_1d(in->data, in->dtype, in->samples / o->channels);
-    s.channels = o->channels;
-    s.active_channels = o->active;
-    s.location = GPUHIST_MEMORY_HOST;
     const double range[2] = {o->lo, o->hi};
     const int major = o->numpy_rules ? o->numpy_rules : 2;
-    gpuhist_status st = gpuhist_bins_rule_numpy(ctx, &s, o->bins_rule,
+    gpuhist_status st = gpuhist_bins_rule_numpy(ctx, s, o->bins_rule,
                                                 o->have_range ? range : NULL, spec, 0, major);
     if (st != GPUHIST_OK)
         return cli_error(st == GPUHIST_ERROR_INVALID_ARGUMENT ? CLI_EXIT_USAGE : CLI_EXIT_FAIL,
-                         "%s: -b %s: %s", in->name, o->bins_rule, gpuhist_last_error(ctx));
-    if (major == 2 && !o->have_range && in->dtype == GPUHIST_F32) {
+                         "%s: -b %s: %s", name, o->bins_rule, gpuhist_last_error(ctx));
+    const double lower = spec->lower, upper = spec->upper; /* also the float32 edges' ends */
+    if (major == 2 && !o->have_range && s->dtype == GPUHIST_F32) {
         /* NumPy 2 computes f32 data's edges in float32 (np.linspace of the float32 min and
          * max): explicit edges, the last inclusive as the rule's spec has it */
         double *e = malloc(((size_t)spec->bins + 1u) * sizeof *e);
         if (!e)
             return cli_error(CLI_EXIT_FAIL, "out of memory for %u edges", spec->bins + 1u);
-        if (gpuhist_linspace_f32(spec->bins, spec->lower, spec->upper, e) != GPUHIST_OK) {
+        if (gpuhist_linspace_f32(spec->bins, lower, upper, e) != GPUHIST_OK) {
             free(e);
             return cli_error(CLI_EXIT_FAIL,
                              "%s: -b %s: NumPy 2's float32 edges of %u bins over [%.9g, %.9g] "
                              "do not increase (NumPy 2 refuses them too)",
-                             in->name, o->bins_rule, spec->bins, spec->lower, spec->upper);
+                             name, o->bins_rule, spec->bins, lower, upper);
         }
-        const uint32_t bins = spec->bins;
-        *spec = gpuhist_bins_edges(bins, e);
+        *spec = gpuhist_bins_edges(spec->bins, e);
         spec->last_edge_inclusive = 1;
         *edges = e;
     }
@@ -193,8 +189,6 @@ int cli_rule_spec(const cli_options *o, gpuhist_ctx *ctx, const cli_input *in,
         spec->last_edge_inclusive = 1;
     if (o->verbose)
         cli_note("bins: -b %s (NumPy %d's rule) gave %u bins over [%.17g, %.17g]%s", o->bins_rule,
-                 major, spec->bins, spec->kind == GPUHIST_BINS_EDGES ? (*edges)[0] : spec->lower,
-                 spec->kind == GPUHIST_BINS_EDGES ? (*edges)[spec->bins] : spec->upper,
-                 spec->kind == GPUHIST_BINS_EDGES ? " (float32 edges)" : "");
+                 major, spec->bins, lower, upper, *edges ? " (float32 edges)" : "");
     return CLI_EXIT_OK;
 }

@@ -154,12 +154,13 @@ int cli_is_small_int(gpuhist_dtype t);
  * given. @return CLI_EXIT_* (message printed). */
 int cli_build_spec(const cli_options *o, const cli_input *in, const double *edges,
                    uint32_t edge_bins, gpuhist_bin_spec *spec);
-/* -b RULE: the bins NumPy's rule (NumPy o->numpy_rules' rules, default 2) gives the samples
- * `in` (read whole, host memory), with -r's range when given; f32 samples without a range under
- * NumPy 2 get NumPy 2's float32 edges as explicit edges in *edges (malloc'd; the caller frees
- * it after the run), else *edges is NULL. @return CLI_EXIT_* (message printed). */
-int cli_rule_spec(const cli_options *o, gpuhist_ctx *ctx, const cli_input *in,
-                  gpuhist_bin_spec *spec, double **edges);
+/* -b RULE: the bins NumPy's rule (NumPy o->numpy_rules' rules, default 2) gives the samples `s`
+ * the run histograms (read whole, host memory; `name` for messages), with -r's range when
+ * given; f32 samples without a range under NumPy 2 get NumPy 2's float32 edges as explicit
+ * edges in *edges (malloc'd; the caller frees it after the run), else *edges is NULL.
+ * @return CLI_EXIT_* (message printed). */
+int cli_rule_spec(const cli_options *o, gpuhist_ctx *ctx, const char *name,
+                  const gpuhist_samples *s, gpuhist_bin_spec *spec, double **edges);
 
 /* ---- result.c -------------------------------------------------------------------------------- */
 

@@ -391,16 +391,16 @@ int cli_run_samples(const cli_options *o)
         if (o->weights && (rc = cli_weights_read_all(&w, in.samples / o->channels,
                                                      &weights_whole)))
             goto done;
-        if ((rc = o->bins_rule ? cli_rule_spec(o, ctx, &in, &spec, &rule_edges)
-                               : cli_build_spec(o, &in, edges_in, edge_bins, &spec)) ||
-            (rc = cli_alloc_result(o, &spec, &counts, &edges_out, &sums, &squares)))
-            goto done;
         gpuhist_samples s = gpuhist_samples_1d(in.data, in.dtype, in.samples / o->channels);
         s.channels = o->channels;
         s.active_channels = o->active;
         s.location = GPUHIST_MEMORY_HOST;
         s.weights = weights_whole;
         s.weight_dtype = w.dtype;
+        if ((rc = o->bins_rule ? cli_rule_spec(o, ctx, in.name, &s, &spec, &rule_edges)
+                               : cli_build_spec(o, &in, edges_in, edge_bins, &spec)) ||
+            (rc = cli_alloc_result(o, &spec, &counts, &edges_out, &sums, &squares)))
+            goto done;
         r = gpuhist_result_host(counts);
         r.edges = edges_out;
         r.sums = sums;
