@@ -19,7 +19,9 @@
  * Semantics (identical everywhere; docs/SEMANTICS.md has the details):
  *  - EVEN bins use NumPy's edges: d[i] = lower + i * ((upper - lower) / bins) in double for
  *    0 <= i < bins, d[bins] = upper, then rounded to the edge type (float for f32 samples, double
- *    otherwise). Sample x is in bin i iff E[i] <= x < E[i+1], compared exactly.
+ *    otherwise); for f32 samples with float32_linspace (the automatic range's default), NumPy 2's
+ *    linspace computed in float32 instead. Sample x is in bin i iff E[i] <= x < E[i+1], compared
+ *    exactly.
  *  - EDGES bins: bins + 1 strictly increasing finite doubles, same rule (binary search).
  *  - INTEGER bins: bin = x - lower for integer x in [lower, lower + bins) (bincount).
  *  - NaN is never binned; underflow / overflow / nan / total are always reported.
@@ -140,11 +142,20 @@ typedef struct gpuhist_bin_spec {
     int64_t integer_lower;   /* INTEGER: value of bin 0 (may be negative) */
     int last_edge_inclusive; /* nonzero: x == last edge goes to the last bin (NumPy's rule) */
     gpuhist_outliers outliers;
+    int float32_linspace;    /* EVEN, F32 samples only: nonzero = NumPy 2's edges of float32 data
+                                without a range: np.linspace(float32(lower), float32(upper),
+                                bins + 1) computed in float32 (gpuhist_linspace_f32's edges,
+                                still counted as fast EVEN bins); 0 = NumPy 1.x's and an explicit
+                                range's: computed in double, rounded to float. Ignored for every
+                                other sample type (f16, bf16, f64, integers) and bin kind.
+                                gpuhist_bins_auto and gpuhist_bins_from_minmax set it */
 } gpuhist_bin_spec;
 
-/** Even bins over [lower, upper), half-open, outliers dropped. */
+/** Even bins over [lower, upper), half-open, outliers dropped (float32_linspace off: the edges of
+ *  NumPy given an explicit range). */
 GPUHIST_API gpuhist_bin_spec gpuhist_bins_even(uint32_t bins, double lower, double upper);
-/** Even bins over the data's finite [min, max], last edge inclusive (NumPy's default). */
+/** Even bins over the data's finite [min, max], last edge inclusive (NumPy's default), with
+ *  NumPy 2's float32 edges for f32 samples (float32_linspace on; set it to 0 for NumPy 1.x's). */
 GPUHIST_API gpuhist_bin_spec gpuhist_bins_auto(uint32_t bins);
 /** Explicit edges (bins + 1 values; the pointer must stay valid during gpuhist_histogram). */
 GPUHIST_API gpuhist_bin_spec gpuhist_bins_edges(uint32_t bins, const double *edges);
@@ -421,7 +432,9 @@ GPUHIST_API gpuhist_status gpuhist_histogram(gpuhist_ctx *ctx, const gpuhist_sam
 GPUHIST_API gpuhist_status gpuhist_minmax(gpuhist_ctx *ctx, const gpuhist_samples *samples,
                                           double *min, double *max, int *found);
 /** Even bins over the range auto range chooses for data with this min and max (NumPy's rules:
- *  [0, 1] when nothing was found, min == max widened by 0.5 each way; last edge inclusive). */
+ *  [0, 1] when nothing was found, min == max widened by 0.5 each way; last edge inclusive), with
+ *  float32_linspace on as gpuhist_bins_auto has it (for f32 data the widening by 0.5 is then
+ *  float32's: the bounds are rounded to float). */
 GPUHIST_API gpuhist_bin_spec gpuhist_bins_from_minmax(uint32_t bins, double min, double max,
                                                       int found);
 
@@ -735,8 +748,9 @@ GPUHIST_API const char *gpuhist_nd_stream_error(const gpuhist_nd_stream *stream)
 
 /**
  * The edges gpuhist_histogram() would use for this spec and sample type (INTEGER bin i covers
- * [lower + i, lower + i + 1)). Writes spec->bins + 1 doubles to `edges`. Auto range is not
- * resolved here (read result.edges after the call instead). @return OK or INVALID_ARGUMENT.
+ * [lower + i, lower + i + 1)); with float32_linspace and F32, gpuhist_linspace_f32's. Writes
+ * spec->bins + 1 doubles to `edges`. Auto range is not resolved here (read result.edges after
+ * the call instead). @return OK or INVALID_ARGUMENT.
  */
 GPUHIST_API gpuhist_status gpuhist_compute_edges(const gpuhist_bin_spec *spec, gpuhist_dtype dtype,
                                                  double *edges);

@@ -1226,6 +1226,8 @@ gpuhist_status gpuhist_bins_rule_info(gpuhist_ctx *ctx, const gpuhist_samples *s
     }
     *out = gpuhist_bins_even((uint32_t)bins, first, last);
     out->last_edge_inclusive = 1;
+    /* NumPy 2's f32 edges without a range: its float32 linspace, a property of the spec */
+    out->float32_linspace = in.np2 && in.cls == C_F32 && !range;
     return GPUHIST_OK;
 }
 

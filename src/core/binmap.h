@@ -18,6 +18,15 @@
  *            float16 for f16 samples (held as floats: every float16 is one), double for all
  *            other types. (NumPy's linspace: when the step underflows to 0 it computes
  *            (i / bins) * (upper - lower) + lower instead; so do we.)
+ *   EVEN, float32 linspace (edge_linspace_f32: f32 samples of a spec that asks for it, NumPy 2's
+ *            edges of float32 data without a range): the same linspace computed in float32 over
+ *            L = (float)lower, U = (float)upper, each operation rounded to float on its own:
+ *            delta = U - L, step = delta / bins, E[i] = i * step + L for 0 <= i < bins (when
+ *            step is 0: (i / bins) * delta + L), E[bins] = U. The float operations are exactly
+ *            IEEE binary32, round to nearest, subnormals kept: device code uses PTX add.rn /
+ *            mul.rn / div.rn without .ftz (whatever the compiler's flags). A step of 0 never
+ *            reaches a device: its edges cannot increase (at most bins / 2 distinct values), so
+ *            the plan refuses the spec.
  *   EDGES:   the caller's doubles.
  *   INTEGER: bin = x - lower for integer x in [lower, lower + bins).
  * A sample x is in bin i iff E[i] <= x < E[i+1], compared exactly: 64-bit integers are compared
@@ -80,6 +89,46 @@ typedef int32_t gh_i32;
 #define GH_FLOOR(x) floor(x)
 #endif
 
+/* float operations, each rounded to nearest on its own (edge_linspace_f32): plain C on the host
+ * (built with -ffp-contract=off) and in OpenCL C (FP_CONTRACT OFF; only the step-of-0 formula
+ * divides, which never runs on a device, see above); PTX without .ftz in CUDA device code, so
+ * neither -ftz nor --use_fast_math can flush a subnormal or fuse a multiply-add. */
+#if defined(__CUDACC__) && defined(__CUDA_ARCH__)
+static __device__ __forceinline__ float gh_f32_add(float a, float b)
+{
+    float r;
+    asm("add.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+static __device__ __forceinline__ float gh_f32_sub(float a, float b)
+{
+    float r;
+    asm("sub.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+static __device__ __forceinline__ float gh_f32_mul(float a, float b)
+{
+    float r;
+    asm("mul.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+static __device__ __forceinline__ float gh_f32_div(float a, float b)
+{
+    float r;
+    asm("div.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+#define GH_F32_ADD(a, b) gh_f32_add((a), (b))
+#define GH_F32_SUB(a, b) gh_f32_sub((a), (b))
+#define GH_F32_MUL(a, b) gh_f32_mul((a), (b))
+#define GH_F32_DIV(a, b) gh_f32_div((a), (b))
+#else
+#define GH_F32_ADD(a, b) ((float)((a) + (b)))
+#define GH_F32_SUB(a, b) ((float)((a) - (b)))
+#define GH_F32_MUL(a, b) ((float)((a) * (b)))
+#define GH_F32_DIV(a, b) ((float)((a) / (b)))
+#endif
+
 /* ---- constants --------------------------------------------------------------------------------- */
 #define GPUHIST_EXTRA_SLOTS 3
 #define GPUHIST_SLOT_UNDERFLOW(bins) ((bins) + 0u)
@@ -106,7 +155,7 @@ typedef int32_t gh_i32;
 /*
  * Everything a kernel needs to map a sample, apart from the explicit edge array (passed
  * separately so that the struct holds no pointer and can go to any device by value). Fields are
- * ordered widest first so host C and OpenCL C lay it out identically (88 bytes).
+ * ordered widest first so host C and OpenCL C lay it out identically (104 bytes, no padding).
  */
 typedef struct gpuhist_binmap {
     double lower;      /* EVEN: E[0] (as double); EDGES: e[0] */
@@ -118,13 +167,19 @@ typedef struct gpuhist_binmap {
     float lower_f;     /* EVEN, f32 samples: E[0] as float */
     float upper_f;     /* EVEN, f32 samples: E[bins] as float */
     float scale_f;     /* EVEN, f32 samples: (float)scale (estimate only) */
+    float step_f;      /* EVEN, edge_linspace_f32: float(delta_f / bins) */
+    float delta_f;     /* EVEN, edge_linspace_f32: float(upper_f - lower_f) */
     gh_i32 kind;       /* GH_KIND_* */
     gh_i32 dtype;      /* GH_DT_* */
     gh_u32 bins;       /* >= 1 */
     gh_i32 last_inclusive; /* EVEN/EDGES: x == last edge goes to bin bins-1 */
-    gh_i32 step_is_zero;   /* EVEN: NumPy's linspace fallback (denormal ranges) */
+    gh_i32 step_is_zero;   /* EVEN: NumPy's linspace fallback (denormal ranges; with
+                              edge_linspace_f32: step_f == 0) */
     gh_i32 edge_is_f32;    /* EVEN: edges are float values (f32, f16 and bf16 samples) */
     gh_i32 edge_is_f16;    /* EVEN: ...rounded to float16, not to float32 (f16 samples) */
+    gh_i32 edge_linspace_f32; /* EVEN, f32 samples: edges are NumPy 2's float32 linspace over
+                                 (lower_f, upper_f) (lower, upper hold the same values) */
+    gh_i32 pad_;           /* 0: keeps the size a multiple of 8 without padding bytes */
 } gpuhist_binmap;
 
 /* ---- half-precision samples --------------------------------------------------------------------- */
@@ -197,10 +252,24 @@ GH_FN double gpuhist_even_edge_f64(const gpuhist_binmap *m, gh_u32 i)
     return GH_ADD(GH_MUL((double)i, m->step), m->lower);
 }
 
+/* E[i] of an EVEN spec with edge_linspace_f32: NumPy 2's float32 linspace (above), every
+ * operation in float. */
+GH_FN float gpuhist_linspace_edge_f32(const gpuhist_binmap *m, gh_u32 i)
+{
+    if (i >= m->bins)
+        return m->upper_f;
+    const float y = (float)i; /* NumPy's float32 arange: i rounded to float */
+    if (m->step_is_zero)
+        return GH_F32_ADD(GH_F32_MUL(GH_F32_DIV(y, (float)m->bins), m->delta_f), m->lower_f);
+    return GH_F32_ADD(GH_F32_MUL(y, m->step_f), m->lower_f);
+}
+
 /* E[i] of an EVEN spec rounded to float (the edges of f32 and bf16 samples), or to float16 (f16
- * samples: edge_is_f16). */
+ * samples: edge_is_f16), or NumPy 2's float32 linspace (edge_linspace_f32). */
 GH_FN float gpuhist_even_edge_f32(const gpuhist_binmap *m, gh_u32 i)
 {
+    if (m->edge_linspace_f32)
+        return gpuhist_linspace_edge_f32(m, i);
     const double e = gpuhist_even_edge_f64(m, i);
     return m->edge_is_f16 ? gpuhist_round_f16(e) : (float)e;
 }

@@ -183,12 +183,25 @@ static void certify_f32(const gpuhist_binmap *m, gpuhist_fe_cert *c, uint32_t ma
         !isfinite(U) || !(L < U) || !isfinite(S) || !(S >= FLT_MIN) || tiny_f32(S, -126) ||
         tiny_f32(L, -126))
         return;
+    /* the float32 linspace (binmap.h): its step (and so every product i * step, i >= 1) kept
+     * clear of the subnormal range, where a flushing host would compute other edges */
+    const int lin = m->edge_linspace_f32 != 0;
+    if (lin && !(isfinite(m->delta_f) && m->step_f >= 0x1p-120f))
+        return;
     double amax = -INFINITY, bmin = INFINITY;
     float prev = L;
     for (uint32_t i = 0; i <= B; ++i) {
         float E = L;
         if (i == B) {
             E = U;
+        } else if (lin && i > 0u) {
+            /* binmap.h's float32 linspace edge i * step_f + lower_f, refused where the sum (exact
+             * in double when it is that small) is near the subnormal range (a flushing host
+             * would round it to 0); the product is normal (step_f above) */
+            const float p = (float)i * m->step_f;
+            if (tiny_f64((double)p + (double)L, -120))
+                return;
+            E = gpuhist_even_edge_f32(m, i);
         } else if (i > 0u) {
             /* binmap.h's gpuhist_even_edge_f32, refused where the double edge rounds to a float
              * near the subnormal range (a flushing host would round it to 0) */
@@ -345,7 +358,7 @@ void gpuhist_fe_certify_f32_wide(const gpuhist_binmap *m, gpuhist_fe_cert *c)
 
 /* What a certificate depends on: the whole map (binmap.h's layout has no padding bytes, and
  * gpuhist_binmap_of zeroes the fields a kind leaves unused) and which certificate. */
-_Static_assert(sizeof(gpuhist_binmap) == 6 * 8 + 10 * 4,
+_Static_assert(sizeof(gpuhist_binmap) == 6 * 8 + 14 * 4,
                "gpuhist_binmap has padding bytes: the certificate caches (here and half_pairs.c) "
                "compare it with memcmp");
 typedef struct fe_key {

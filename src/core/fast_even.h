@@ -21,7 +21,8 @@
  *
  * The certificate (computed once per bin spec on the host by gpuhist_fe_cert_of, cached):
  * with E_0 = the first edge, E_bins = the last, E_i = binmap.h's edges (gpuhist_even_edge_f32 /
- * _f64, non-decreasing), pred(E) the largest value of the domain below E,
+ * _f64, non-decreasing; for f32 samples either kind of float edge, double rounded to float or
+ * NumPy 2's float32 linspace), pred(E) the largest value of the domain below E,
  *     a_i = f(pred(E_i))   (0 <= i < bins: the largest estimate of any sample below E_i)
  *     b_i = f(E_i)         (1 <= i <= bins: the smallest estimate of any sample at/above E_i)
  *     t_lo >= max_i (a_i - i),   t_hi <= min_i (b_i - (i - 1)),
@@ -66,8 +67,11 @@
  *    gpuhist_fe_key_f32_wide, whose floor is a conversion (test_fast_even checks both forms);
  *  - an evaluation at an edge E_i or pred(E_i), i >= 1, that meets a subnormal (input, x - lower
  *    or the product, with a margin), or an edge whose double value rounds to a float near the
- *    subnormal range: there a host or device that flushes subnormals (FTZ/DAZ) would compute a
- *    different estimate or edge than the certificate assumed. The tests are made on the bits,
+ *    subnormal range, or (NumPy 2's float32 linspace, edge_linspace_f32) a step_f below 2^-120
+ *    or an edge i * step_f + lower_f whose exact sum is that small: there a host or device that
+ *    flushes subnormals (FTZ/DAZ) would compute a different estimate or edge than the
+ *    certificate assumed. Such specs keep binmap.h's exact slot function, whose float edges are
+ *    exact IEEE binary32 on every device. The tests are made on the bits,
  *    so a host with DAZ sees them too. For i = 0 a host flush only raises a_0 toward 0, which
  *    is conservative for an IEEE device (CUDA's PTX); estimates that may flush (host, OpenCL)
  *    never see a key below E_0: the host and OpenCL forms of the test check x >= E_0, and the

@@ -755,6 +755,7 @@ static gpuhist_status prepare(gpuhist_ctx *ctx, const gpuhist_points *pts,
             resolved[a] = device_ranges[a];
         else
             resolved[a] = gpuhist_bins_from_minmax(axes[a].bins, lo[a], hi[a], found[a]);
+        resolved[a].float32_linspace = axes[a].float32_linspace; /* f32: the edges asked */
         if (!isfinite(resolved[a].upper - resolved[a].lower))
             return gpuhist_fail(ctx, bad,
                                 "axes[%u].range: the data's range [%g, %g] overflows a double",
@@ -912,8 +913,10 @@ static gpuhist_status device_auto_ranges(gpuhist_ctx *ctx, const gpuhist_points 
         return gpuhist_fail(ctx, st, "axes: the auto ranges of device points: %s", msg);
     }
     for (uint32_t a = 0; a < pts->dims; ++a)
-        if (autos >> a & 1u)
+        if (autos >> a & 1u) {
             ranges[a] = gpuhist_bins_from_minmax(axes[a].bins, lo[a], hi[a], found[a]);
+            ranges[a].float32_linspace = axes[a].float32_linspace;
+        }
     return GPUHIST_OK;
 }
 

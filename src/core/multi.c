@@ -398,6 +398,7 @@ static gpuhist_status multi_histogram(gpuhist_ctx *ctx, const gpuhist_samples *s
             st = shares_minmax(ctx, sh, &mn, &mx, &found);
             use = gpuhist_bins_from_minmax(spec->bins, mn, mx, found);
             use.outliers = spec->outliers;
+            use.float32_linspace = spec->float32_linspace;
         }
         for (int i = 0; i < n; ++i)
             sh[i].spec = use;

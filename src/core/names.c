@@ -112,6 +112,7 @@ gpuhist_bin_spec gpuhist_bins_auto(uint32_t bins)
     gpuhist_bin_spec s = gpuhist_bins_even(bins, 0.0, 0.0);
     s.auto_range = 1;
     s.last_edge_inclusive = 1;
+    s.float32_linspace = 1;
     return s;
 }
 

@@ -222,8 +222,14 @@ void gpuhist_binmap_of(const gpuhist_bin_spec *b, gpuhist_dtype dtype, double lo
     m->last_inclusive = last_inclusive && b->kind != GPUHIST_BINS_INTEGER;
     m->edge_is_f32 = (b->kind == GPUHIST_BINS_EVEN && float_edge_dtype(dtype));
     m->edge_is_f16 = (b->kind == GPUHIST_BINS_EVEN && dtype == GPUHIST_F16);
+    m->edge_linspace_f32 =
+        (b->kind == GPUHIST_BINS_EVEN && dtype == GPUHIST_F32 && b->float32_linspace);
     switch (b->kind) {
     case GPUHIST_BINS_EVEN:
+        if (m->edge_linspace_f32) { /* the linspace runs between the float bounds */
+            lower = (double)(float)lower;
+            upper = (double)(float)upper;
+        }
         m->lower = lower;
         m->upper = upper;
         m->delta = upper - lower;
@@ -233,6 +239,11 @@ void gpuhist_binmap_of(const gpuhist_bin_spec *b, gpuhist_dtype dtype, double lo
         m->lower_f = m->edge_is_f16 ? gpuhist_round_f16(lower) : (float)lower;
         m->upper_f = m->edge_is_f16 ? gpuhist_round_f16(upper) : (float)upper;
         m->scale_f = (float)m->scale;
+        if (m->edge_linspace_f32) { /* NumPy 2's float32 linspace (binmap.h) */
+            m->delta_f = m->upper_f - m->lower_f;
+            m->step_f = m->delta_f / (float)b->bins;
+            m->step_is_zero = (m->step_f == 0.0f);
+        }
         break;
     case GPUHIST_BINS_EDGES:
         m->lower = b->edges[0];
@@ -264,9 +275,13 @@ static void plan_binmap(gpuhist_plan *p, const gpuhist_bin_spec *b, double lower
  * we, for explicit and auto ranges alike. Each computed edge is within 3.1u*M + one subnormal of
  * lower + i*step in double (M = max(|lower|, |upper|), u = 2^-53), plus u_e*M + one subnormal of
  * the edge type after rounding to float; a step above 8 (u_e*M + its smallest subnormal) therefore
- * proves the edges increase without looking at them. Only ranges that fail this test, all of them
- * tiny or crowded, pay the scan of every edge, once per spec (remembered with the spec's
- * fast_even.h certificate).
+ * proves the edges increase without looking at them. The float32 linspace (edge_linspace_f32):
+ * i * step_f + lower_f rounded twice in float is within 3u_e*M (+ two half subnormals) of its
+ * exact value, and step_f * bins within 2.1u_e*|upper - lower| of upper - lower, so a finite
+ * step_f above the same bound proves it too (a normal one: a subnormal step_f is off by up to
+ * half a subnormal, which bins * step_f multiplies). Only ranges that fail this test, all of
+ * them tiny, crowded or (float32 linspace) overflowing float, pay the scan of every edge, once
+ * per spec (remembered with the spec's fast_even.h certificate).
  */
 /* The first i >= 1 whose reported edge is not above edge i - 1; 0 when every edge increases. */
 static uint32_t first_flat_edge(const gpuhist_binmap *m)
@@ -294,7 +309,12 @@ static gpuhist_status check_even_edges(gpuhist_ctx *ctx, const gpuhist_plan *p)
     const double mag = fmax(fabs(m->lower), fabs(m->upper));
     const double u = m->edge_is_f16 ? 0x1p-11 : m->edge_is_f32 ? 0x1p-24 : 0x1p-53;
     const double tiny = m->edge_is_f16 ? 0x1p-24 : m->edge_is_f32 ? 0x1p-149 : 0x1p-1074;
-    if (!m->step_is_zero && m->step > 8.0 * (u * mag + tiny))
+    /* the float32 linspace's bound needs a normal step_f (a subnormal one is off by up to half
+     * a subnormal, bins times over) and a finite delta_f */
+    const double step = !m->edge_linspace_f32 ? m->step
+                        : isfinite(m->delta_f) && m->step_f >= 0x1p-126f ? (double)m->step_f
+                                                                          : 0.0;
+    if (!m->step_is_zero && step > 8.0 * (u * mag + tiny))
         return GPUHIST_OK;
     /* the scan, once per spec (f32 [0, 1) with 2^24 bins is crowded: ~20 ms a call otherwise);
      * a spec that fails is scanned again for the message */
@@ -303,6 +323,15 @@ static gpuhist_status check_even_edges(gpuhist_ctx *ctx, const gpuhist_plan *p)
     const uint32_t i = first_flat_edge(m);
     if (i == 0)
         return GPUHIST_OK;
+    if (m->edge_linspace_f32)
+        return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
+                            "range: too many bins for the range: NumPy 2's float32 edges of %u "
+                            "even bins over [%.9g, %.9g] (float32_linspace) do not increase "
+                            "(e[%u] = %.9g, e[%u] = %.9g; NumPy 2 refuses them too); use fewer "
+                            "bins, a range, or NumPy 1.x's edges (float32_linspace = 0)",
+                            m->bins, m->lower, m->upper, i - 1,
+                            gpuhist_reported_edge(m, NULL, i - 1), i,
+                            gpuhist_reported_edge(m, NULL, i));
     return gpuhist_fail(ctx, GPUHIST_ERROR_INVALID_ARGUMENT,
                         "range: too many bins for the range: %u even bins over [%.17g, %.17g] "
                         "give %s edges that do not increase (e[%u] = %.17g, e[%u] = %.17g); use "
@@ -374,6 +403,7 @@ gpuhist_bin_spec gpuhist_bins_from_minmax(uint32_t bins, double min, double max,
     }
     gpuhist_bin_spec s = gpuhist_bins_even(bins, lower, upper);
     s.last_edge_inclusive = 1;
+    s.float32_linspace = 1;
     return s;
 }
 

@@ -538,6 +538,7 @@ gpuhist_status gpuhist_mpi_histogram(gpuhist_ctx *ctx, MPI_Comm comm, int root,
         merge_minmax(comm, &lo, &hi, &found);
         use = gpuhist_bins_from_minmax(spec->bins, lo, hi, found);
         use.outliers = spec->outliers;
+        use.float32_linspace = spec->float32_linspace;
     }
     merge_plan m;
     int64_t *callers_state = result ? result->weight_state : NULL;

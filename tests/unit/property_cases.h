@@ -190,6 +190,8 @@ static void describe(const tcase *c, char *out, size_t n)
                       c->edges[b->bins]);
     else if (c->kind == K_INTEGER)
         k += snprintf(out + k, n - k, " lower=%lld", (long long)b->integer_lower);
+    if (c->t == GPUHIST_F32 && (c->kind == K_EVEN || c->kind == K_AUTO))
+        k += snprintf(out + k, n - k, " f32-edges=%s", b->float32_linspace ? "linspace" : "double");
     k += snprintf(out + k, n - k, " incl=%d %s C=%u active=%u mask=%#x", b->last_edge_inclusive,
                   b->outliers == GPUHIST_OUTLIERS_CLAMP ? "CLAMP" : "DROP", c->C, c->active,
                   c->mask);
@@ -448,6 +450,13 @@ static int make_case(tcase *c, rng_t *r, int force_big)
     b->outliers = rchance(r, 0.5) ? GPUHIST_OUTLIERS_CLAMP : GPUHIST_OUTLIERS_DROP;
     if (c->kind == K_AUTO && rchance(r, 0.3))
         b->last_edge_inclusive = 1;
+    /* f32 edges: NumPy 2's float32 linspace (auto's default) or the double edges rounded (even's
+     * default), each on about half the EVEN and auto cases; drawn from a side generator so
+     * that the case stream of a seed stays what it was */
+    if (c->kind == K_EVEN || c->kind == K_AUTO) {
+        rng_t side = {r->s ^ 0x9E3779B97F4A7C15ull};
+        b->float32_linspace = (int)(rnext(&side) >> 63);
+    }
 
     /* Edges for the on-edge generator (EVEN, INTEGER: computed through the public API). */
     if (c->kind == K_EDGES) {
@@ -749,14 +758,45 @@ static int resolved_even_range(const tcase *c, double *lo, double *hi)
     return 1;
 }
 
+/* NumPy 2's float32 linspace of f32 data with an automatic range (the spec's float32_linspace,
+ * which gpuhist_bins_auto sets), computed here in float, one rounded operation at a time: 1 when
+ * its edges do not increase strictly (a float range that overflows included). */
+static int linspace_f32_collapses(uint32_t bins, double lo, double hi)
+{
+    const volatile float L = (float)lo, U = (float)hi;
+    const volatile float delta = U - L;
+    const volatile float step = delta / (float)bins;
+    volatile float prev = L;
+    for (uint32_t i = 1; i <= bins; ++i) {
+        volatile float y = (float)i;
+        if (i == bins) {
+            y = U;
+        } else if (step == 0.0f) {
+            y = y / (float)bins;
+            y = y * delta;
+            y = y + L;
+        } else {
+            y = y * step;
+            y = y + L;
+        }
+        if (!(y > prev))
+            return 1;
+        prev = y;
+    }
+    return 0;
+}
+
 /* NumPy refuses even bins whose edges (numpy.linspace in double, then rounded to float32 for
- * float32 samples) do not increase strictly: "Too many bins for data range". */
+ * float32 samples; in float32 for f32 data with an automatic range under NumPy 2) do not
+ * increase strictly: "Too many bins for data range". */
 static int even_edges_collapse(const tcase *c)
 {
     double lo, hi;
     if (!resolved_even_range(c, &lo, &hi) || !isfinite(hi - lo))
         return 0;
     const uint32_t bins = c->spec.bins;
+    if (c->t == GPUHIST_F32 && c->spec.float32_linspace)
+        return linspace_f32_collapses(bins, lo, hi);
     const double delta = hi - lo, step = delta / bins;
     /* edge types: float for f32 and bf16, float16 for f16 (NumPy's astype(float16)) */
     const int f32 = c->t == GPUHIST_F32 || c->t == GPUHIST_BF16, f16 = c->t == GPUHIST_F16;

@@ -185,6 +185,28 @@ static CHECK_UNUSED void check_tally_(const char *file, int line, const gpuhist_
 /* ---- independent edge computation and bin lookup --------------------------------------------- */
 
 /* NumPy's linspace edges for EVEN bins, rounded to the edge type (float for f32 samples). */
+/* NumPy 2's np.linspace(float32(lower), float32(upper), bins + 1) in float32 (f32 data with an
+ * automatic range: the spec's float32_linspace), one rounded float operation at a time. */
+static CHECK_UNUSED void my_linspace_f32_edges(uint32_t bins, double lower, double upper,
+                                               double *e)
+{
+    const volatile float L = (float)lower, U = (float)upper;
+    const volatile float delta = U - L;
+    const volatile float step = delta / (float)bins;
+    for (uint32_t i = 0; i < bins; ++i) {
+        volatile float v = (float)i;
+        if (step == 0.0f) {
+            v = v / (float)bins;
+            v = v * delta;
+        } else {
+            v = v * step;
+        }
+        v = v + L;
+        e[i] = (double)v;
+    }
+    e[bins] = (double)U;
+}
+
 static CHECK_UNUSED void my_even_edges(uint32_t bins, double lower, double upper, int f32,
                                        double *e)
 {

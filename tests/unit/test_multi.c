@@ -256,6 +256,7 @@ static void one_case(gpuhist_ctx *one, gpuhist_ctx *multi, int index, int weight
             ss_spec = gpuhist_bins_even(bins, a.r.lower, a.r.upper);
             ss_spec.last_edge_inclusive = 1;
             ss_spec.outliers = spec.outliers;
+            ss_spec.float32_linspace = spec.float32_linspace; /* f32: the same edges */
         }
         gpuhist_samples layout = s;
         layout.data = NULL;

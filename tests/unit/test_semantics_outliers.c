@@ -211,11 +211,13 @@ static void test_auto_range(void)
         CHECK_EQ_F64_BITS(r.upper, 2.5);
     }
 
-    /* f32 auto: range from float min/max, edges rounded to float (computed here). */
-    check_context("%s: auto: f32 edges", g_strategy);
+    /* f32 auto, NumPy 1.x's edges (float32_linspace off): range from float min/max, edges in
+     * double rounded to float (computed here). */
+    check_context("%s: auto: f32 edges (NumPy 1.x)", g_strategy);
     const float xf[] = {0.1f, 0.7f, 0.35f, 0.3f, 0.5f, 0.6f};
     s = gpuhist_samples_1d(xf, GPUHIST_F32, N(xf));
     b = gpuhist_bins_auto(6);
+    b.float32_linspace = 0;
     if (hist(&s, &b, counts, edges, &r)) {
         double mine[7];
         uint64_t exp[6] = {0};
@@ -229,6 +231,50 @@ static void test_auto_range(void)
         }
         CHECK_COUNTS(counts, exp, 6);
         CHECK_TALLY(&r, 0, 0, 0, 0, N(xf));
+    }
+
+    /* f32 auto, the default (float32_linspace on): NumPy 2's float32 linspace over the float min
+     * and max (computed here), which differs from the edges above in the last bit (0.2 and 0.5
+     * fall on the other side of an edge). */
+    check_context("%s: auto: f32 edges (NumPy 2)", g_strategy);
+    b = gpuhist_bins_auto(6);
+    CHECK_EQ_INT(b.float32_linspace, 1);
+    const float xf2[] = {0.1f, 0.7f, 0.35f, 0.3f, 0.5f, 0.6f, 0.2f, 0.4f, 0.19999999f};
+    s = gpuhist_samples_1d(xf2, GPUHIST_F32, N(xf2));
+    if (hist(&s, &b, counts, edges, &r)) {
+        double mine[7], old[7];
+        uint64_t exp[6] = {0};
+        my_linspace_f32_edges(6, (double)0.1f, (double)0.7f, mine);
+        my_even_edges(6, (double)0.1f, (double)0.7f, 1, old);
+        int differ = 0;
+        for (int i = 0; i <= 6; ++i) {
+            CHECK_EQ_F64_BITS(edges[i], mine[i]);
+            differ |= mine[i] != old[i];
+        }
+        CHECK(differ);
+        for (size_t j = 0; j < N(xf2); ++j) {
+            int sl = my_slot(mine, 6, 1, xf2[j]);
+            if (CHECK(sl >= 0))
+                ++exp[sl];
+        }
+        CHECK_COUNTS(counts, exp, 6);
+        CHECK_TALLY(&r, 0, 0, 0, 0, N(xf2));
+        CHECK_EQ_F64_BITS(r.lower, (double)0.1f);
+        CHECK_EQ_F64_BITS(r.upper, (double)0.7f);
+    }
+    /* constant f32 data: [x - 0.5, x + 0.5] (in float32), then the float32 linspace */
+    const float cf2[] = {0.1f, 0.1f};
+    s = gpuhist_samples_1d(cf2, GPUHIST_F32, N(cf2));
+    b = gpuhist_bins_auto(7);
+    if (hist(&s, &b, counts, edges, &r)) {
+        double mine[8];
+        const volatile float lo = 0.1f - 0.5f, hi = 0.1f + 0.5f;
+        my_linspace_f32_edges(7, (double)lo, (double)hi, mine);
+        for (int i = 0; i <= 7; ++i)
+            CHECK_EQ_F64_BITS(edges[i], mine[i]);
+        const int sl = my_slot(mine, 7, 1, 0.1f);
+        for (int i = 0; i < 7; ++i)
+            CHECK_EQ_U64(counts[i], i == sl ? 2u : 0u);
     }
 
     /* 64-bit extremes: the range is [-2^63, 2^63] (INT64_MAX as a double is 2^63). */
