@@ -148,6 +148,8 @@ int cli_build_spec(const cli_options *o, const cli_input *in, const double *edge
             *spec = gpuhist_bins_integer((uint32_t)(hi - lo + 1), lo);
     } else {
         *spec = gpuhist_bins_auto(o->have_bins ? o->bins : 256);
+        /* f32 data: NumPy 2's float32 edges by default, NumPy 1.x's with --numpy-rules 1 */
+        spec->float32_linspace = o->numpy_rules != 1;
     }
     spec->outliers = o->outliers;
     if (o->last_inclusive)
@@ -156,9 +158,8 @@ int cli_build_spec(const cli_options *o, const cli_input *in, const double *edge
 }
 
 int cli_rule_spec(const cli_options *o, gpuhist_ctx *ctx, const char *name,
-                  const gpuhist_samples *s, gpuhist_bin_spec *spec, double **edges)
+                  const gpuhist_samples *s, gpuhist_bin_spec *spec)
 {
-    *edges = NULL;
     const double range[2] = {o->lo, o->hi};
     const int major = o->numpy_rules ? o->numpy_rules : 2;
     gpuhist_status st = gpuhist_bins_rule_numpy(ctx, s, o->bins_rule,
@@ -166,29 +167,14 @@ int cli_rule_spec(const cli_options *o, gpuhist_ctx *ctx, const char *name,
     if (st != GPUHIST_OK)
         return cli_error(st == GPUHIST_ERROR_INVALID_ARGUMENT ? CLI_EXIT_USAGE : CLI_EXIT_FAIL,
                          "%s: -b %s: %s", name, o->bins_rule, gpuhist_last_error(ctx));
-    const double lower = spec->lower, upper = spec->upper; /* also the float32 edges' ends */
-    if (major == 2 && !o->have_range && s->dtype == GPUHIST_F32) {
-        /* NumPy 2 computes f32 data's edges in float32 (np.linspace of the float32 min and
-         * max): explicit edges, the last inclusive as the rule's spec has it */
-        double *e = malloc(((size_t)spec->bins + 1u) * sizeof *e);
-        if (!e)
-            return cli_error(CLI_EXIT_FAIL, "out of memory for %u edges", spec->bins + 1u);
-        if (gpuhist_linspace_f32(spec->bins, lower, upper, e) != GPUHIST_OK) {
-            free(e);
-            return cli_error(CLI_EXIT_FAIL,
-                             "%s: -b %s: NumPy 2's float32 edges of %u bins over [%.9g, %.9g] "
-                             "do not increase (NumPy 2 refuses them too)",
-                             name, o->bins_rule, spec->bins, lower, upper);
-        }
-        *spec = gpuhist_bins_edges(spec->bins, e);
-        spec->last_edge_inclusive = 1;
-        *edges = e;
-    }
+    /* NumPy 2's rules give f32 data without a range NumPy 2's float32 edges (np.linspace of the
+     * float32 min and max): the spec says so (float32_linspace), still fast even bins */
+    const int f32_edges = spec->float32_linspace && s->dtype == GPUHIST_F32;
     spec->outliers = o->outliers;
     if (o->last_inclusive)
         spec->last_edge_inclusive = 1;
     if (o->verbose)
         cli_note("bins: -b %s (NumPy %d's rule) gave %u bins over [%.17g, %.17g]%s", o->bins_rule,
-                 major, spec->bins, lower, upper, *edges ? " (float32 edges)" : "");
+                 major, spec->bins, spec->lower, spec->upper, f32_edges ? " (float32 edges)" : "");
     return CLI_EXIT_OK;
 }

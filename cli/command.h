@@ -42,7 +42,8 @@ typedef struct cli_options {
     int have_bins;
     uint32_t bins;
     const char *bins_rule;     /* -b RULE: NumPy's bin-count rule (bins.c's cli_rule_spec) */
-    int numpy_rules;           /* --numpy-rules 1|2; 0: 2 */
+    int numpy_rules;           /* --numpy-rules 1|2; 0: 2 (-b RULE's rules; the float32 edges
+                                  of f32 data without -r) */
     int have_range;
     double lo, hi;
     const char *edges_arg;
@@ -156,11 +157,10 @@ int cli_build_spec(const cli_options *o, const cli_input *in, const double *edge
                    uint32_t edge_bins, gpuhist_bin_spec *spec);
 /* -b RULE: the bins NumPy's rule (NumPy o->numpy_rules' rules, default 2) gives the samples `s`
  * the run histograms (read whole, host memory; `name` for messages), with -r's range when
- * given; f32 samples without a range under NumPy 2 get NumPy 2's float32 edges as explicit
- * edges in *edges (malloc'd; the caller frees it after the run), else *edges is NULL.
- * @return CLI_EXIT_* (message printed). */
+ * given; f32 samples without a range under NumPy 2 get NumPy 2's float32 edges (the spec's
+ * float32_linspace), counted as even bins. @return CLI_EXIT_* (message printed). */
 int cli_rule_spec(const cli_options *o, gpuhist_ctx *ctx, const char *name,
-                  const gpuhist_samples *s, gpuhist_bin_spec *spec, double **edges);
+                  const gpuhist_samples *s, gpuhist_bin_spec *spec);
 
 /* ---- result.c -------------------------------------------------------------------------------- */
 

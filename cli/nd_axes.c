@@ -163,8 +163,11 @@ int cli_nd_parse_axes(const cli_options *o, uint32_t dims, gpuhist_bin_spec *axe
         }
         free_pieces(items, n);
     } else {
-        for (uint32_t a = 0; a < dims; ++a)
+        for (uint32_t a = 0; a < dims; ++a) {
             axes[a] = gpuhist_bins_auto(bins[a]);
+            /* f32 points: NumPy 2's float32 edges, NumPy 1.x's with --numpy-rules 1 */
+            axes[a].float32_linspace = o->numpy_rules != 1;
+        }
     }
     return CLI_EXIT_OK;
 }

@@ -91,8 +91,10 @@ static const char usage_text[] =
     "  -b, --bins RULE         NumPy's bin-count rule: auto fd doane scott stone rice sturges\n"
     "                          sqrt (the data is read whole, as NumPy needs it; not with\n"
     "                          --weights, --channels, --integer or --dims)\n"
-    "      --numpy-rules V     2 (default): the rules and float32 edges of NumPy 2; 1: NumPy\n"
-    "                          1.x's (1.26 and before), which differ on f32 and integer data\n"
+    "      --numpy-rules V     2 (default): NumPy 2's -b RULE rules, and NumPy 2's float32\n"
+    "                          edges (a float32 linspace) for f32 data without -r; 1: NumPy\n"
+    "                          1.x's (1.26 and before): other rules on f32 and integer data,\n"
+    "                          and f32 edges computed in double, then rounded\n"
     "  -r, --range LO:HI       even bins over [LO,HI)\n"
     "  -e, --edges E0,E1,...   explicit strictly increasing edges (or @FILE, one edge per line)\n"
     "      --integer LO        one bin per integer value from LO (numpy.bincount); the default\n"
@@ -496,9 +498,6 @@ int cli_parse_options(int argc, char **argv, cli_options *o)
         return cli_error(CLI_EXIT_USAGE, "--range, --edges and --integer conflict (give one)");
     if (o->edges_arg && o->have_bins)
         return cli_error(CLI_EXIT_USAGE, "--bins conflicts with --edges (the edges give the bins)");
-    if (o->numpy_rules && !o->bins_rule)
-        return cli_error(CLI_EXIT_USAGE, "--numpy-rules picks the rules of -b RULE (auto, fd, "
-                                         "...); give one");
     if (o->bins_rule) {
         /* what NumPy's rules do not take (numpy.histogram refuses weights with a rule;
          * histogramdd takes no rule) or what cannot read the data whole */

@@ -288,6 +288,7 @@ int cli_run_images(const cli_options *o)
             goto done;
         gpuhist_bin_spec a = gpuhist_bins_from_minmax(spec.bins, lo, hi, found);
         a.outliers = spec.outliers;
+        a.float32_linspace = spec.float32_linspace; /* --numpy-rules */
         spec = a;
         if (!isfinite(spec.upper - spec.lower)) {
             rc = cli_error(CLI_EXIT_FAIL, "%s: range: the data's range [%g, %g] overflows a double",

@@ -191,8 +191,11 @@ static gpuhist_status stream_auto_ranges(gpuhist_ctx *ctx, nd_file *f, uint32_t 
         ++chunks;
     }
     for (uint32_t a = 0; a < dims; ++a)
-        if (autos >> a & 1u)
+        if (autos >> a & 1u) {
+            const int f32_linspace = axes[a].float32_linspace; /* --numpy-rules */
             axes[a] = gpuhist_bins_from_minmax(axes[a].bins, lo[a], hi[a], found[a]);
+            axes[a].float32_linspace = f32_linspace;
+        }
     if (verbose) {
         char list[GPUHIST_MAX_DIMS * 4 + 1] = "";
         size_t used = 0;

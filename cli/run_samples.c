@@ -175,7 +175,6 @@ int cli_run_samples(const cli_options *o)
     void *weights_whole = NULL;
     uint64_t *counts = NULL;
     double *edges_out = NULL, *sums = NULL, *squares = NULL;
-    double *rule_edges = NULL; /* -b RULE's float32 edges (cli_rule_spec) */
     int weights_streamed = 0;
     int rc;
 
@@ -284,6 +283,7 @@ int cli_run_samples(const cli_options *o)
                 goto done;
             gpuhist_bin_spec a = gpuhist_bins_from_minmax(spec.bins, lo, hi, found);
             a.outliers = spec.outliers;
+            a.float32_linspace = spec.float32_linspace; /* --numpy-rules */
             spec = a;
             if (o->verbose)
                 cli_note("auto range: a first pass found [%.17g, %.17g] in %.3f s", spec.lower,
@@ -397,7 +397,7 @@ int cli_run_samples(const cli_options *o)
         s.location = GPUHIST_MEMORY_HOST;
         s.weights = weights_whole;
         s.weight_dtype = w.dtype;
-        if ((rc = o->bins_rule ? cli_rule_spec(o, ctx, in.name, &s, &spec, &rule_edges)
+        if ((rc = o->bins_rule ? cli_rule_spec(o, ctx, in.name, &s, &spec)
                                : cli_build_spec(o, &in, edges_in, edge_bins, &spec)) ||
             (rc = cli_alloc_result(o, &spec, &counts, &edges_out, &sums, &squares)))
             goto done;
@@ -509,7 +509,6 @@ done:
     if (exit_now && o->verbose)
         cli_note("the device is still starting: the run ends without waiting for it");
     cli_input_free(&in);
-    free(rule_edges);
     cli_stream_input_close(&si);
     cli_weights_close(&w);
     free(weights_whole);

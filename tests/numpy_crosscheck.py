@@ -23,12 +23,13 @@ Exit status: 0 all equal, 1 a mismatch or failure, 77 when the backend has no de
 Notes on matching NumPy exactly (see docs/SEMANTICS.md):
   * numpy.histogram always puts x == upper into the last bin, so gpuhist is run with
     --last-inclusive when compared against it.
-  * Automatic range: gpuhist takes the data's min and max as doubles and then builds the edges
-    (rounded to float32 for float32 data). NumPy 2 builds auto-range float32 edges *in float32*
-    (its min/max are float32 scalars, so linspace runs in float32), which can differ in the last
-    bit. The reference is therefore computed with range=(float(min), float(max)) as Python floats,
-    which is the computation gpuhist documents. NaN is excluded from the min/max (NumPy would
-    refuse to auto-range data with NaN).
+  * Automatic range: NumPy 2 builds float32 data's edges *in float32* (its min/max are float32
+    scalars, so linspace runs in float32), NumPy 1.x in float64, rounded to float32; gpuhist
+    follows either (--numpy-rules 2, the default, or 1). The reference is the installed NumPy's
+    own np.histogram(x, bins) on the finite values (NumPy refuses to auto-range data with NaN or
+    infinities; gpuhist ignores them), run with --numpy-rules set to its major version; the other
+    NumPy's edges are checked against a model of them (f32_linspace_model, or NumPy's float64
+    linspace of the Python-float min and max).
   * numpy.histogram decides which samples to keep by comparing with the *unrounded* range
     (Python floats), and only then bins with the float32 edges. For a range that is not exactly
     representable in float32, a float32 sample equal to the rounded end edge can be kept by one
@@ -50,6 +51,7 @@ import numpy as np
 
 SKIP = 77
 NUMPY_2 = int(np.__version__.split(".")[0]) >= 2
+NUMPY_MAJOR = 2 if NUMPY_2 else 1
 BUFFER = 8192  # NumPy's iterator buffer (np.getbufsize())
 
 
@@ -243,6 +245,32 @@ def f32_exact(v):
     return float(np.float32(v))
 
 
+def f32_linspace_model(lo, hi, bins):
+    """NumPy 2's edges of float32 data without a range, in float32 array arithmetic (the same
+    under either NumPy): np.linspace(float32(lo), float32(hi), bins + 1) computed in float32."""
+    L, U = np.float32(lo), np.float32(hi)
+    with np.errstate(all="ignore"):
+        delta = np.float32(U - L)
+        step = np.float32(delta / np.float32(bins))
+        y = np.arange(bins + 1, dtype=np.float32)
+        y = (y / np.float32(bins)) * delta if step == 0 else y * step
+        y = y + L
+    y[-1] = U
+    return y.astype(np.float64)
+
+
+def around_edges(e, dtype, lo, hi):
+    """The edges e as `dtype` and their neighbours 1 to 3 ulps away, kept within [lo, hi]."""
+    e = np.asarray(e).astype(dtype)
+    out, up, down = [e], e, e
+    for _ in range(3):
+        up = np.nextafter(up, dtype(np.inf))
+        down = np.nextafter(down, dtype(-np.inf))
+        out += [up, down]
+    v = np.concatenate(out)
+    return v[(v >= lo) & (v <= hi)]
+
+
 # ---- the cases -------------------------------------------------------------------------------
 
 
@@ -298,21 +326,52 @@ def run_cases(ck, rng, quick):
                      ["-b", str(bins), "-r", "%r:%r" % (lo, hi), "--last-inclusive"],
                      [ref_histogram(near, bins, lo, hi)])
 
-    # 3. Automatic range (the default for float data): reference with Python-float min/max.
+    # 3. Automatic range (the default for float data): the installed NumPy's np.histogram(x,
+    #    bins) on the finite values, with --numpy-rules set to its major version (under NumPy 2
+    #    also without it: the default); "edges" adds NumPy's every edge and its neighbours 3 ulps
+    #    either way. The other NumPy's rule is checked against its model: NumPy 1.x's edges are
+    #    NumPy's float64 linspace of the Python-float min and max (rounded to float32), NumPy 2's
+    #    f32_linspace_model (checked against NumPy 2 itself when it is installed).
+    major = int(np.__version__.split(".")[0])
     for dtype in float_types:
         for n in sizes:
-            for kind in ("normal", "constant", "specials"):
-                x = float_data(dtype, n, kind)
+            for kind in ("normal", "constant", "specials", "edges"):
+                x = float_data(dtype, n, "normal" if kind == "edges" else kind)
                 finite = x[np.isfinite(x)]
                 if finite.size == 0:
                     continue
-                bins = int(rng.choice([1, 10, 256, 999]))
+                bins = int(rng.choice([1, 10, 256, 999, 4097, 65536]))
+                if kind == "edges":
+                    e = np.histogram_bin_edges(finite, bins)
+                    x = np.concatenate([x, around_edges(e, dtype, finite.min(), finite.max())])
+                    rng.shuffle(x)
+                    finite = x[np.isfinite(x)]
+                counts, e = np.histogram(finite, bins)
+                e64 = e.astype(np.float64)
+                mine = dict(counts=counts.astype(np.int64), edges=e64,
+                            **tallies(x, e64[0], e64[-1], True))
                 lo, hi = float(finite.min()), float(finite.max())
-                if lo == hi:
-                    lo, hi = lo - 0.5, hi + 0.5
-                ck.check("auto %s n=%d %s bins=%d" % (np.dtype(dtype).name, n, kind, bins), x,
-                         ["-b", str(bins)], [ref_histogram(x, bins, lo, hi)],
-                         how="npy" if n > 1000 else ways[ck.cases % len(ways)])
+                if lo == hi:  # NumPy 1.x widens in float64, NumPy 2 float32 data in float32
+                    lo, hi = lo - 0.5, hi + 0.5  # (f32_linspace_model rounds them to float32)
+                if major == 2:
+                    other = ref_histogram(x, bins, lo, hi)  # NumPy 1.x's edges
+                else:
+                    model = (f32_linspace_model(lo, hi, bins) if dtype == np.float32
+                             else np.histogram_bin_edges(finite, bins).astype(np.float64))
+                    other = dict(counts=np.histogram(finite, model)[0].astype(np.int64),
+                                 edges=model, **tallies(x, model[0], model[-1], True))
+                if major == 2 and dtype == np.float32 and \
+                        not np.array_equal(f32_linspace_model(lo, hi, bins), e64):
+                    ck.fail("auto f32 model n=%d %s bins=%d" % (n, kind, bins),
+                            "f32_linspace_model differs from NumPy 2's edges", [])
+                how = "npy" if n > 1000 else ways[ck.cases % len(ways)]
+                name = "auto %s n=%d %s bins=%d" % (np.dtype(dtype).name, n, kind, bins)
+                ck.check(name + " (NumPy %d)" % major, x,
+                         ["-b", str(bins), "--numpy-rules", str(major)], [mine], how=how)
+                ck.check(name + " (default)", x, ["-b", str(bins)],
+                         [mine if major == 2 else other], how=how)
+                ck.check(name + " (NumPy %d's rule)" % (3 - major), x,
+                         ["-b", str(bins), "--numpy-rules", str(3 - major)], [other], how=how)
 
     # 4. Explicit edges (not evenly spaced), float and integer data.
     for dtype in float_types + [np.int32, np.int64]:
@@ -510,8 +569,16 @@ def check_nd(ck, name, pts, args, ref_counts, ref_edges=None, how="npy", weights
         edges = [np.array(e, dtype=np.float64) for e in got["edges"]]
         want_edges = ref_edges
         if f32_edges_of is not None:
+            # auto: the edges of the NumPy whose rules were asked (--numpy-rules, default 2):
+            # the installed one's, else their model
+            mode = (int(args[args.index("--numpy-rules") + 1]) if "--numpy-rules" in args
+                    else 2)
             want_edges = [np.histogram_bin_edges(pts[:, a], bins=b, range=r).astype(np.float64)
                           if r != "auto" else
+                          np.histogram_bin_edges(pts[:, a], bins=b).astype(np.float64)
+                          if mode == NUMPY_MAJOR else
+                          f32_linspace_model(pts[:, a].min(), pts[:, a].max(), b)
+                          if mode == 2 else
                           np.linspace(float(pts[:, a].min()), float(pts[:, a].max()), b + 1)
                           .astype(np.float32).astype(np.float64)
                           for a, (b, r) in enumerate(f32_edges_of)]
@@ -592,12 +659,19 @@ def run_nd_cases(ck, rng, quick):
     check_nd(ck, "nd f32 range", pts, ["-b", "8,3,5", "-r", "0:1,-0.5:0.5,0:1.5",
                                        "--last-inclusive"], None,
              f32_edges_of=[(8, (0.0, 1.0)), (3, (-0.5, 0.5)), (5, (0.0, 1.5))])
-    # auto range: the edges of NumPy 1.x's numpy.histogram_bin_edges (the double linspace over
-    # the float32 min and max, rounded to float32: the library's documented rule, SEMANTICS.md);
-    # NumPy 2 computes that linspace in float32 and can differ by one float32 ulp per edge
+    # auto range: the edges of the installed NumPy's numpy.histogram_bin_edges with
+    # --numpy-rules set to its major version (NumPy 2: a float32 linspace of the float32 min
+    # and max, which is also NumPy 2's histogramdd's; NumPy 1.x: the double linspace, rounded);
+    # under NumPy 2 also without the option; the other NumPy's edges against their model
     pts = rng.normal(0, 1, (n, 2)).astype(np.float32)
-    check_nd(ck, "nd f32 auto", pts, ["-b", "7,9"], None, how="raw",
-             f32_edges_of=[(7, "auto"), (9, "auto")])
+    for rules in ([], ["--numpy-rules", "1"], ["--numpy-rules", "2"]):
+        check_nd(ck, "nd f32 auto %s" % (" ".join(rules) or "(default)"), pts,
+                 ["-b", "7,9"] + rules, None, how="raw", f32_edges_of=[(7, "auto"), (9, "auto")])
+    if NUMPY_2:
+        dd = np.histogramdd(pts, bins=(7, 9))[1]
+        if not all(np.array_equal(dd[a], np.histogram_bin_edges(pts[:, a], b))
+                   for a, b in enumerate((7, 9))):
+            ck.fail("nd f32 auto", "NumPy 2's histogramdd edges differ from its histogram's", [])
     # 5. integers: u8 RGB joint histogram 32 x 32 x 32, i16 with integer bins, i64 ranges.
     rgb = rng.integers(0, 256, (n, 3)).astype(np.uint8)
     ref, ref_e = np.histogramdd(rgb, bins=32, range=[(0, 256)] * 3)

@@ -421,7 +421,22 @@ cli_errors() {
         "$G" --channels 2 -b sqrt one.bin
     err 2 "^gpuhist: --numpy-rules: expected 1 or 2 \\(NumPy's major version\\), got '3'$" \
         "$G" -b fd --numpy-rules 3 one.bin
-    err 2 "^gpuhist: --numpy-rules picks the rules of -b RULE" "$G" --numpy-rules 2 one.bin
+    # f32 data without -r (0.1, 0.7 and the float just below 0.2): NumPy 2's float32 edges by
+    # default (--numpy-rules 2), whose edge 1 is that float; NumPy 1.x's (edges in double, then
+    # rounded: edge 1 is 0.2) with --numpy-rules 1. NumPy 2.5.2 and 1.24.2 count 1 1 0 0 0 1 and
+    # 2 0 0 0 0 1 (numpy_crosscheck compares many more with the installed NumPy)
+    printf '\xcd\xcc\xcc\x3d\x33\x33\x33\x3f\xcc\xcc\x4c\x3e' >f32lin.bin
+    for v in "" "--numpy-rules 2" "--numpy-rules 1"; do
+        ok "$G" -t f32 -b 6 $v -f csv f32lin.bin
+        case "$v" in
+        *1) want='0,0.10000000149011612,0.20000000298023224,2' ;;
+        *) want='0,0.10000000149011612,0.19999998807907104,1' ;;
+        esac
+        [ "$(sed -n 2p out.txt)" = "$want" ] || fail "-b 6 $v on f32: $(cat out.txt)"
+        # read whole (a pipe) as streamed (a file): the same bytes
+        "$G" -t f32 -b 6 $v -f csv - <f32lin.bin >pipe.txt 2>err.txt
+        cmp -s out.txt pipe.txt || fail "-b 6 $v on f32 from a pipe differs: $(cat pipe.txt)"
+    done
     err 2 "^gpuhist: -b: expected a number of bins from 1 to 2147483648 or a rule \\(auto, " \
         "$G" -b fdx one.bin
     # a rule reads a pipe whole: sturges on 10 values is ceil(log2(10) + 1) = 5 bins over [1, 4]
