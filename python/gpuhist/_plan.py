@@ -8,9 +8,10 @@ itself (np.result_type, np.linspace), so the edges are NumPy's own bits whatever
 installed, then picks the library request that bins exactly as NumPy does:
 
 - even bins (gpuhist_bins_even) when the library's edges (gpuhist_compute_edges) are bit for bit
-  NumPy's - the fast path;
-- else explicit edges (gpuhist_bins_edges) holding NumPy's edges (e.g. NumPy 2's float32 linspace
-  for an automatic range of float32 data, or float64 edges with float32 data);
+  NumPy's - the fast path; for float32 data also with the spec's float32_linspace (NumPy 2's
+  float32 linspace: an automatic range, or a range of float32 scalars, under NumPy 2);
+- else explicit edges (gpuhist_bins_edges) holding NumPy's edges (e.g. float64 edges with
+  float32 data);
 - explicit edge arrays with repeated or infinite edges (which the library refuses) become
   strictly increasing finite library edges plus a map back to NumPy's bins: a repeated edge is an
   empty bin; the last bin's upper edge e[n] becomes nextafter(e[n], +inf) so that x == e[n] falls
@@ -33,6 +34,8 @@ import numpy as np
 from . import _core
 
 KIND_EVEN, KIND_EDGES, KIND_INTEGER = 0, 1, 2
+# even bins whose f32 edges are NumPy 2's float32 linspace (the spec's float32_linspace)
+KIND_EVEN_F32_LINSPACE = 3
 NUMPY_2 = int(np.__version__.split(".")[0]) >= 2
 # The bin-count rules the library follows (gpuhist_bins_rule_numpy): the installed NumPy's.
 NUMPY_MAJOR = 2 if NUMPY_2 else 1
@@ -185,11 +188,22 @@ def even_plan(n: int, first_edge: Any, last_edge: Any, dtype: np.dtype, auto: bo
     lib_edge_type = np.float32 if lib_name == "f32" else np.float64
     if bin_type == lib_edge_type:
         lower, upper = float(first_edge), float(last_edge)
-        lib = _core.compute_edges(KIND_EVEN, n, lower, upper, 0, lib_name)
-        if np.array_equal(lib, edges64):
-            plan.kind = KIND_EVEN
-            plan.lower, plan.upper = lower, upper
-            return plan
+        # float32 data: NumPy 2 computes the linspace in float32 when both ends are float32
+        # (an automatic range); either kind of library edge is tried, the likelier first
+        kinds = [KIND_EVEN]
+        if lib_name == "f32" and dtype == np.float32:
+            f32_ends = NUMPY_2 and np.result_type(first_edge, last_edge) == np.float32
+            kinds = [KIND_EVEN_F32_LINSPACE, KIND_EVEN] if f32_ends else \
+                [KIND_EVEN, KIND_EVEN_F32_LINSPACE]
+        for kind in kinds:
+            try:
+                lib = _core.compute_edges(kind, n, lower, upper, 0, lib_name)
+            except ValueError:  # (the float32 linspace's edges may not increase)
+                continue
+            if np.array_equal(lib, edges64):
+                plan.kind = kind
+                plan.lower, plan.upper = lower, upper
+                return plan
     plan.kind = KIND_EDGES
     plan.edges = edges64
     return plan

@@ -277,7 +277,8 @@ static void apply_layout(gpuhist_samples *s, const layout *l)
 
 /* ---- the bin spec -------------------------------------------------------------------------- */
 
-/* Build a spec from the Python layer's fields. kind: 0 EVEN, 1 EDGES, 2 INTEGER. For EDGES,
+/* Build a spec from the Python layer's fields. kind: 0 EVEN, 1 EDGES, 2 INTEGER, 3 EVEN with
+ * float32_linspace (NumPy 2's float32 edges of f32 samples; plain EVEN for other types). For EDGES,
  * *edges_keep receives a float64 C-contiguous array of bins + 1 edges, to release after the
  * call. @return 1, or 0 with an exception set. */
 static int build_spec(int kind, unsigned long long bins, double lower, double upper,
@@ -293,7 +294,9 @@ static int build_spec(int kind, unsigned long long bins, double lower, double up
     }
     switch (kind) {
     case 0:
+    case 3:
         *spec = gpuhist_bins_even((uint32_t)bins, lower, upper);
+        spec->float32_linspace = kind == 3;
         break;
     case 1: {
         if (!edges_obj || edges_obj == Py_None) {
@@ -317,7 +320,7 @@ static int build_spec(int kind, unsigned long long bins, double lower, double up
         *spec = gpuhist_bins_integer((uint32_t)bins, (int64_t)integer_lower);
         break;
     default:
-        PyErr_Format(PyExc_ValueError, "gpuhist: bin kind %d is not 0, 1 or 2", kind);
+        PyErr_Format(PyExc_ValueError, "gpuhist: bin kind %d is not 0, 1, 2 or 3", kind);
         return 0;
     }
     spec->last_edge_inclusive = last_inclusive != 0;
