@@ -1,6 +1,8 @@
 /*
  * test_fast_even.c - the fast EVEN certificate (src/core/fast_even.h/.c) against binmap.h,
- * near-exhaustively: for many random specs (f32 and f64 edges, ranges from [0, 1) to subnormal
+ * near-exhaustively: for many random specs (f32 edges - the double edges rounded, or NumPy 2's
+ * float32 linspace on half of the f32 specs, its edges checked against gpuhist_linspace_f32 - and
+ * f64 edges, ranges from [0, 1) to subnormal
  * widths and offsets of 10^6, 1 to 70000 bins, both last-edge rules), every float/double within
  * 3 ulps of every edge, random and special samples, through every form a fast path uses: the
  * host test, an emulation of the CUDA test (its round-down add by fesetround), the direct and
@@ -14,6 +16,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "fast_even.h"
+#include "gpuhist.h"
 #include <fenv.h>
 #include <float.h>
 #include <stdio.h>
@@ -31,12 +34,21 @@
 #endif
 static int ftz_cert, ftz_run;
 
+static long long nchk, npass_test, npass_sym, npass_test64, nfail;
 static uint64_t rs = 88172645463325252ull;
 static uint64_t rnd(void) { rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17; return rs; }
 static double runif(void) { return (rnd() >> 11) * 0x1p-53; }
 
-static int make_map(gpuhist_binmap *m, double lower, double upper, uint32_t bins, int f32, int li)
+/* The map plan.c makes of an EVEN spec; lin: f32 edges are NumPy 2's float32 linspace
+ * (float32_linspace), checked here against gpuhist_linspace_f32. @return 0 when the plan refuses
+ * the spec (edges that do not increase). */
+static int make_map(gpuhist_binmap *m, double lower, double upper, uint32_t bins, int f32, int li,
+                    int lin)
 {
+    if (lin) {
+        lower = (double)(float)lower;
+        upper = (double)(float)upper;
+    }
     memset(m, 0, sizeof *m);
     m->kind = GH_KIND_EVEN; m->dtype = f32 ? GH_DT_F32 : GH_DT_F64; m->bins = bins;
     m->last_inclusive = li; m->edge_is_f32 = f32;
@@ -44,11 +56,28 @@ static int make_map(gpuhist_binmap *m, double lower, double upper, uint32_t bins
     m->step = m->delta / (double)bins; m->step_is_zero = m->step == 0.0;
     m->scale = (double)bins / m->delta;
     m->lower_f = (float)lower; m->upper_f = (float)upper; m->scale_f = (float)m->scale;
+    if (lin) {
+        m->edge_linspace_f32 = 1;
+        m->delta_f = m->upper_f - m->lower_f;
+        m->step_f = m->delta_f / (float)bins;
+        m->step_is_zero = m->step_f == 0.0f;
+    }
     if (!(lower < upper) || !isfinite(m->delta)) return 0;
     if (f32 && (!isfinite(m->lower_f) || !isfinite(m->upper_f))) return 0;
+    int increase = 1;
     double prev = gpuhist_reported_edge(m, NULL, 0);
-    for (uint32_t i = 1; i <= bins; ++i) { double e = gpuhist_reported_edge(m, NULL, i); if (!(e > prev)) return 0; prev = e; }
-    return 1;
+    for (uint32_t i = 1; i <= bins && increase; ++i) { double e = gpuhist_reported_edge(m, NULL, i); if (!(e > prev)) increase = 0; prev = e; }
+    if (lin) { /* binmap.h's float32 linspace is gpuhist_linspace_f32's (bin_rules.c's own code) */
+        double *want = malloc(((size_t)bins + 1) * sizeof *want);
+        int ok = want && gpuhist_linspace_f32(bins, lower, upper, want) == GPUHIST_OK;
+        if (ok != increase) { printf("FAIL gpuhist_linspace_f32 %s [%a, %a) bins %u\n", ok ? "accepts" : "refuses", lower, upper, bins); ++nfail; }
+        for (uint32_t i = 0; ok && increase && i <= bins; ++i) {
+            double e = gpuhist_reported_edge(m, NULL, i);
+            if (memcmp(&e, &want[i], sizeof e) != 0) { printf("FAIL linspace edge %u of [%a, %a) bins %u: %a, gpuhist_linspace_f32 %a\n", i, lower, upper, bins, e, want[i]); ++nfail; break; }
+        }
+        free(want);
+    }
+    return increase;
 }
 
 /* CUDA's gpuhist_fe_key_f32 / _sym, emulated: add.rm by the rounding mode */
@@ -75,11 +104,10 @@ static uint32_t dev_key64(double x, const gpuhist_binmap *m, double tlo, double 
     *ok = good; return key;
 }
 
-static long long nchk, npass_test, npass_sym, npass_test64, nfail;
 static void fail(const char *what, const gpuhist_binmap *m, double x, uint32_t got, uint32_t want)
 {
     if (nfail++ < 20)
-        printf("FAIL %s: [%.17g, %.17g) bins %u f32 %d li %d x %.17g (%a) got %u want %u\n", what, m->lower, m->upper, m->bins, m->edge_is_f32, m->last_inclusive, x, x, got, want);
+        printf("FAIL %s: [%.17g, %.17g) bins %u f32 %d lin %d li %d x %.17g (%a) got %u want %u\n", what, m->lower, m->upper, m->bins, m->edge_is_f32, m->edge_linspace_f32, m->last_inclusive, x, x, got, want);
 }
 
 static void check_f32(const gpuhist_binmap *m, const gpuhist_fe_cert *c, const float *tab, float x)
@@ -210,16 +238,17 @@ static uint32_t dev_key_wide(float x, const gpuhist_binmap *m, float tlo, float 
  * edge and of the first and last 3000, random and special samples, through the wide key's host
  * form, its CUDA emulation (cut and, when direct, direct) and the one-edge rule. `must`: the
  * spec must be certified (the benchmark's [0, 1) with 2^24 bins). */
-static int check_wide(double lo, double hi, uint32_t bins, int li, uint32_t stride, int must)
+static int check_wide(double lo, double hi, uint32_t bins, int li, uint32_t stride, int must,
+                      int lin)
 {
     gpuhist_binmap m;
-    if (!make_map(&m, lo, hi, bins, 1, li)) {
-        printf("wide spec [%g, %g) bins %u: refused by the plan\n", lo, hi, bins);
+    if (!make_map(&m, lo, hi, bins, 1, li, lin)) {
+        printf("wide spec [%g, %g) bins %u lin %d: refused by the plan\n", lo, hi, bins, lin);
         return must;
     }
     gpuhist_fe_cert c;
     gpuhist_fe_certify_f32_wide(&m, &c);
-    printf("wide spec [%g, %g) bins %u li %d: ok %d direct %d t_lo %g t_hi %g\n", lo, hi, bins, li, c.ok, c.direct, c.t_lo, c.t_hi);
+    printf("wide spec [%g, %g) bins %u li %d lin %d: ok %d direct %d t_lo %g t_hi %g\n", lo, hi, bins, li, lin, c.ok, c.direct, c.t_lo, c.t_hi);
     if (!c.ok)
         return must;
     long long n = 0, pass = 0, bad = 0;
@@ -282,12 +311,14 @@ int main(void)
     int bad = run_pass(specs, 3);
     /* wide certificates: the benchmark's cell and offset, narrow-band and inclusive specs */
     nfail = 0;
-    bad |= check_wide(0, 1, 1u << 24, 0, 4099, 1);
-    bad |= check_wide(0, 1, 1u << 24, 1, 4099, 0);
-    bad |= check_wide(-3.7, 12.9, (1u << 24) - 5, 0, 4099, 0);
-    bad |= check_wide(0, 16, (1u << 23) + 1, 1, 4099, 0);
-    bad |= check_wide(1000, 1001, 1u << 24, 0, 4099, 0);
-    bad |= check_wide(-1, 1, 12345679, 0, 4099, 0);
+    for (int lin = 0; lin <= 1; ++lin) { /* the double edges rounded, NumPy 2's linspace */
+        bad |= check_wide(0, 1, 1u << 24, 0, 4099, 1, lin);
+        bad |= check_wide(0, 1, 1u << 24, 1, 4099, 0, lin);
+        bad |= check_wide(-3.7, 12.9, (1u << 24) - 5, 0, 4099, 0, lin);
+        bad |= check_wide(0, 16, (1u << 23) + 1, 1, 4099, 0, lin);
+        bad |= check_wide(1000, 1001, 1u << 24, 0, 4099, 0, lin);
+        bad |= check_wide(-1, 1, 12345679, 0, 4099, 0, lin);
+    }
     if (HAVE_CSR) { /* certificates and samples under FTZ/DAZ */
         ftz_cert = ftz_run = 1;
         bad |= run_pass(specs / 4 + 1, 3);
@@ -298,14 +329,16 @@ int main(void)
 static int run_pass(int specs, int K)
 {
     nchk = npass_test = npass_sym = npass_test64 = nfail = 0;
-    long nok = 0, ndirect = 0, nspec = 0;
+    long nok = 0, ndirect = 0, nspec = 0, nlin = 0, nlin_ok = 0;
     double tcert = 0;
-    static const struct { double lo, hi; uint32_t b; int f32; } big[] = {
-        {0, 1, 1u << 20, 1}, {0.1, 0.9, 1u << 20, 1}, {-3.7, 12.9, (1u << 22) + 7, 1}, {0, 10, 1u << 23, 1},
-        {-1000, 1000, (1u << 23) - 3, 1}, {0, 1, 1u << 24, 0}, {-3.7, 12.9, (1u << 24) - 5, 0}, {1e6, 1e6 + 1, 1u << 20, 0}};
+    static const struct { double lo, hi; uint32_t b; int f32, lin; } big[] = {
+        {0, 1, 1u << 20, 1, 0}, {0.1, 0.9, 1u << 20, 1, 0}, {-3.7, 12.9, (1u << 22) + 7, 1, 0}, {0, 10, 1u << 23, 1, 0},
+        {-1000, 1000, (1u << 23) - 3, 1, 0}, {0, 1, 1u << 24, 0, 0}, {-3.7, 12.9, (1u << 24) - 5, 0, 0}, {1e6, 1e6 + 1, 1u << 20, 0, 0},
+        {0, 1, 1u << 20, 1, 1}, {0.1, 0.9, 1u << 20, 1, 1}, {-3.7, 12.9, (1u << 22) + 7, 1, 1}, {-1000, 1000, (1u << 23) - 3, 1, 1}};
     int nbig = getenv("FE_BIG") ? (int)(sizeof big / sizeof big[0]) : 0;
     for (int s = -nbig; s < specs; ++s) {
         int f32 = s % 2 == 0;
+        int lin = s % 4 == 0; /* half the f32 specs: NumPy 2's float32 linspace */
         double lo, hi; pick_bound((int)(rnd() % 7), &lo, &hi);
         uint32_t bins;
         int r = (int)(rnd() % 10);
@@ -313,9 +346,9 @@ static int run_pass(int specs, int K)
         else if (r < 7) bins = 1u + (uint32_t)(rnd() % 5000);
         else if (r < 9) bins = 1u << (rnd() % 17);
         else bins = 1u + (uint32_t)(rnd() % 70000);
-        if (s < 0) { lo = big[s + nbig].lo; hi = big[s + nbig].hi; bins = big[s + nbig].b; f32 = big[s + nbig].f32; }
+        if (s < 0) { lo = big[s + nbig].lo; hi = big[s + nbig].hi; bins = big[s + nbig].b; f32 = big[s + nbig].f32; lin = big[s + nbig].lin; }
         gpuhist_binmap m;
-        if (!make_map(&m, lo, hi, bins, f32, (int)(rnd() % 2))) { if (s < 0) printf("big spec %d refused by the plan\n", s + nbig); continue; }
+        if (!make_map(&m, lo, hi, bins, f32, (int)(rnd() % 2), lin)) { if (s < 0) printf("big spec %d refused by the plan\n", s + nbig); continue; }
         ++nspec;
         gpuhist_fe_cert c;
         struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -329,7 +362,8 @@ static int run_pass(int specs, int K)
         clock_gettime(CLOCK_MONOTONIC, &t1);
         tcert += (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
         nok += c.ok; ndirect += c.direct;
-        if (s < 0) printf("big spec [%g, %g) bins %u f32 %d: ok %d direct %d t_lo %g t_hi %g h %g\n", lo, hi, bins, f32, c.ok, c.direct, c.t_lo, c.t_hi, c.h_f);
+        nlin += lin; nlin_ok += lin && c.ok;
+        if (s < 0) printf("big spec [%g, %g) bins %u f32 %d lin %d: ok %d direct %d t_lo %g t_hi %g h %g\n", lo, hi, bins, f32, lin, c.ok, c.direct, c.t_lo, c.t_hi, c.h_f);
         if (ftz_run) _mm_setcsr(csr | 0x8040);
         if (f32) {
             float *tab = malloc((bins + 1) * sizeof *tab);
@@ -365,6 +399,7 @@ static int run_pass(int specs, int K)
             _mm_setcsr(csr);
         }
     }
+    printf("float32 linspace specs %ld, certified %ld\n", nlin, nlin_ok);
     printf("specs %ld certified %ld direct %ld; samples %lld, passed test %lld (%.2f%%), sym %lld, double test %lld; failures %lld; cert time %.3f s\n",
            nspec, nok, ndirect, nchk, npass_test, 100.0 * npass_test / (nchk ? nchk : 1), npass_sym, npass_test64, nfail, tcert);
     return nfail != 0;
