@@ -490,10 +490,9 @@ GPUHIST_API int gpuhist_bin_rule_known(const char *name);
  * equal bounds are widened by 0.5 each way, as NumPy does). Writes to *out an EVEN spec with
  * last_edge_inclusive set, lower/upper the outer edges (the range, else the data's finite min
  * and max, widened by 0.5 when equal, [0, 1] when no value is finite) and the rule's bin count,
- * ceil((upper - lower) / width), 1 when the width is 0 or no value is kept: its edges
- * (gpuhist_compute_edges; for f32 samples without a range under NumPy 2's rules,
- * gpuhist_linspace_f32) are NumPy's, bit for bit (docs/SEMANTICS.md, "Bin-count rules", has
- * the exceptions). The values the rule sees are the finite ones inside the range (NumPy's
+ * ceil((upper - lower) / width), 1 when the width is 0 or no value is kept, and for f32 samples
+ * without a range under NumPy 2's rules float32_linspace set: its edges (gpuhist_compute_edges)
+ * are NumPy's, bit for bit (docs/SEMANTICS.md, "Bin-count rules", has the exceptions). The values the rule sees are the finite ones inside the range (NumPy's
  * comparisons: float32 for f32 samples, float64 for integers).
  * Cost: sqrt, sturges and rice without a range: a min/max and a one-bin histogram on the
  * context's backend (host or device memory). Every other case reads the samples on the host
@@ -524,10 +523,11 @@ GPUHIST_API gpuhist_status gpuhist_bins_rule_numpy(gpuhist_ctx *ctx,
                                                    int numpy_major);
 /**
  * NumPy 2's np.linspace(float32(lower), float32(upper), bins + 1), the edges NumPy 2 gives f32
- * samples without a range (a number of bins or a rule; gpuhist_compute_edges gives NumPy 1.x's
- * and those of a given range, computed in double): the arithmetic in float32, edge i =
+ * samples without a range (a number of bins or a rule): the arithmetic in float32, edge i =
  * float(float(i * step) + lower), step = float(float(upper - lower) / bins), the last edge
- * upper. Histogram with them as EDGES, last edge inclusive, to count as NumPy 2 does.
+ * upper. They are the edges of an EVEN spec with float32_linspace on f32 samples (as
+ * gpuhist_compute_edges gives them; without it, NumPy 1.x's and those of a given range, computed
+ * in double): histogram with such a spec, last edge inclusive, to count as NumPy 2 does.
  * @param edges bins + 1 doubles. @return OK, or INVALID_ARGUMENT (no bins, bounds beyond
  *         float32, or edges that do not increase strictly: NumPy 2 refuses those too).
  */
