@@ -14,7 +14,8 @@
  *   f32 squares:    W 12, P 5 (48 + 11 bits), 47 pieces from 2^(768 - 1074) (m^2 of gh_wsplit)
  *   f64 sums and squares (hi and lo): W 13, P 5 (53 + 12 bits), 162 pieces (2^-1074 ..)
  * A piece takes < 2^W per deposit, so 2^(31 - W) deposits cannot wrap it; a block counts at
- * most WS_TILE = 2^17 pixels per round (a f64 square adds 2 deposits, hi and lo), then flushes:
+ * most WS_TILE = 2^17 pixels per round (a f64 square adds 2 deposits, hi and lo; f32 sums alone
+ * in ws_kernel_f32x4: WS_TILE_F32 = 2^19), then flushes:
  * counts into the 64-bit global counters, flags OR'ed, each non-zero piece v as v * 2^bit into
  * the two global limbs it straddles (gh_w_add_global_piece), and zeroes what it flushed. All
  * additions are integers, so the result is the CPU backend's, bit for bit.
@@ -29,22 +30,27 @@
  * Limits (4-byte words of shared memory per counter; H100/H200 opt-in: 227 KiB a block):
  *   f32 weights: 26 (2235 counters: up to 2232 bins, one channel); f64: 164 (354: 351 bins).
  * Squares live in shared memory too when they fit (f32 + 47 words: 793 bins; f64 + 162, the
- * hi and lo parts sharing the window: 175 bins); beyond that the block's sums stay in shared memory and each square goes straight to
- * the global square record (64-bit global atomics). Larger bin counts: cuda-weighted-global.
- * Unweighted plans count only (32-bit shared counts). Every dtype but f16/bf16 (gh_dispatch's;
- * the plan refuses weighted half samples), any bin kind, 1-4 channels.
+ * hi and lo parts sharing the window: 175 bins); beyond that the block's sums stay in shared
+ * memory and each square goes straight to the global square record (64-bit global atomics).
+ * Larger bin counts: cuda-weighted-global. Unweighted plans count only (32-bit shared counts).
+ * Every dtype but f16/bf16 (gh_dispatch's; the plan refuses weighted half samples), any bin
+ * kind, 1-4 channels.
  *
  * Speed: per f32 sample + f32 weight, 8 bytes read, the slot (fast_even.h: ~8 instructions),
  * the split (~10) and 1 + up to 3 shared atomics (zero pieces are skipped: weights with short
  * significands, 1.0 or 0.5, make one). What bounds it: shared-atomic throughput at ~4 per
  * sample (~8 lane-updates/clk/SM on Hopper: ~2 samples/clk/SM against ~1.6 for the read
- * ceiling), and the flush per 2^17 pixels per block (26 words per counter: ~7K words for 256
- * bins, under 5% of a round). Target: 0.6 of the read ceiling (bytes = samples + weights).
- * Measured with ncu (H100, ws_kernel_f32x4, 256 bins): instruction issue is the bound in every
- * distribution (SM 73-77%, 0.77 warps issued per scheduler, occupancy 40%: 4 blocks per SM by
- * registers and shared memory); the key and the split of each pixel are most of the work, so
- * folding helps constant data most (0.47-0.52 -> 0.65-0.83) and hot90 little (0.44 -> 0.48):
- * docs/PERFORMANCE.md has the cells.
+ * ceiling), and the flush per round (26 words per counter: ~7K words for 256 bins; weights of
+ * many exponents leave most of them non-zero, each 1-2 global atomics on addresses all blocks
+ * flush, which is why ws_kernel_f32x4's rounds are 2^19 pixels). Target: 0.6 of the read
+ * ceiling (bytes = samples + weights). Measured with ncu (H100, ws_kernel_f32x4, 256 bins):
+ * instruction issue is the bound in every distribution (SM 73-77%, 0.77 warps issued per
+ * scheduler, occupancy 40%: 4 blocks per SM by registers and shared memory); the key and the
+ * split of each pixel are most of the work. Folding with the other counters' pixels deposited
+ * at once brings hot90 and constant data above uniform data; weights of many exponents on
+ * hot90 data stay the slowest cell (the hot counter's pieces at other indices are deposited
+ * one lane at a time; grouping them by index with __match_any_sync cost 4x). The cells are in
+ * docs/PERFORMANCE.md.
  *
  * Seed: 001 section V.B, 002 (privatised shared histograms), with exact_sum.h's integer digits.
  */
@@ -55,6 +61,11 @@ namespace {
 
 /* Pixels a block counts between flushes (each piece takes at most 2 deposits per pixel). */
 #define WS_TILE (1u << 17)
+/* The same for ws_kernel_f32x4 (f32 sums only: one deposit per pixel and word, each below 2^12
+ * in magnitude, so 2^19 pixels keep every word below 2^31). Fewer rounds matter to weights of
+ * many exponents: their flush finds most of a record's 24 pieces non-zero, each 1-2 global
+ * atomics on addresses every block flushes. */
+#define WS_TILE_F32 (1u << 19)
 /* Lanes of one key that a warp sums before depositing (__reduce_add_sync: sm_80 and later;
  * older devices deposit lane by lane). */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
@@ -62,8 +73,10 @@ namespace {
 #else
 #define WS_GROUP 4
 #endif
-/* Vectors a warp of ws_kernel_f32x4 keeps to groups after folding did not pay (see there). */
+/* Vectors a warp of ws_kernel_f32x4 keeps to groups after folding did not pay, and the lanes
+ * whose first pixel must share lane 0's counter for the warp to start folding (see there). */
 #define WS_FOLD_COOL 16u
+#define WS_FOLD_ENTER 24
 
 /* A window of pieces: width W bits, P pieces per deposit, NW pieces per record, piece 0 at bit
  * BASE of the record (its units: exact_sum.h), global records of LIMBS limbs. */
@@ -407,16 +420,18 @@ __device__ __forceinline__ wsf_pieces wsf_split(uint32_t wb)
     return s;
 }
 
-/* n pixels' count and summed pieces into counter c's shared record, this lane alone. */
+/* n pixels' count (none when n is 0) and summed pieces into counter c's shared record, this
+ * lane alone. */
 __device__ __forceinline__ void wsf_add(uint32_t sbase, uint32_t stride, uint32_t c, uint32_t n,
                                         uint32_t q, int32_t v0, int32_t v1, int32_t v2)
 {
-    gh_red_shared_add(sbase + 4u * c, n);
+    gh_red_shared_add_nz(sbase + 4u * c, n);
     const uint32_t a = sbase + 2u * stride + q * stride + 4u * c;
     gh_red_shared_add_nz(a, (uint32_t)v0);
     gh_red_shared_add_nz(a + stride, (uint32_t)v1);
     gh_red_shared_add_nz(a + 2u * stride, (uint32_t)v2);
 }
+
 
 /* The f32 kernel (ws_kernel_f32x4): one pixel's deposit, called by all 32 lanes (valid: the
  * lane has a pixel to deposit; ok: the fast key is certified, counter is its slot). A certified
@@ -478,15 +493,19 @@ __device__ __forceinline__ bool ws_deposit_f32(const ws_params &p, uint32_t *sh,
  * is counted), and the pieces go in with predicated adds: same records and flushes as ws_kernel,
  * so the same bits.
  *   Skewed data (one hot value, constant data) would make every pixel a deposit of the same
- * shared words. A warp whose first pixel of a vector formed a group switches to *folding*: the
- * group's key (counter and piece index) becomes the warp's reference, and each lane adds every
- * fast pixel of that key into registers, a count and three piece
- * sums (a lane sees at most WS_TILE / WS_BLOCK = 512 pixels a round, so |sum| < 2^21); the
- * pixels that did not fold are deposited one per lane and step, as many steps as the busiest
- * lane needs (on hot90 data ~2 instead of 4). When more than a quarter of a vector's pixels did
- * not fold, the warp goes back to groups for WS_FOLD_COOL vectors. The folded sums go in once,
- * before the round's flush. Data without a hot key never folds and pays one warp-uniform branch.
- * Integer sums in any grouping: the same bits. */
+ * shared words. A warp in which at least WS_FOLD_ENTER lanes' first pixel of a vector has lane
+ * 0's counter switches to *folding*: that counter and lane 0's piece index become the warp's
+ * reference; each lane adds the count of every fast pixel of that counter into a register, and
+ * its weight's three pieces too when they have the reference index (a lane sees at most
+ * WS_TILE_F32 / WS_BLOCK = 2048 pixels a round, so |sum| < 2^23), else deposits the pieces
+ * alone.
+ * Fast pixels of other counters are deposited at once with predicated adds (a warp-wide step
+ * per pixel would cost more: on hot90 data some lane of the warp has such a pixel almost every
+ * time); the rare others (outliers, NaN samples, non-finite weights) go through the general
+ * rule one per lane and step. When more than a quarter of a vector's pixels missed the
+ * reference counter, the warp goes back to groups for WS_FOLD_COOL vectors. The folded sums go
+ * in when the reference changes and before the round's flush. Data without a hot counter never
+ * folds and pays a shuffle and a vote per vector. Integer sums in any grouping: the same bits. */
 __global__ void __launch_bounds__(WS_BLOCK) ws_kernel_f32x4(const __grid_constant__ ws_params p,
                                                             unsigned long long *__restrict__ out)
 {
@@ -504,7 +523,7 @@ __global__ void __launch_bounds__(WS_BLOCK) ws_kernel_f32x4(const __grid_constan
     const uint32_t bins = p.k.map.bins;
     const uint32_t lane = threadIdx.x & 31u;
     const uint64_t S = (uint64_t)gridDim.x * blockDim.x; /* vectors per step */
-    const uint64_t tile = (uint64_t)gridDim.x * WS_TILE; /* pixels per round: a multiple of 4 */
+    const uint64_t tile = (uint64_t)gridDim.x * WS_TILE_F32; /* pixels a round: a multiple of 4 */
     auto load = [&](uint64_t v, uint64_t end, float4 &x, uint4 &w) {
         if (4u * v + 4u <= end) {
             x = __ldcs((const float4 *)xs + v);
@@ -556,31 +575,39 @@ __global__ void __launch_bounds__(WS_BLOCK) ws_kernel_f32x4(const __grid_constan
                     const uint32_t key =
                         gpuhist_fe_key_f32(xa[k], lower, scale, bins, tlo, thi, 1, &ok);
                     const wsf_pieces s = wsf_split(wa[k]);
+                    if (k == 0 && cool == 0u) {
+                        /* most lanes' first pixel in lane 0's counter: fold from now on, with
+                         * that counter and lane 0's piece index as the reference */
+                        const uint32_t c0 = __shfl_sync(0xFFFFFFFFu, key, 0);
+                        const unsigned same =
+                            __ballot_sync(0xFFFFFFFFu, valid && ok != 0 && s.finite && key == c0);
+                        if (__popc(same) >= WS_FOLD_ENTER) {
+                            if (ref_n)
+                                wsf_add(sbase, stride, ref_c, ref_n, ref_q, ref0, ref1, ref2);
+                            ref_n = 0u;
+                            ref0 = ref1 = ref2 = 0;
+                            ref_c = c0;
+                            ref_q = __shfl_sync(0xFFFFFFFFu, s.q, 0);
+                            fold_mode = true;
+                        }
+                    }
                     if (k == 0 || hot)
                         hot = ws_deposit_f32<true>(p, sh, N, key, valid, ok != 0, xa[k], wa[k],
                                                    s, lane);
                     else
                         ws_deposit_f32<false>(p, sh, N, key, valid, ok != 0, xa[k], wa[k], s,
                                               lane);
-                    if (k == 0 && hot && cool == 0u) {
-                        /* the group's key (lane 0's) becomes the warp's reference */
-                        if (ref_n)
-                            wsf_add(sbase, stride, ref_c, ref_n, ref_q, ref0, ref1, ref2);
-                        ref_n = 0u;
-                        ref0 = ref1 = ref2 = 0;
-                        ref_c = __shfl_sync(0xFFFFFFFFu, key, 0);
-                        ref_q = __shfl_sync(0xFFFFFFFFu, s.q, 0);
-                        fold_mode = true;
-                    }
                 }
                 if (cool)
                     --cool;
                 continue;
             }
-            /* folding: every fast pixel of the lane's reference key goes into registers; the
-             * others are deposited, one per lane and step, as many steps as the busiest lane
-             * needs */
-            uint32_t keys[4], oks = 0u, rest = 0u;
+            /* folding: a fast pixel of the reference counter adds its count into the lane's
+             * registers, and its weight's pieces too when they have the reference piece index
+             * (else the pieces alone go to shared memory); other fast pixels are deposited at
+             * once (predicated: no warp-wide step per pixel); the rare rest (outliers, NaN,
+             * non-finite weights) goes through ws_deposit_f32 one per lane and step */
+            uint32_t keys[4], oks = 0u, rest = 0u, missed = 0u;
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
                 const bool valid = valid_v && 4u * v + (uint64_t)k < r1;
@@ -589,23 +616,30 @@ __global__ void __launch_bounds__(WS_BLOCK) ws_kernel_f32x4(const __grid_constan
                 oks |= ok ? 1u << k : 0u;
                 const wsf_pieces s = wsf_split(wa[k]);
                 const bool fast = valid && ok && s.finite;
-                if (fast && keys[k] == ref_c && s.q == ref_q) {
+                const bool same = fast && keys[k] == ref_c;
+                if (same)
                     ++ref_n;
+                if (same && s.q == ref_q) {
                     ref0 += s.v0;
                     ref1 += s.v1;
                     ref2 += s.v2;
+                } else if (fast) {
+                    wsf_add(sbase, stride, keys[k], same ? 0u : 1u, s.q, s.v0, s.v1,
+                                   s.v2);
                 } else if (valid) {
                     rest |= 1u << k;
                 }
+                missed += valid && !same ? 1u : 0u;
             }
-            const uint32_t mine = (uint32_t)__popc(rest);
-            /* more than a quarter of the warp's pixels did not fold: back to groups, for a
-             * while (WS_FOLD_COOL vectors) */
-            if (__reduce_add_sync(0xFFFFFFFFu, mine) > 32u) {
+            /* more than a quarter of the warp's pixels missed the reference counter: back to
+             * groups, for a while (WS_FOLD_COOL vectors) */
+            if (__reduce_add_sync(0xFFFFFFFFu, missed) > 32u) {
                 fold_mode = false;
                 cool = WS_FOLD_COOL;
             }
-            const uint32_t steps = __reduce_max_sync(0xFFFFFFFFu, mine);
+            if (!__any_sync(0xFFFFFFFFu, rest != 0u))
+                continue;
+            const uint32_t steps = __reduce_max_sync(0xFFFFFFFFu, (uint32_t)__popc(rest));
             for (uint32_t j = 0; j < steps; ++j) {
                 const bool has = rest != 0u;
                 const uint32_t k = has ? (uint32_t)__ffs(rest) - 1u : 0u;
@@ -655,6 +689,7 @@ gpuhist_status ws_launch(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gpuhi
     if constexpr (std::is_same<T, float>::value && WK == GH_WK_F32 && !MULTI && SQ == WS_SQ_NONE)
         if (fe && ((uintptr_t)job->data % 16u) == 0u && ((uintptr_t)job->weights % 16u) == 0u)
             kernel = ws_kernel_f32x4;
+    const uint64_t tile_px = kernel == ws_kernel_f32x4 ? WS_TILE_F32 : WS_TILE;
     cudaError_t err;
     const int grid = gh_grid(job, kernel, GH_LP_WEIGHTED_SMEM, smem, job->pixels, &err);
     if (!grid)
@@ -665,7 +700,8 @@ gpuhist_status ws_launch(gpuhist_ctx *ctx, const gpuhist_plan *plan, const gpuhi
     const uint64_t most = 1ull << 30;
     for (uint64_t b = 0; b < job->pixels; b += most) {
         const uint64_t e = job->pixels - b > most ? b + most : job->pixels;
-        const uint64_t rounds = (e - b + (uint64_t)grid * WS_TILE - 1u) / ((uint64_t)grid * WS_TILE);
+        const uint64_t per_round = (uint64_t)grid * tile_px;
+        const uint64_t rounds = (e - b + per_round - 1u) / per_round;
         const uint64_t deposits = SQ == WS_SQ_GLOBAL ? 2u * (e - b) : 8u * (uint64_t)grid * rounds;
         gpuhist_status st = gh_w_reserve(ctx, plan, job, deposits);
         if (st != GPUHIST_OK)
