@@ -62,15 +62,77 @@ static void roi_case(gpuhist_ctx *ctx, gpuhist_dtype dt, uint32_t C, uint32_t ma
     cudaFree(base);
 }
 
+/* roi_case, or, when the CPU backend refuses the spec for this region (e.g. NumPy 2's float32
+ * edges over a range wider than the largest float, as NumPy 2 refuses them), every CUDA
+ * strategy and auto must refuse it too, with INVALID_ARGUMENT, for host and device data. */
+static void roi_case_or_refused(gpuhist_ctx *ctx, gpuhist_dtype dt, uint32_t C, uint32_t mask,
+                                uint64_t row_len, uint64_t rows, size_t pad,
+                                const gpuhist_bin_spec *b, double lo, double hi, const char *tag)
+{
+    std::vector<unsigned char> h;
+    const gpuhist_samples hs = region(dt, C, mask, 0, row_len, rows, pad, lo, hi, h);
+    gpuhist_ctx *cpu = NULL;
+    if (gpuhist_create(&cpu, GPUHIST_BACKEND_CPU) != GPUHIST_OK) {
+        fprintf(stderr, "cannot create a CPU context\n");
+        exit(1);
+    }
+    std::vector<uint64_t> counts((size_t)b->bins * C);
+    gpuhist_result r = gpuhist_result_host(counts.data());
+    const gpuhist_status cpu_st = gpuhist_histogram(cpu, &hs, b, &r);
+    gpuhist_destroy(cpu);
+    void *base;
+    gpuhist_samples ds = hs;
+    ds.data = to_device(h.data(), h.size(), 0, &base);
+    ds.location = GPUHIST_MEMORY_DEVICE;
+    char what[128];
+    snprintf(what, sizeof what, "%s %s C=%u mask=%x %llux%llu pad %zu", tag,
+             gpuhist_dtype_name(dt), C, mask, (unsigned long long)row_len,
+             (unsigned long long)rows, pad);
+    if (cpu_st == GPUHIST_OK) {
+        const expected e = reference(&hs, b);
+        all_strategies(ctx, &ds, b, e, 1, what);
+        all_strategies(ctx, &hs, b, e, 0, what);
+        cudaFree(base);
+        return;
+    }
+    printf("%s: refused on the CPU (%s); every CUDA strategy must refuse it\n", what,
+           gpuhist_status_string(cpu_st));
+    check_context("%s, cpu", what);
+    CHECK_EQ_INT(cpu_st, GPUHIST_ERROR_INVALID_ARGUMENT);
+    for (const char *name : cuda_strategies()) {
+        check_context("%s, %s", what, name);
+        if (!CHECK(gpuhist_set_strategy(ctx, name) == GPUHIST_OK))
+            continue;
+        for (const gpuhist_samples *s : {&hs, (const gpuhist_samples *)&ds}) {
+            r = gpuhist_result_host(counts.data());
+            const gpuhist_status st = gpuhist_histogram(ctx, s, b, &r);
+            CHECK_MSG(st == GPUHIST_ERROR_INVALID_ARGUMENT ||
+                          (st == GPUHIST_ERROR_UNSUPPORTED && strcmp(name, "auto") != 0),
+                      "status %s: %s", gpuhist_status_string(st), gpuhist_last_error(ctx));
+        }
+    }
+    gpuhist_set_strategy(ctx, "auto");
+    check_context("%s", "");
+    cudaFree(base);
+}
+
 static void roi_suite(gpuhist_ctx *ctx, const char *tag)
 {
     gpuhist_bin_spec b256 = gpuhist_bins_even(256, 0.0, 65536.0);
     gpuhist_bin_spec b50 = gpuhist_bins_even(50, -1.0, 1.0);
-    gpuhist_bin_spec bauto = gpuhist_bins_auto(33);
+    gpuhist_bin_spec bauto = gpuhist_bins_auto(33); /* NumPy 2's float32 edges */
+    gpuhist_bin_spec bauto1 = bauto;                /* NumPy 1.x's: double edges rounded */
+    bauto1.float32_linspace = 0;
     roi_case(ctx, GPUHIST_U16, 4, 0xB, 0, 101, 37, 22, &b256, 0, 65536, tag);
     roi_case(ctx, GPUHIST_U16, 4, 0xB, 0, 101, 37, 23, &b256, 0, 65536, tag); /* odd stride */
     roi_case(ctx, GPUHIST_F32, 3, 0, 2, 333, 29, 12, &b50, -1, 1, tag);
-    roi_case(ctx, GPUHIST_F32, 3, 0x4, 0, 333, 29, 5, &bauto, -1, 1, tag);
+    roi_case(ctx, GPUHIST_F32, 3, 0x4, 0, 333, 29, 8, &bauto, -1, 1, tag);
+    /* rows 5 bytes past their pixels: most rows start off the float grid, so their floats are
+     * shifted bit patterns, spanning about -3.4e38 .. 3.4e38 (with the default seed), whose
+     * float32 linspace overflows (refused, as by NumPy 2); NumPy 1.x's edges take any finite
+     * range */
+    roi_case_or_refused(ctx, GPUHIST_F32, 3, 0x4, 333, 29, 5, &bauto, -1, 1, tag);
+    roi_case(ctx, GPUHIST_F32, 3, 0x4, 0, 333, 29, 5, &bauto1, -1, 1, tag);
     roi_case(ctx, GPUHIST_U8, 4, 0, 3, 640, 48, 64, &b256, 0, 256, tag);
     roi_case(ctx, GPUHIST_F64, 2, 0, 0, 1000, 7, 8, &b50, -1, 1, tag);
     roi_case(ctx, GPUHIST_I64, 1, 0, 0, 999, 11, 0, &b50, -1e6, 1e6, tag); /* packed rows */
