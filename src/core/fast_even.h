@@ -120,22 +120,13 @@ typedef struct gpuhist_fe_cert {
     gh_i32 pad_;
 } gpuhist_fe_cert;
 
-/* ---- exact f32 operations (CUDA device: inline PTX, no flush-to-zero whatever the flags) ------
+/* ---- exact f32 operations: binmap.h's GH_F32_* (CUDA device: inline PTX, no flush-to-zero
+ * whatever the flags), and a round-down add for the device's floor -----------------------------
  * Compares stay plain C: thresholds are never subnormal, so a compare that flushes a subnormal
  * frac to 0 (-ftz) can only reject a sample the certificate would pass. */
+#define GH_FE_SUB(a, b) GH_F32_SUB(a, b)
+#define GH_FE_MUL(a, b) GH_F32_MUL(a, b)
 #if defined(__CUDACC__) && defined(__CUDA_ARCH__)
-static __device__ __forceinline__ float gh_fe_sub(float a, float b)
-{
-    float r;
-    asm("sub.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-    return r;
-}
-static __device__ __forceinline__ float gh_fe_mul(float a, float b)
-{
-    float r;
-    asm("mul.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-    return r;
-}
 /* a + b rounded toward -inf */
 static __device__ __forceinline__ float gh_fe_add_rm(float a, float b)
 {
@@ -143,11 +134,6 @@ static __device__ __forceinline__ float gh_fe_add_rm(float a, float b)
     asm("add.rm.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
     return r;
 }
-#define GH_FE_SUB(a, b) gh_fe_sub((a), (b))
-#define GH_FE_MUL(a, b) gh_fe_mul((a), (b))
-#else
-#define GH_FE_SUB(a, b) ((float)((a) - (b)))
-#define GH_FE_MUL(a, b) ((float)((a) * (b)))
 #endif
 #if defined(__OPENCL_VERSION__)
 #define GH_FE_ABS(a) fabs(a)
@@ -208,7 +194,7 @@ GH_FN gh_u32 gpuhist_fe_key_f32(float x, float lower_f, float scale_f, gh_u32 bi
     const gh_u32 key = __float_as_uint(r) - 0x4B000000u;
     bool good = key < bins;
     if (cut) {
-        const float fr = gh_fe_sub(f, gh_fe_sub(r, 8388608.0f)); /* exact */
+        const float fr = gh_f32_sub(f, gh_f32_sub(r, 8388608.0f)); /* exact */
         good = good & (fr > t_lo) & (fr < t_hi);
     }
     *ok = good;
@@ -232,7 +218,7 @@ GH_FN gh_u32 gpuhist_fe_key_f32_wide(float x, float lower_f, float scale_f, gh_u
     const gh_u32 key = __float2uint_rd(f); /* saturates: 0 for f < 0 and NaN (then f >= 0 fails) */
     bool good = (f >= 0.0f) & (key < bins);
     if (cut) {
-        const float fr = gh_fe_sub(f, __uint2float_rn(key)); /* key < 2^24: exact */
+        const float fr = gh_f32_sub(f, __uint2float_rn(key)); /* key < 2^24: exact */
         good = good & (fr > t_lo) & (fr < t_hi);
     }
     *ok = good;
@@ -256,7 +242,7 @@ GH_FN gh_u32 gpuhist_fe_key_sym_f32(float x, float lower_f, float scale_f, gh_u3
 #if defined(__CUDACC__) && defined(__CUDA_ARCH__)
     const float r = gh_fe_add_rm(f, 8388608.0f);
     const gh_u32 key = __float_as_uint(r) - 0x4B000000u;
-    const float d = gh_fe_sub(f, gh_fe_sub(r, 8388607.5f)); /* f - (key + 1/2) */
+    const float d = gh_f32_sub(f, gh_f32_sub(r, 8388607.5f)); /* f - (key + 1/2) */
     *ok = (key < bins) & (fabsf(d) < h);
 #else
     const int in = f >= 0.0f && f < 8388608.0f && x >= lower_f; /* as above */
