@@ -16,6 +16,8 @@
  *   hybrid.c       a file counted on the CPU while the device starts (-B auto)
  *   run_images.c   one histogram of image files, or one per page (--each), --equalize
  *   run_nd.c       N-D histograms (--dims), with nd_axes.c (bins) and nd_formats.c
+ *   detach.c       a run that may use a GPU returns when its output is complete, leaving the
+ *                  device's release to a child process
  * Errors follow cli.h: one "gpuhist: ..." line, and the exit status returned.
  */
 #ifndef GPUHIST_CLI_COMMAND_H
@@ -193,5 +195,12 @@ int cli_image_inputs(const cli_options *o, int *images);
 int cli_run_images(const cli_options *o);
 /* An N-D histogram of the input's points (--dims), written where the options say (run_nd.c). */
 int cli_run_nd(const cli_options *o);
+
+/* detach.c: before a run that may use a GPU, fork; the parent waits for the child's status and
+ * exits with it (never returns); the child returns and runs the command. */
+void cli_detach_start(const cli_options *o);
+/* The run's status `rc`, sent to a waiting parent after standard output and error are flushed
+ * and pointed at /dev/null; the device is released when the child exits. @return rc. */
+int cli_detach_end(int rc);
 
 #endif

@@ -1,8 +1,8 @@
 /*
  * main.c - the gpuhist command's entry: which run the options ask for (the demo, --help,
  * --version, a listing, an N-D histogram, images, or samples) and the end every run shares
- * (standard output flushed, the MPI ranks' last agreement). The files of each step are listed
- * in command.h.
+ * (standard output flushed, the MPI ranks' last agreement, a detached run's status sent). The
+ * files of each step are listed in command.h.
  */
 #include "command.h"
 
@@ -49,6 +49,7 @@ static int dispatch_options(cli_options *op)
         return cli_list_strategies(o.format);
     if (o.list_devices)
         return cli_list_devices(&o);
+    cli_detach_start(&o); /* from here on, in the child when the run may use a GPU */
     if (!o.have_input) {
         if (cli_isatty(stdin))
             return cli_error(CLI_EXIT_USAGE,
@@ -92,5 +93,7 @@ int main(int argc, char **argv)
     if (rc == CLI_EXIT_OK)
         rc = cli_flush_stdout();
     /* MPI: the last agreement (every rank exits with the same status) and MPI_Finalize */
-    return cli_mpi_end(rc);
+    rc = cli_mpi_end(rc);
+    /* a detached run: the status to the waiting parent, the device released behind it */
+    return cli_detach_end(rc);
 }

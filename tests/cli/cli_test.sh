@@ -5,6 +5,7 @@
 # usage: cli_test.sh GPUHIST WORKDIR SECTION
 #   SECTION: formats | inputs | npy | errors | output | stdin | tty | listing | strategies | demo
 #            | npyout | stream | weights | devices | images | plot | nd | hybrid | writers
+#            | detach
 # Exit 0 when every check passes, 1 otherwise (each failure printed with the command).
 set -u
 G=$1
@@ -2438,6 +2439,86 @@ PY
     return 0
 }
 
+# A run that may use a GPU forks and returns when its output is complete (cli/detach.c);
+# GPUHIST_DETACH=1 detaches every run, also here without a GPU. Detached and not, the same bytes
+# on standard output and error, the same status, the same files; a child that dies is reported
+# as such; a parent that dies takes its child along.
+cli_detach() {
+    head -c 4000000 /dev/urandom >d.u8
+    printf '%s\n' 3 1 4 1 5 9 2 6 >d.txt
+    local d k
+    for d in 0 1; do
+        export GPUHIST_DETACH=$d
+        run "$G" -B cpu -f csv d.u8
+        cp out.txt plain.$d
+        echo "$rc" >>rcs.$d
+        cat err.txt >>errs.$d
+        run "$G" -B cpu -b 3 -r 0:256 -f csv -o o.$d.csv d.u8
+        echo "$rc" >>rcs.$d
+        cat err.txt out.txt >>errs.$d
+        run "$G" -B cpu missing.bin
+        echo "$rc" >>rcs.$d
+        cat err.txt out.txt >>errs.$d
+        "$G" -B cpu --text -b 4 -f csv <d.txt >stdin.$d 2>>errs.$d
+        echo "$?" >>rcs.$d
+        "$G" -B cpu -f csv d.u8 >/dev/full 2>>errs.$d
+        echo "$?" >>rcs.$d
+        checks=$((checks + 5))
+    done
+    unset GPUHIST_DETACH
+    for k in plain rcs errs stdin; do
+        cmp -s "$k.0" "$k.1" || fail "detach: $k differs: $(diff "$k.0" "$k.1" | head -c 300)"
+    done
+    cmp -s o.0.csv o.1.csv || fail "detach: -o files differ"
+    [ -s plain.1 ] && grep -q '^0,0,1,' plain.1 || fail "detach: no table: $(head -c 200 plain.1)"
+    [ "$(sed -n 3p rcs.1)" = 1 ] || fail "detach: a missing file did not exit 1: $(cat rcs.1)"
+    [ "$(sed -n 5p rcs.1)" = 1 ] || fail "detach: /dev/full did not exit 1: $(cat rcs.1)"
+    # the run's process killed: the command ends by the same signal
+    head -c 400000000 /dev/zero >big.u8
+    GPUHIST_DETACH=1 "$G" -B cpu -j 1 -b 7 -r 1:2 big.u8 >/dev/null 2>&1 &
+    local p=$! c="" i
+    for i in $(seq 1 100); do
+        c=$(pgrep -P "$p" 2>/dev/null | head -1)
+        [ -n "$c" ] && break
+        sleep 0.01
+    done
+    checks=$((checks + 1))
+    if [ -n "$c" ]; then
+        kill -KILL "$c"
+        wait "$p"
+        rc=$?
+        [ "$rc" = 137 ] || fail "detach: the killed run's command exited $rc (wanted 137)"
+    else
+        wait "$p"
+        echo "detach: the run ended before its process was seen (not checked)"
+    fi
+    # the command killed: its run ends too
+    GPUHIST_DETACH=1 "$G" -B cpu -j 1 -b 7 -r 1:2 big.u8 >/dev/null 2>&1 &
+    p=$! c=""
+    for i in $(seq 1 100); do
+        c=$(pgrep -P "$p" 2>/dev/null | head -1)
+        [ -n "$c" ] && break
+        sleep 0.01
+    done
+    checks=$((checks + 1))
+    if [ -n "$c" ]; then
+        kill -TERM "$p"
+        wait "$p"
+        for i in $(seq 1 100); do
+            case "$(ps -o stat= -p "$c" 2>/dev/null)" in "" | Z*) break ;; esac
+            sleep 0.01
+        done
+        case "$(ps -o stat= -p "$c" 2>/dev/null)" in
+        "" | Z*) ;;
+        *) fail "detach: the run outlived its command"; kill -KILL "$c" ;;
+        esac
+    else
+        wait "$p"
+    fi
+    rm -f big.u8
+    return 0
+}
+
 case "$SECTION" in
 formats) cli_formats ;;
 devices) cli_devices ;;
@@ -2458,6 +2539,7 @@ plot) cli_plot ;;
 nd) cli_nd ;;
 hybrid) cli_hybrid ;;
 writers) cli_writers ;;
+detach) cli_detach ;;
 *)
     echo "unknown section $SECTION"
     exit 2
