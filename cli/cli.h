@@ -443,16 +443,37 @@ typedef struct cli_histogram {
 /* At most n threads format a large histogram's rows (-j; 0: no limit beyond the cores). */
 void cli_writers_threads(int n);
 
-/* Rows of another writer (nd_formats.c) formatted on the writers' threads: fn appends rows
- * [first, end) to a row buffer, asking for room with cli_rowbuf_room (at most 4096 bytes at a
- * time) and saying where its text ends with cli_rowbuf_done; cli_write_rows writes rows
- * [0, rows) to f in order, the bytes of one fn(b, arg, 0, rows) (whatever f buffers must be
- * flushed before). */
-typedef struct obuf cli_rowbuf;
-typedef void (*cli_rows_fn)(cli_rowbuf *b, const void *arg, uint64_t first, uint64_t end);
-char *cli_rowbuf_room(cli_rowbuf *b, size_t n);
-void cli_rowbuf_done(cli_rowbuf *b, const char *end);
-void cli_write_rows(FILE *f, cli_rows_fn fn, const void *arg, uint64_t rows);
+/* The writers' output buffer (writers.c; nd_formats.c writes through it too): text is built in
+ * a buffer of 1 MiB (16 KiB when that cannot be had) and handed to the stream in big pieces.
+ * Ask for room with cli_obuf_room (at most CLI_OBUF_ROOM bytes at a time), write into it and
+ * say where the text ends with cli_obuf_done; or cli_obuf_put / puts / printf. Write errors are
+ * left in the stream's error flag. The fields are writers.c's. */
+enum { CLI_OBUF_ROOM = 1 << 12 };
+typedef struct cli_obuf {
+    FILE *f;     /* NULL: a memory buffer (the writers' threads), grown instead of flushed */
+    char *buf;
+    size_t len, cap;
+    int owned;   /* buf is malloc'd */
+    int failed;  /* a memory buffer that could not grow: its text is incomplete */
+} cli_obuf;
+void cli_obuf_open(cli_obuf *b, FILE *f);
+void cli_obuf_close(cli_obuf *b);       /* flush to the stream and free the buffer */
+char *cli_obuf_room(cli_obuf *b, size_t n);
+void cli_obuf_done(cli_obuf *b, const char *end);
+void cli_obuf_put(cli_obuf *b, const void *s, size_t n);
+void cli_obuf_puts(cli_obuf *b, const char *s);
+void cli_obuf_printf(cli_obuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Rows [first, end) of some format appended to b (cli_obuf_room / cli_obuf_done, or any
+ * cli_obuf writer); arg: the format's layout. Each row's text depends on its index alone. */
+typedef void (*cli_obuf_rows_fn)(cli_obuf *b, const void *arg, uint64_t first, uint64_t end);
+/* Rows [0, rows) of fn appended to b in order: the bytes of one fn(b, arg, 0, rows), formatted
+ * on the writers' threads in ranges of 8192 rows when there are 2^16 rows or more. */
+void cli_obuf_rows(cli_obuf *b, cli_obuf_rows_fn fn, const void *arg, uint64_t rows);
 
 /* Write the histogram in `format` to `f`; `bars` draws bars (table only, `columns` wide). */
 void cli_write_histogram(FILE *f, cli_format format, const cli_histogram *h, int bars,

@@ -6,58 +6,18 @@
  * each axis, the sums and the sums of squares as .npy files beside it); and NumPy's
  * histogramdd density they carry.
  *
- * Rows are built from edge strings formatted once per axis, so a 4096 x 4096 CSV costs little
- * more than its bytes; the table's and the CSV's rows are formatted on the writers' threads
- * (writers.c's cli_write_rows: the bytes of one loop over all rows). Values are the shortest decimals that read
- * back exactly; non-finite ones "nan"/"inf" (JSON: "NaN"/"Infinity" strings).
+ * Everything goes through the writers' output buffer (cli.h's cli_obuf). Rows are built from
+ * edge strings formatted once per axis, so a 4096 x 4096 CSV costs little more than its bytes;
+ * the table's and the CSV's rows and the items of the JSON's nested arrays are formatted on the
+ * writers' threads (cli_obuf_rows: the bytes of one loop over all rows). Values are the
+ * shortest decimals that read back exactly; non-finite ones "nan"/"inf" (JSON: "NaN"/"Infinity"
+ * strings).
  */
 #include "nd.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct nbuf {
-    FILE *f;
-    char *p, *end, *start;
-} nbuf;
-enum { NBUF_SIZE = 1 << 20 };
-
-static void nb_flush(nbuf *b)
-{
-    if (b->p > b->start)
-        fwrite(b->start, 1, (size_t)(b->p - b->start), b->f);
-    b->p = b->start;
-}
-/* Room for n more bytes (n <= NBUF_SIZE). */
-static char *nb_room(nbuf *b, size_t n)
-{
-    if ((size_t)(b->end - b->p) < n)
-        nb_flush(b);
-    return b->p;
-}
-static void nb_put(nbuf *b, const char *s, size_t n)
-{
-    while (n) {
-        size_t k = n < NBUF_SIZE ? n : NBUF_SIZE;
-        char *p = nb_room(b, k);
-        memcpy(p, s, k);
-        b->p += k;
-        s += k;
-        n -= k;
-    }
-}
-static void nb_puts(nbuf *b, const char *s) { nb_put(b, s, strlen(s)); }
-static void nb_printf(nbuf *b, const char *fmt, ...)
-{
-    char tmp[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    nb_put(b, tmp, n < 0 ? 0 : (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
 
 /* A double as text: shortest round-trip; non-finite as "nan"/"inf"/"-inf" (JSON: strings). */
 static size_t value_text(char *buf, double v, int json)
@@ -73,7 +33,7 @@ static size_t value_text(char *buf, double v, int json)
     return cli_shortest_double(buf, v);
 }
 
-/* ---- the histogram object and its formats ------------------------------------------------------ */
+/* ---- the histogram object and its formats -------------------------------------------------- */
 
 typedef struct nd_hist {
     const gpuhist_nd_result *r;
@@ -143,7 +103,7 @@ static const char *kind_text(const gpuhist_bin_spec *s, char *buf, size_t size)
 }
 
 /* Rows [first, end) of the table (the non-empty ones of those joint bins; cli_rows_fn). */
-static void table_rows(cli_rowbuf *b, const void *arg, uint64_t first, uint64_t end)
+static void table_rows(cli_obuf *b, const void *arg, uint64_t first, uint64_t end)
 {
     const nd_hist *h = arg;
     const gpuhist_nd_result *r = h->r;
@@ -152,7 +112,7 @@ static void table_rows(cli_rowbuf *b, const void *arg, uint64_t first, uint64_t 
         if (!r->counts[j] && !(h->sums && h->sums[j] != 0.0))
             continue;
         unravel(r, j, idx);
-        char *p = cli_rowbuf_room(b, (size_t)r->dims * 90 + 3 * 40 + 32);
+        char *p = cli_obuf_room(b, (size_t)r->dims * 90 + 3 * 40 + 32);
         for (uint32_t a = 0; a < r->dims; ++a) {
             p = cli_put_u64(p, idx[a]);
             *p++ = ' ';
@@ -173,12 +133,12 @@ static void table_rows(cli_rowbuf *b, const void *arg, uint64_t first, uint64_t 
                 p += value_text(p, vals[v][j], 0);
             }
         *p++ = '\n';
-        cli_rowbuf_done(b, p);
+        cli_obuf_done(b, p);
     }
 }
 
-/* Rows [first, end) of the CSV, every joint bin (cli_rows_fn). */
-static void csv_rows(cli_rowbuf *b, const void *arg, uint64_t first, uint64_t end)
+/* Rows [first, end) of the CSV, every joint bin (cli_obuf_rows_fn). */
+static void csv_rows(cli_obuf *b, const void *arg, uint64_t first, uint64_t end)
 {
     const nd_hist *h = arg;
     const gpuhist_nd_result *r = h->r;
@@ -186,7 +146,7 @@ static void csv_rows(cli_rowbuf *b, const void *arg, uint64_t first, uint64_t en
     const double *vals[3] = {h->sums, h->squares, h->density};
     for (uint64_t j = first; j < end; ++j) {
         unravel(r, j, idx);
-        char *p = cli_rowbuf_room(b, (size_t)r->dims * 80 + 3 * 40 + 32);
+        char *p = cli_obuf_room(b, (size_t)r->dims * 80 + 3 * 40 + 32);
         for (uint32_t a = 0; a < r->dims; ++a) {
             if (a)
                 *p++ = ',';
@@ -204,128 +164,148 @@ static void csv_rows(cli_rowbuf *b, const void *arg, uint64_t first, uint64_t en
                 p += value_text(p, vals[v][j], 0);
             }
         *p++ = '\n';
-        cli_rowbuf_done(b, p);
+        cli_obuf_done(b, p);
     }
 }
 
-static void write_table(nbuf *b, const nd_hist *h)
+static void write_table(cli_obuf *b, const nd_hist *h)
 {
     const gpuhist_nd_result *r = h->r;
     char k[64];
-    nb_printf(b, "# %u-D histogram of %s points: %llu points, %llu counted, %llu out of range, "
-                 "%llu NaN\n",
-              r->dims, gpuhist_dtype_name(h->dtype), (unsigned long long)r->total,
-              (unsigned long long)(r->total - r->out - r->nan), (unsigned long long)r->out,
-              (unsigned long long)r->nan);
+    cli_obuf_printf(b,
+                    "# %u-D histogram of %s points: %llu points, %llu counted, %llu out of "
+                    "range, %llu NaN\n",
+                    r->dims, gpuhist_dtype_name(h->dtype), (unsigned long long)r->total,
+                    (unsigned long long)(r->total - r->out - r->nan), (unsigned long long)r->out,
+                    (unsigned long long)r->nan);
     for (uint32_t a = 0; a < r->dims; ++a) {
         char lo[40], hi[40];
         cli_format_double(lo, sizeof lo, r->lower[a]);
         cli_format_double(hi, sizeof hi, r->upper[a]);
-        nb_printf(b, "# axis %u: %u %s, [%s, %s%s\n", a, r->bins[a],
-                  kind_text(&h->axes[a], k, sizeof k), lo, hi,
-                  r->last_edge_inclusive[a] ? "] (last edge inclusive)" : ")");
+        cli_obuf_printf(b, "# axis %u: %u %s, [%s, %s%s\n", a, r->bins[a],
+                        kind_text(&h->axes[a], k, sizeof k), lo, hi,
+                        r->last_edge_inclusive[a] ? "] (last edge inclusive)" : ")");
     }
-    nb_printf(b, "# %llu bins (", (unsigned long long)r->bins_total);
+    cli_obuf_printf(b, "# %llu bins (", (unsigned long long)r->bins_total);
     for (uint32_t a = 0; a < r->dims; ++a)
-        nb_printf(b, a ? " x %u" : "%u", r->bins[a]);
-    nb_puts(b, "); the non-empty ones, one per row: each axis's bin and interval, then count");
+        cli_obuf_printf(b, a ? " x %u" : "%u", r->bins[a]);
+    cli_obuf_puts(b,
+                  "); the non-empty ones, one per row: each axis's bin and interval, then count");
     if (h->sums)
-        nb_puts(b, ", sum");
+        cli_obuf_puts(b, ", sum");
     if (h->squares)
-        nb_puts(b, ", sum_sq");
+        cli_obuf_puts(b, ", sum_sq");
     if (h->density)
-        nb_puts(b, ", density");
-    nb_puts(b, "\n");
-    nb_flush(b);
-    cli_write_rows(b->f, table_rows, h, r->bins_total);
+        cli_obuf_puts(b, ", density");
+    cli_obuf_puts(b, "\n");
+    cli_obuf_rows(b, table_rows, h, r->bins_total);
 }
 
-static void write_csv(nbuf *b, const nd_hist *h)
+static void write_csv(cli_obuf *b, const nd_hist *h)
 {
     const gpuhist_nd_result *r = h->r;
     for (uint32_t a = 0; a < r->dims; ++a)
-        nb_printf(b, "%sbin%u,lower%u,upper%u", a ? "," : "", a, a, a);
-    nb_puts(b, ",count");
+        cli_obuf_printf(b, "%sbin%u,lower%u,upper%u", a ? "," : "", a, a, a);
+    cli_obuf_puts(b, ",count");
     if (h->sums)
-        nb_puts(b, ",sum");
+        cli_obuf_puts(b, ",sum");
     if (h->squares)
-        nb_puts(b, ",sum_sq");
+        cli_obuf_puts(b, ",sum_sq");
     if (h->density)
-        nb_puts(b, ",density");
-    nb_puts(b, "\n");
-    nb_flush(b);
-    cli_write_rows(b->f, csv_rows, h, r->bins_total);
+        cli_obuf_puts(b, ",density");
+    cli_obuf_puts(b, "\n");
+    cli_obuf_rows(b, csv_rows, h, r->bins_total);
 }
 
-/* An array of the histogram's shape as nested JSON arrays. */
-static void json_nested(nbuf *b, const gpuhist_nd_result *r, const uint64_t *u, const double *d)
+/* One of the JSON's arrays of the histogram's shape: the counts (u) or doubles (d). */
+typedef struct json_array {
+    const gpuhist_nd_result *r;
+    const uint64_t *u;
+    const double *d;
+} json_array;
+
+/* Items [first, end) of a json_array as nested JSON arrays (cli_obuf_rows_fn): item j with the
+ * comma before it, a bracket opened before it for every axis whose index starts at j and one
+ * closed after it for every axis whose index ends there, so the text depends on j alone. */
+static void json_items(cli_obuf *b, const void *arg, uint64_t first, uint64_t end)
 {
+    const json_array *t = arg;
+    const gpuhist_nd_result *r = t->r;
+    const uint32_t D = r->dims;
     uint32_t idx[GPUHIST_MAX_DIMS];
-    uint32_t D = r->dims;
-    for (uint64_t j = 0; j < r->bins_total; ++j) {
-        unravel(r, j, idx);
-        /* open a bracket for every axis whose index restarts here */
-        uint32_t opens = 0;
+    unravel(r, first, idx);
+    for (uint64_t j = first; j < end; ++j) {
+        uint32_t opens = 0, closes = 0;
         while (opens < D && idx[D - 1 - opens] == 0)
             ++opens;
-        char *p = nb_room(b, 64);
-        if (j > 0)
-            *p++ = ',';
-        for (uint32_t k = 0; k < (j == 0 ? D : opens); ++k)
-            *p++ = '[';
-        if (u)
-            p = cli_put_u64(p, u[j]);
-        else
-            p += value_text(p, d[j], 1);
-        /* close one for every axis whose index ends here */
-        uint32_t closes = 0;
         while (closes < D && idx[D - 1 - closes] + 1 == r->bins[D - 1 - closes])
             ++closes;
+        char *p = cli_obuf_room(b, 64);
+        if (j > 0)
+            *p++ = ',';
+        for (uint32_t k = 0; k < opens; ++k)
+            *p++ = '[';
+        if (t->u)
+            p = cli_put_u64(p, t->u[j]);
+        else
+            p += value_text(p, t->d[j], 1);
         for (uint32_t k = 0; k < closes; ++k)
             *p++ = ']';
-        b->p = p;
+        cli_obuf_done(b, p);
+        for (uint32_t a = D; a-- > 0;) { /* the next joint bin's indices */
+            if (++idx[a] < r->bins[a])
+                break;
+            idx[a] = 0;
+        }
     }
 }
 
-static void write_json(nbuf *b, const nd_hist *h)
+static void json_nested(cli_obuf *b, const gpuhist_nd_result *r, const uint64_t *u,
+                        const double *d)
+{
+    const json_array t = {r, u, d};
+    cli_obuf_rows(b, json_items, &t, r->bins_total);
+}
+
+static void write_json(cli_obuf *b, const nd_hist *h)
 {
     const gpuhist_nd_result *r = h->r;
-    nb_printf(b, "{\"dims\": %u, \"shape\": [", r->dims);
+    cli_obuf_printf(b, "{\"dims\": %u, \"shape\": [", r->dims);
     for (uint32_t a = 0; a < r->dims; ++a)
-        nb_printf(b, a ? ", %u" : "%u", r->bins[a]);
-    nb_printf(b, "], \"dtype\": \"%s\", \"edges\": [", gpuhist_dtype_name(h->dtype));
+        cli_obuf_printf(b, a ? ", %u" : "%u", r->bins[a]);
+    cli_obuf_printf(b, "], \"dtype\": \"%s\", \"edges\": [", gpuhist_dtype_name(h->dtype));
     for (uint32_t a = 0; a < r->dims; ++a) {
-        nb_puts(b, a ? ", [" : "[");
+        cli_obuf_puts(b, a ? ", [" : "[");
         for (uint32_t i = 0; i <= r->bins[a]; ++i) {
-            char *p = nb_room(b, 40);
+            char *p = cli_obuf_room(b, 40);
             if (i)
                 *p++ = ',';
-            p = put_edge(p, h, a, i);
-            b->p = p;
+            cli_obuf_done(b, put_edge(p, h, a, i));
         }
-        nb_puts(b, "]");
+        cli_obuf_puts(b, "]");
     }
-    nb_puts(b, "], \"last_edge_inclusive\": [");
+    cli_obuf_puts(b, "], \"last_edge_inclusive\": [");
     for (uint32_t a = 0; a < r->dims; ++a)
-        nb_printf(b, "%s%s", a ? ", " : "", r->last_edge_inclusive[a] ? "true" : "false");
-    nb_puts(b, "],\n\"counts\": ");
+        cli_obuf_printf(b, "%s%s", a ? ", " : "", r->last_edge_inclusive[a] ? "true" : "false");
+    cli_obuf_puts(b, "],\n\"counts\": ");
     json_nested(b, r, r->counts, NULL);
     const double *vals[3] = {h->sums, h->squares, h->density};
     const char *names[3] = {"sums", "sums_squared", "density"};
     for (int v = 0; v < 3; ++v)
         if (vals[v]) {
-            nb_printf(b, ",\n\"%s\": ", names[v]);
+            cli_obuf_printf(b, ",\n\"%s\": ", names[v]);
             json_nested(b, r, NULL, vals[v]);
         }
-    nb_printf(b, ",\n\"out\": %llu, \"nan\": %llu, \"total\": %llu, \"backend\": \"%s\", "
-                 "\"strategy\": \"%s\", \"seconds\": %.6f}\n",
-              (unsigned long long)r->out, (unsigned long long)r->nan,
-              (unsigned long long)r->total, gpuhist_backend_name(r->backend),
-              r->strategy ? r->strategy : "?", r->seconds);
+    cli_obuf_printf(b, ",\n\"out\": %llu, \"nan\": %llu, \"total\": %llu, \"backend\": \"%s\", "
+                    "\"strategy\": \"%s\", \"seconds\": %.6f}\n",
+                    (unsigned long long)r->out, (unsigned long long)r->nan,
+                    (unsigned long long)r->total, gpuhist_backend_name(r->backend),
+                    r->strategy ? r->strategy : "?", r->seconds);
 }
 
 /* .npy format 1.0 (2.0 when the header outgrows 65535 bytes: never here). */
-static void npy_header(nbuf *b, const char *descr, const gpuhist_nd_result *r, int edges_axis)
+static void npy_header(cli_obuf *b, const char *descr, const gpuhist_nd_result *r,
+                       int edges_axis)
 {
     char shape[GPUHIST_MAX_DIMS * 14 + 8];
     size_t n = 0;
@@ -346,33 +326,34 @@ static void npy_header(nbuf *b, const char *descr, const gpuhist_nd_result *r, i
     int pad = (64 - (10 + d + 1) % 64) % 64;
     int hlen = d + pad + 1;
     char pre[10] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, (char)(hlen & 0xff), (char)(hlen >> 8)};
-    nb_put(b, pre, sizeof pre);
-    nb_put(b, dict, (size_t)d);
+    cli_obuf_put(b, pre, sizeof pre);
+    cli_obuf_put(b, dict, (size_t)d);
     for (int i = 0; i < pad; ++i)
-        nb_put(b, " ", 1);
-    nb_put(b, "\n", 1);
+        cli_obuf_put(b, " ", 1);
+    cli_obuf_put(b, "\n", 1);
 }
 
-static void put_words(nbuf *b, const void *words, uint64_t n)
+static void put_words(cli_obuf *b, const void *words, uint64_t n)
 {
     if (cli_host_little_endian()) {
-        nb_put(b, words, (size_t)n * 8);
+        cli_obuf_put(b, words, (size_t)n * 8);
         return;
     }
     const unsigned char *w = words;
     for (uint64_t i = 0; i < n; ++i) {
-        char *p = nb_room(b, 8);
+        char *p = cli_obuf_room(b, 8);
         for (int k = 0; k < 8; ++k)
             p[k] = (char)w[8 * i + 7 - k];
-        b->p = p + 8;
+        cli_obuf_done(b, p + 8);
     }
 }
 
 /* Array `what` as a .npy file: -1 the counts, 0..dims-1 the edges of that axis,
  * GPUHIST_MAX_DIMS the sums, GPUHIST_MAX_DIMS + 1 the sums of squares. */
-static void write_npy(nbuf *b, FILE *f, const nd_hist *h, int what)
+static void write_npy(FILE *f, const nd_hist *h, int what)
 {
-    b->f = f;
+    cli_obuf buf, *b = &buf;
+    cli_obuf_open(b, f);
     const gpuhist_nd_result *r = h->r;
     if (what < 0) {
         npy_header(b, "<u8", r, -1);
@@ -384,7 +365,7 @@ static void write_npy(nbuf *b, FILE *f, const nd_hist *h, int what)
         npy_header(b, "<f8", r, -1);
         put_words(b, what == GPUHIST_MAX_DIMS ? h->sums : h->squares, r->bins_total);
     }
-    nb_flush(b);
+    cli_obuf_close(b);
 }
 
 /* The total of the sums as NumPy 2's hist.sum() adds them in histogramdd, where hist is the
@@ -471,30 +452,24 @@ int cli_nd_write(FILE *f, cli_format fmt, const gpuhist_nd_result *r,
         free_edge_texts(&h);
         return rc;
     }
-    nbuf b = {f, NULL, NULL, NULL};
-    b.start = b.p = malloc(NBUF_SIZE);
-    if (!b.start) {
-        free_edge_texts(&h);
-        return cli_error(CLI_EXIT_FAIL, "out of memory");
-    }
-    b.end = b.start + NBUF_SIZE;
     const uint32_t dims = r->dims;
     if (fmt == CLI_FMT_NPY) {
-        write_npy(&b, f, &h, -1);
+        write_npy(f, &h, -1);
         for (uint32_t a = 0; a < dims + 2u; ++a)
             if (sides[a])
-                write_npy(&b, sides[a], &h,
+                write_npy(sides[a], &h,
                           a < dims ? (int)a : a == dims ? GPUHIST_MAX_DIMS : GPUHIST_MAX_DIMS + 1);
     } else {
+        cli_obuf b;
+        cli_obuf_open(&b, f);
         if (fmt == CLI_FMT_CSV)
             write_csv(&b, &h);
         else if (fmt == CLI_FMT_JSON)
             write_json(&b, &h);
         else
             write_table(&b, &h);
-        nb_flush(&b);
+        cli_obuf_close(&b);
     }
-    free(b.start);
     free_edge_texts(&h);
     return CLI_EXIT_OK;
 }

@@ -12,12 +12,13 @@
  * lower edge of bin i + 1); the table first measures its columns in a pass that only converts
  * the edges (and the sums), without writing them: on several cores when there are many edges.
  * Many rows (table and CSV rows, JSON array items: 2^16 or more) are formatted on several
- * threads (write_rows): each format's one row loop takes a range of rows and a buffer, each
+ * threads (cli_obuf_rows): each format's one row loop takes a range of rows and a buffer, each
  * thread formats ranges of 8192 rows into buffers of its own, and the calling thread writes the
  * buffers in row order, so the bytes are those of one loop over all rows (GPUHIST_WRITER_THREADS
  * sets the thread count; 1 formats every row on the calling thread). At most 2 buffers a thread
  * are held at once; a range whose buffer cannot be allocated is formatted by the writing thread
- * straight into the output.
+ * straight into the output. The buffer and the row threads are the N-D writers' too (cli.h's
+ * cli_obuf, nd_formats.c).
  */
 #include "cli.h"
 
@@ -33,20 +34,11 @@
 /* ---- the output buffer ----------------------------------------------------------------------- */
 
 enum {
-    OBUF_SIZE = 1 << 20,  /* what is handed to fwrite at once */
-    OBUF_SMALL = 1 << 14, /* the buffer when 1 MiB cannot be had */
-    OBUF_ROOM = 1 << 12   /* the most any single ob_room() asks for */
+    OBUF_SIZE = 1 << 20, /* what is handed to fwrite at once */
+    OBUF_SMALL = 1 << 14 /* the buffer when 1 MiB cannot be had */
 };
 
-typedef struct obuf {
-    FILE *f; /* NULL: a memory buffer (ob_open_mem), grown instead of flushed */
-    char *buf;
-    size_t len, cap;
-    int owned;
-    int failed; /* a memory buffer that could not grow: its text is incomplete */
-} obuf;
-
-static void ob_open(obuf *b, FILE *f)
+void cli_obuf_open(cli_obuf *b, FILE *f)
 {
     static char small[OBUF_SMALL];
     b->f = f;
@@ -59,9 +51,9 @@ static void ob_open(obuf *b, FILE *f)
         b->buf = small;
 }
 
-/* A memory buffer of `cap` (>= OBUF_ROOM) bytes to start with; failed when even that cannot be
- * had. */
-static void ob_open_mem(obuf *b, size_t cap)
+/* A memory buffer of `cap` (>= CLI_OBUF_ROOM) bytes to start with; failed when even that cannot
+ * be had. */
+static void ob_open_mem(cli_obuf *b, size_t cap)
 {
     b->f = NULL;
     b->len = 0;
@@ -72,7 +64,7 @@ static void ob_open_mem(obuf *b, size_t cap)
 }
 
 /* Errors are left in f's error flag, which cli_output_commit checks. */
-static void ob_flush(obuf *b)
+static void ob_flush(cli_obuf *b)
 {
     if (!b->f)
         return; /* a memory buffer keeps its text */
@@ -81,7 +73,7 @@ static void ob_flush(obuf *b)
     b->len = 0;
 }
 
-static void ob_close(obuf *b)
+void cli_obuf_close(cli_obuf *b)
 {
     ob_flush(b);
     if (b->owned)
@@ -93,10 +85,10 @@ static void ob_close(obuf *b)
  * marked failed and its text starts again at its beginning (every later write too), so that
  * writes stay inside it; the writing thread then formats those rows again itself. @return
  * whether the room is there. */
-static int ob_grow(obuf *b, size_t n)
+static int ob_grow(cli_obuf *b, size_t n)
 {
     if (!b->failed) {
-        size_t cap = b->cap ? b->cap : OBUF_ROOM;
+        size_t cap = b->cap ? b->cap : CLI_OBUF_ROOM;
         while (cap - b->len < n)
             cap *= 2;
         char *p = realloc(b->buf, cap);
@@ -112,8 +104,9 @@ static int ob_grow(obuf *b, size_t n)
     return b->cap >= n;
 }
 
-/* A pointer to at least n (<= OBUF_ROOM) free bytes; ob_done() says how many were used. */
-static char *ob_room(obuf *b, size_t n)
+/* A pointer to at least n (<= CLI_OBUF_ROOM) free bytes; cli_obuf_done() says how many were
+ * used. */
+char *cli_obuf_room(cli_obuf *b, size_t n)
 {
     if (b->cap - b->len < n) {
         if (b->f)
@@ -121,14 +114,14 @@ static char *ob_room(obuf *b, size_t n)
         else if (!ob_grow(b, n)) {
             /* a failed buffer without even n bytes (none allocated): a scratch area of this
              * thread's, whose text is dropped */
-            static _Thread_local char sink[OBUF_ROOM];
+            static _Thread_local char sink[CLI_OBUF_ROOM];
             return sink;
         }
     }
     return b->buf + b->len;
 }
 
-static void ob_done(obuf *b, const char *end)
+void cli_obuf_done(cli_obuf *b, const char *end)
 {
     if (b->buf && end >= b->buf && end <= b->buf + b->cap)
         b->len = (size_t)(end - b->buf);
@@ -136,9 +129,9 @@ static void ob_done(obuf *b, const char *end)
         b->len = 0; /* a failed memory buffer keeps nothing */
 }
 
-static void ob_put(obuf *b, const void *s, size_t n)
+void cli_obuf_put(cli_obuf *b, const void *s, size_t n)
 {
-    if (n > OBUF_ROOM) {
+    if (n > CLI_OBUF_ROOM) {
         if (b->f) {
             ob_flush(b);
             fwrite(s, 1, n, b->f);
@@ -150,30 +143,27 @@ static void ob_put(obuf *b, const void *s, size_t n)
         b->len += n;
         return;
     }
-    char *p = ob_room(b, n);
+    char *p = cli_obuf_room(b, n);
     memcpy(p, s, n);
-    ob_done(b, p + n);
+    cli_obuf_done(b, p + n);
 }
 
-static void ob_puts(obuf *b, const char *s)
+void cli_obuf_puts(cli_obuf *b, const char *s)
 {
-    ob_put(b, s, strlen(s));
+    cli_obuf_put(b, s, strlen(s));
 }
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void ob_printf(obuf *b, const char *fmt, ...)
+void cli_obuf_printf(cli_obuf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *p = ob_room(b, OBUF_ROOM);
-    int n = vsnprintf(p, OBUF_ROOM, fmt, ap);
+    char *p = cli_obuf_room(b, CLI_OBUF_ROOM);
+    int n = vsnprintf(p, CLI_OBUF_ROOM, fmt, ap);
     va_end(ap);
     if (n < 0)
         return;
-    if (n < OBUF_ROOM) {
-        ob_done(b, p + n);
+    if (n < CLI_OBUF_ROOM) {
+        cli_obuf_done(b, p + n);
         return;
     }
     if (!b->f) { /* a memory buffer: grown to the text's length */
@@ -193,9 +183,6 @@ static void ob_printf(obuf *b, const char *fmt, ...)
 }
 
 /* ---- rows formatted on several threads ---------------------------------------------------- */
-
-/* Rows [first, end) of some format, appended to b; arg: the format's layout. */
-typedef void (*rows_fn)(obuf *b, const void *arg, uint64_t first, uint64_t end);
 
 enum {
     ROWS_PARALLEL = 1 << 16, /* fewer rows: formatted on the calling thread */
@@ -233,7 +220,7 @@ static int writer_threads(void)
 /* The ring of buffers between the formatting threads and the writing one: piece i goes into
  * slot i % nslots once piece i - nslots has been written. */
 typedef struct rows_job {
-    rows_fn fn;
+    cli_obuf_rows_fn fn;
     const void *arg;
     uint64_t rows, pieces;
     pthread_mutex_t mu;
@@ -241,7 +228,7 @@ typedef struct rows_job {
     uint64_t next;    /* the next piece to claim (under mu) */
     uint64_t written; /* pieces written so far, in order (under mu) */
     int nslots;
-    obuf slot[2 * ROWS_MAX_THREADS];
+    cli_obuf slot[2 * ROWS_MAX_THREADS];
     uint64_t ready[2 * ROWS_MAX_THREADS]; /* 1 + the piece whose text the slot holds (under mu) */
 } rows_job;
 
@@ -263,7 +250,7 @@ static void *rows_worker(void *p)
         while (i >= j->written + (uint64_t)j->nslots) /* its slot holds an unwritten piece */
             pthread_cond_wait(&j->cv, &j->mu);
         pthread_mutex_unlock(&j->mu);
-        obuf *b = &j->slot[i % (uint64_t)j->nslots];
+        cli_obuf *b = &j->slot[i % (uint64_t)j->nslots];
         b->len = 0;
         if (!b->failed)
             j->fn(b, j->arg, i * ROWS_PER_PIECE, piece_end(j, i));
@@ -277,7 +264,7 @@ static void *rows_worker(void *p)
 
 /* Rows [0, rows) of fn into b: the same bytes as fn(b, arg, 0, rows), on several threads when
  * there are many rows. */
-static void write_rows(obuf *b, rows_fn fn, const void *arg, uint64_t rows)
+void cli_obuf_rows(cli_obuf *b, cli_obuf_rows_fn fn, const void *arg, uint64_t rows)
 {
     const int t = rows >= ROWS_PARALLEL ? writer_threads() : 1;
     rows_job *j = t > 1 ? calloc(1, sizeof *j) : NULL;
@@ -311,7 +298,7 @@ static void write_rows(obuf *b, rows_fn fn, const void *arg, uint64_t rows)
             if (j->slot[k].failed) /* out of memory there: these rows formatted here */
                 fn(b, arg, i * ROWS_PER_PIECE, piece_end(j, i));
             else
-                ob_put(b, j->slot[k].buf, j->slot[k].len);
+                cli_obuf_put(b, j->slot[k].buf, j->slot[k].len);
             pthread_mutex_lock(&j->mu);
             j->written = i + 1;
             pthread_cond_broadcast(&j->cv);
@@ -326,24 +313,6 @@ static void write_rows(obuf *b, rows_fn fn, const void *arg, uint64_t rows)
     pthread_cond_destroy(&j->cv);
     pthread_mutex_destroy(&j->mu);
     free(j);
-}
-
-char *cli_rowbuf_room(cli_rowbuf *b, size_t n)
-{
-    return ob_room(b, n);
-}
-
-void cli_rowbuf_done(cli_rowbuf *b, const char *end)
-{
-    ob_done(b, end);
-}
-
-void cli_write_rows(FILE *f, cli_rows_fn fn, const void *arg, uint64_t rows)
-{
-    obuf b;
-    ob_open(&b, f);
-    write_rows(&b, fn, arg, rows);
-    ob_close(&b);
 }
 
 /* The rows' number texts: buffers of TEXT_MAX bytes (every text is shorter), copied whole into
@@ -436,7 +405,7 @@ static int value_arrays(const cli_histogram *h, const double *arr[CLI_VALUE_ARRA
 /* ---- table ----------------------------------------------------------------------------------- */
 
 /* Draw a bar of count/max * width cells. @return the cells drawn. */
-static int put_bar(obuf *b, uint64_t count, uint64_t max, int width, int utf8)
+static int put_bar(cli_obuf *b, uint64_t count, uint64_t max, int width, int utf8)
 {
     if (max == 0 || width <= 0)
         return 0;
@@ -450,12 +419,12 @@ static int put_bar(obuf *b, uint64_t count, uint64_t max, int width, int utf8)
     const char *full = utf8 ? "\u2588" : "#";
     size_t full_len = strlen(full);
     for (uint64_t i = 0; i < units / res; ++i) {
-        char *p = ob_room(b, 8);
+        char *p = cli_obuf_room(b, 8);
         memcpy(p, full, full_len);
-        ob_done(b, p + full_len);
+        cli_obuf_done(b, p + full_len);
     }
     if (utf8)
-        ob_puts(b, eighths[units % 8]);
+        cli_obuf_puts(b, eighths[units % 8]);
     return (int)(units / res) + (utf8 && units % 8 ? 1 : 0);
 }
 
@@ -559,8 +528,8 @@ typedef struct table_layout {
     size_t row;   /* the most bytes of a row without its bars */
 } table_layout;
 
-/* Rows [first, end) of the table (rows_fn). */
-static void table_rows(obuf *b, const void *arg, uint64_t first, uint64_t end)
+/* Rows [first, end) of the table (cli_obuf_rows_fn). */
+static void table_rows(cli_obuf *b, const void *arg, uint64_t first, uint64_t end)
 {
     const table_layout *t = arg;
     const cli_histogram *h = t->h;
@@ -569,7 +538,7 @@ static void table_rows(obuf *b, const void *arg, uint64_t first, uint64_t end)
     size_t alen = table_edge(a, h, h->edges[first]);
     for (uint32_t i = (uint32_t)first; i < end; ++i) {
         size_t elen = table_edge(e, h, h->edges[i + 1]);
-        char *p = ob_room(b, t->row);
+        char *p = cli_obuf_room(b, t->row);
         p = put_u64_right(p, i, t->wbin);
         *p++ = ' ';
         *p++ = ' ';
@@ -597,18 +566,18 @@ static void table_rows(obuf *b, const void *arg, uint64_t first, uint64_t end)
             }
         if (!t->bars) {
             *p++ = '\n';
-            ob_done(b, p);
+            cli_obuf_done(b, p);
         } else {
-            ob_done(b, p);
+            cli_obuf_done(b, p);
             for (uint32_t c = 0; c < nch; ++c) {
                 uint64_t v = h->counts[(size_t)c * bins + i];
-                ob_puts(b, c ? " " : "  ");
+                cli_obuf_puts(b, c ? " " : "  ");
                 int cells = put_bar(b, v, t->max, t->barw, t->utf8);
                 /* Pad each channel's bar so the next one starts in its own column. */
                 for (int s = cells; c + 1 < nch && s < t->barw; ++s)
-                    ob_puts(b, " ");
+                    cli_obuf_puts(b, " ");
             }
-            ob_puts(b, "\n");
+            cli_obuf_puts(b, "\n");
         }
         char *swap = a; /* this row's upper edge is the next row's lower edge */
         a = e;
@@ -617,7 +586,7 @@ static void table_rows(obuf *b, const void *arg, uint64_t first, uint64_t end)
     }
 }
 
-static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
+static void write_table(cli_obuf *b, const cli_histogram *h, int bars, int columns)
 {
     const gpuhist_result *r = h->result;
     uint32_t bins = r->bins, nch = r->channels;
@@ -652,18 +621,18 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
         wv[k] = (int)strlen(aname[k]) + (named_channels(h) ? 2 : 0);
     table_widths(h, bins, &wlo, &whi, narr, arr, wv);
 
-    ob_printf(b, "%*s  %*s  %*s", wbin, "bin", wlo, "lower", whi, "upper");
+    cli_obuf_printf(b, "%*s  %*s  %*s", wbin, "bin", wlo, "lower", whi, "upper");
     for (uint32_t c = 0; c < nch; ++c) {
         char name[24] = "count";
         if (named_channels(h))
             snprintf(name, sizeof name, "count_%u", c);
-        ob_printf(b, "  %*s", wc, name);
+        cli_obuf_printf(b, "  %*s", wc, name);
     }
     for (uint32_t c = 0; h->cumulative && c < nch; ++c) {
         char name[24] = "cumulative";
         if (named_channels(h))
             snprintf(name, sizeof name, "cumulative_%u", c);
-        ob_printf(b, "  %*s", wq, name);
+        cli_obuf_printf(b, "  %*s", wq, name);
     }
     for (int k = 0; k < narr; ++k)
         for (uint32_t c = 0; c < nch; ++c) {
@@ -672,9 +641,9 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
                 snprintf(name, sizeof name, "%s_%u", aname[k], c);
             else
                 snprintf(name, sizeof name, "%s", aname[k]);
-            ob_printf(b, "  %*s", wv[k], name);
+            cli_obuf_printf(b, "  %*s", wv[k], name);
         }
-    ob_puts(b, "\n");
+    cli_obuf_puts(b, "\n");
     int used = wbin + 2 + wlo + 2 + whi + (int)nch * (wc + 2) + 2 + (wq ? (int)nch * (wq + 2) : 0);
     for (int k = 0; k < narr; ++k)
         used += (int)nch * (wv[k] + 2);
@@ -691,17 +660,18 @@ static void write_table(obuf *b, const cli_histogram *h, int bars, int columns)
     row += TEXT_MAX; /* put_right's whole-buffer copies */
     table_layout t = {h, wbin, wlo, whi, wc, wq, narr, {arr[0], arr[1], arr[2]},
                       {wv[0], wv[1], wv[2]}, bars, barw, utf8, max, row};
-    write_rows(b, table_rows, &t, bins);
+    cli_obuf_rows(b, table_rows, &t, bins);
     for (uint32_t c = 0; c < nch; ++c) {
         if (named_channels(h))
-            ob_printf(b, "channel %u: ", r->channel_index[c]);
-        ob_printf(b, "underflow %llu, overflow %llu, nan %llu, total %llu\n",
-                  (unsigned long long)r->underflow[c], (unsigned long long)r->overflow[c],
-                  (unsigned long long)r->nan[c], (unsigned long long)r->total[c]);
+            cli_obuf_printf(b, "channel %u: ", r->channel_index[c]);
+        cli_obuf_printf(b, "underflow %llu, overflow %llu, nan %llu, total %llu\n",
+                        (unsigned long long)r->underflow[c], (unsigned long long)r->overflow[c],
+                        (unsigned long long)r->nan[c], (unsigned long long)r->total[c]);
     }
-    ob_printf(b, "%s bins are [lower, upper)%s; backend %s, strategy %s\n", kind_name(h->kind),
-              r->last_edge_inclusive ? ", the last one includes its upper edge" : "",
-              gpuhist_backend_name(r->backend), r->strategy ? r->strategy : "?");
+    cli_obuf_printf(b, "%s bins are [lower, upper)%s; backend %s, strategy %s\n",
+                    kind_name(h->kind),
+                    r->last_edge_inclusive ? ", the last one includes its upper edge" : "",
+                    gpuhist_backend_name(r->backend), r->strategy ? r->strategy : "?");
 }
 
 /* ---- CSV ------------------------------------------------------------------------------------- */
@@ -714,8 +684,8 @@ typedef struct csv_layout {
     size_t row; /* the most bytes of a row */
 } csv_layout;
 
-/* Rows [first, end) of the CSV (rows_fn). */
-static void csv_rows(obuf *b, const void *arg, uint64_t first, uint64_t end)
+/* Rows [first, end) of the CSV (cli_obuf_rows_fn). */
+static void csv_rows(cli_obuf *b, const void *arg, uint64_t first, uint64_t end)
 {
     const csv_layout *t = arg;
     const cli_histogram *h = t->h;
@@ -724,7 +694,7 @@ static void csv_rows(obuf *b, const void *arg, uint64_t first, uint64_t end)
     size_t alen = cli_shortest_double(a, h->edges[first]);
     for (uint32_t i = (uint32_t)first; i < end; ++i) {
         size_t elen = cli_shortest_double(e, h->edges[i + 1]);
-        char *p = ob_room(b, t->row);
+        char *p = cli_obuf_room(b, t->row);
         p = cli_put_u64(p, i);
         *p++ = ',';
         memcpy(p, a, TEXT_MAX); /* whole buffers: see TEXT_MAX */
@@ -746,7 +716,7 @@ static void csv_rows(obuf *b, const void *arg, uint64_t first, uint64_t end)
                 p += sum_text(p, t->arr[k][(size_t)c * bins + i]);
             }
         *p++ = '\n';
-        ob_done(b, p);
+        cli_obuf_done(b, p);
         char *swap = a; /* this row's upper edge is the next row's lower edge */
         a = e;
         e = swap;
@@ -754,52 +724,52 @@ static void csv_rows(obuf *b, const void *arg, uint64_t first, uint64_t end)
     }
 }
 
-static void write_csv(obuf *b, const cli_histogram *h)
+static void write_csv(cli_obuf *b, const cli_histogram *h)
 {
     const gpuhist_result *r = h->result;
     uint32_t bins = r->bins, nch = r->channels;
     const double *arr[CLI_VALUE_ARRAYS] = {NULL, NULL, NULL};
     const char *aname[CLI_VALUE_ARRAYS];
     int narr = value_arrays(h, arr, aname);
-    ob_puts(b, "bin,lower,upper");
+    cli_obuf_puts(b, "bin,lower,upper");
     if (named_channels(h))
         for (uint32_t c = 0; c < nch; ++c)
-            ob_printf(b, ",count_%u", c);
+            cli_obuf_printf(b, ",count_%u", c);
     else
-        ob_puts(b, ",count");
+        cli_obuf_puts(b, ",count");
     if (h->cumulative) {
         if (named_channels(h))
             for (uint32_t c = 0; c < nch; ++c)
-                ob_printf(b, ",cumulative_%u", c);
+                cli_obuf_printf(b, ",cumulative_%u", c);
         else
-            ob_puts(b, ",cumulative");
+            cli_obuf_puts(b, ",cumulative");
     }
     for (int k = 0; k < narr; ++k) {
         if (named_channels(h))
             for (uint32_t c = 0; c < nch; ++c)
-                ob_printf(b, ",%s_%u", aname[k], c);
+                cli_obuf_printf(b, ",%s_%u", aname[k], c);
         else
-            ob_printf(b, ",%s", aname[k]);
+            cli_obuf_printf(b, ",%s", aname[k]);
     }
-    ob_puts(b, "\n");
+    cli_obuf_puts(b, "\n");
     csv_layout t = {h, narr, {arr[0], arr[1], arr[2]},
                     10 + 2 * 32 + 2 * nch * 21 + (size_t)narr * nch * 33 + 4 + TEXT_MAX};
-    write_rows(b, csv_rows, &t, bins);
+    cli_obuf_rows(b, csv_rows, &t, bins);
 }
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
-/* Items [first, end) of a JSON array of integers (rows_fn; arg: the integers). */
-static void json_u64_items(obuf *b, const void *arg, uint64_t first, uint64_t end)
+/* Items [first, end) of a JSON array of integers (cli_obuf_rows_fn; arg: the integers). */
+static void json_u64_items(cli_obuf *b, const void *arg, uint64_t first, uint64_t end)
 {
     const uint64_t *v = arg;
     for (uint64_t i = first; i < end; ++i) {
-        char *p = ob_room(b, 24);
+        char *p = cli_obuf_room(b, 24);
         if (i) {
             *p++ = ',';
             *p++ = ' ';
         }
-        ob_done(b, cli_put_u64(p, v[i]));
+        cli_obuf_done(b, cli_put_u64(p, v[i]));
     }
 }
 
@@ -810,77 +780,77 @@ typedef struct json_doubles {
     size_t (*text)(char *buf, double v);
 } json_doubles;
 
-/* Items [first, end) of a JSON array of doubles (rows_fn; arg: a json_doubles). */
-static void json_double_items(obuf *b, const void *arg, uint64_t first, uint64_t end)
+/* Items [first, end) of a JSON array of doubles (cli_obuf_rows_fn; arg: a json_doubles). */
+static void json_double_items(cli_obuf *b, const void *arg, uint64_t first, uint64_t end)
 {
     const json_doubles *d = arg;
     for (uint64_t i = first; i < end; ++i) {
-        char *p = ob_room(b, 40);
+        char *p = cli_obuf_room(b, 40);
         if (i) {
             *p++ = ',';
             *p++ = ' ';
         }
-        ob_done(b, p + d->text(p, d->v[i]));
+        cli_obuf_done(b, p + d->text(p, d->v[i]));
     }
 }
 
-static void json_u64_array(obuf *b, const uint64_t *v, size_t n)
+static void json_u64_array(cli_obuf *b, const uint64_t *v, size_t n)
 {
-    ob_puts(b, "[");
-    write_rows(b, json_u64_items, v, n);
-    ob_puts(b, "]");
+    cli_obuf_puts(b, "[");
+    cli_obuf_rows(b, json_u64_items, v, n);
+    cli_obuf_puts(b, "]");
 }
 
-static void json_sum_array(obuf *b, const double *v, size_t n)
+static void json_sum_array(cli_obuf *b, const double *v, size_t n)
 {
     const json_doubles d = {v, json_sum_text};
-    ob_puts(b, "[");
-    write_rows(b, json_double_items, &d, n);
-    ob_puts(b, "]");
+    cli_obuf_puts(b, "[");
+    cli_obuf_rows(b, json_double_items, &d, n);
+    cli_obuf_puts(b, "]");
 }
 
 /* "KEY": integers laid out as the counts: one array, or one per channel with --channels. */
-static void json_u64_field(obuf *b, const cli_histogram *h, const char *key, const uint64_t *v)
+static void json_u64_field(cli_obuf *b, const cli_histogram *h, const char *key, const uint64_t *v)
 {
     uint32_t bins = h->result->bins, nch = h->result->channels;
-    ob_printf(b, ",\n  \"%s\": ", key);
+    cli_obuf_printf(b, ",\n  \"%s\": ", key);
     if (h->per_channel) {
-        ob_puts(b, "[");
+        cli_obuf_puts(b, "[");
         for (uint32_t c = 0; c < nch; ++c) {
-            ob_puts(b, c ? ", " : "");
+            cli_obuf_puts(b, c ? ", " : "");
             json_u64_array(b, v + (size_t)c * bins, bins);
         }
-        ob_puts(b, "]");
+        cli_obuf_puts(b, "]");
     } else {
         json_u64_array(b, v, bins);
     }
 }
 
 /* "KEY": the array, or one array per channel with --channels (as "counts"). */
-static void json_sums(obuf *b, const cli_histogram *h, const char *key, const double *v)
+static void json_sums(cli_obuf *b, const cli_histogram *h, const char *key, const double *v)
 {
     uint32_t bins = h->result->bins, nch = h->result->channels;
-    ob_printf(b, ",\n  \"%s\": ", key);
+    cli_obuf_printf(b, ",\n  \"%s\": ", key);
     if (h->per_channel) {
-        ob_puts(b, "[");
+        cli_obuf_puts(b, "[");
         for (uint32_t c = 0; c < nch; ++c) {
-            ob_puts(b, c ? ", " : "");
+            cli_obuf_puts(b, c ? ", " : "");
             json_sum_array(b, v + (size_t)c * bins, bins);
         }
-        ob_puts(b, "]");
+        cli_obuf_puts(b, "]");
     } else {
         json_sum_array(b, v, bins);
     }
 }
 
-static void write_json(obuf *b, const cli_histogram *h)
+static void write_json(cli_obuf *b, const cli_histogram *h)
 {
     const gpuhist_result *r = h->result;
     uint32_t bins = r->bins, nch = r->channels;
-    ob_puts(b, "{\n  \"edges\": [");
+    cli_obuf_puts(b, "{\n  \"edges\": [");
     const json_doubles edges = {h->edges, cli_shortest_double};
-    write_rows(b, json_double_items, &edges, (uint64_t)bins + 1u);
-    ob_puts(b, "]");
+    cli_obuf_rows(b, json_double_items, &edges, (uint64_t)bins + 1u);
+    cli_obuf_puts(b, "]");
     json_u64_field(b, h, "counts", h->counts);
     if (h->cumulative)
         json_u64_field(b, h, "cumulative", h->cumulative);
@@ -890,36 +860,37 @@ static void write_json(obuf *b, const cli_histogram *h)
         json_sums(b, h, "sums_squared", h->sums_squared);
     if (h->density)
         json_sums(b, h, "density", h->density);
-    ob_printf(b,
-              ",\n  \"underflow\": %llu,\n  \"overflow\": %llu,\n  \"nan\": %llu,\n"
-              "  \"total\": %llu,\n",
-              (unsigned long long)sum_tally(r->underflow, nch),
-              (unsigned long long)sum_tally(r->overflow, nch),
-              (unsigned long long)sum_tally(r->nan, nch),
-              (unsigned long long)sum_tally(r->total, nch));
+    cli_obuf_printf(b,
+                    ",\n  \"underflow\": %llu,\n  \"overflow\": %llu,\n  \"nan\": %llu,\n"
+                    "  \"total\": %llu,\n",
+                    (unsigned long long)sum_tally(r->underflow, nch),
+                    (unsigned long long)sum_tally(r->overflow, nch),
+                    (unsigned long long)sum_tally(r->nan, nch),
+                    (unsigned long long)sum_tally(r->total, nch));
     /* The strategy and backend names are fixed identifiers: no JSON escaping needed. */
-    ob_printf(b, "  \"backend\": \"%s\",\n  \"strategy\": \"%s\",\n",
-              gpuhist_backend_name(r->backend), r->strategy ? r->strategy : "");
-    ob_printf(b, "  \"dtype\": \"%s\",\n  \"kind\": \"%s\",\n  \"bins\": %u,\n",
-              gpuhist_dtype_name(h->dtype), kind_name(h->kind), bins);
-    ob_printf(b, "  \"last_edge_inclusive\": %s,\n", r->last_edge_inclusive ? "true" : "false");
+    cli_obuf_printf(b, "  \"backend\": \"%s\",\n  \"strategy\": \"%s\",\n",
+                    gpuhist_backend_name(r->backend), r->strategy ? r->strategy : "");
+    cli_obuf_printf(b, "  \"dtype\": \"%s\",\n  \"kind\": \"%s\",\n  \"bins\": %u,\n",
+                    gpuhist_dtype_name(h->dtype), kind_name(h->kind), bins);
+    cli_obuf_printf(b, "  \"last_edge_inclusive\": %s,\n",
+                    r->last_edge_inclusive ? "true" : "false");
     if (h->per_channel) {
         uint64_t idx[GPUHIST_MAX_CHANNELS];
         for (uint32_t c = 0; c < nch; ++c)
             idx[c] = r->channel_index[c];
-        ob_puts(b, "  \"channel_index\": ");
+        cli_obuf_puts(b, "  \"channel_index\": ");
         json_u64_array(b, idx, nch);
-        ob_puts(b, ",\n  \"underflow_per_channel\": ");
+        cli_obuf_puts(b, ",\n  \"underflow_per_channel\": ");
         json_u64_array(b, r->underflow, nch);
-        ob_puts(b, ",\n  \"overflow_per_channel\": ");
+        cli_obuf_puts(b, ",\n  \"overflow_per_channel\": ");
         json_u64_array(b, r->overflow, nch);
-        ob_puts(b, ",\n  \"nan_per_channel\": ");
+        cli_obuf_puts(b, ",\n  \"nan_per_channel\": ");
         json_u64_array(b, r->nan, nch);
-        ob_puts(b, ",\n  \"total_per_channel\": ");
+        cli_obuf_puts(b, ",\n  \"total_per_channel\": ");
         json_u64_array(b, r->total, nch);
-        ob_puts(b, ",\n");
+        cli_obuf_puts(b, ",\n");
     }
-    ob_printf(b, "  \"seconds\": %.9f\n}\n", r->seconds);
+    cli_obuf_printf(b, "  \"seconds\": %.9f\n}\n", r->seconds);
 }
 
 /* ---- .npy ------------------------------------------------------------------------------------ */
@@ -927,7 +898,7 @@ static void write_json(obuf *b, const cli_histogram *h)
 /* Format 1.0: magic, version, header length (little-endian u16), then the header dict padded
  * with spaces and ended by a newline so that the data starts at a multiple of 64, as NumPy
  * writes it. */
-static void npy_header(obuf *b, const char *descr, const char *shape)
+static void npy_header(cli_obuf *b, const char *descr, const char *shape)
 {
     char dict[160];
     int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
@@ -935,27 +906,27 @@ static void npy_header(obuf *b, const char *descr, const char *shape)
     int pad = (64 - (10 + n + 1) % 64) % 64;
     int hlen = n + pad + 1;
     char pre[10] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, (char)(hlen & 0xff), (char)(hlen >> 8)};
-    ob_put(b, pre, sizeof pre);
-    ob_put(b, dict, (size_t)n);
-    char *p = ob_room(b, (size_t)pad + 1);
+    cli_obuf_put(b, pre, sizeof pre);
+    cli_obuf_put(b, dict, (size_t)n);
+    char *p = cli_obuf_room(b, (size_t)pad + 1);
     memset(p, ' ', (size_t)pad);
     p[pad] = '\n';
-    ob_done(b, p + pad + 1);
+    cli_obuf_done(b, p + pad + 1);
 }
 
 /* 64-bit words (uint64 or the bits of doubles) in little-endian order. */
-static void put_le64(obuf *b, const void *words, size_t n)
+static void put_le64(cli_obuf *b, const void *words, size_t n)
 {
     if (cli_host_little_endian()) {
-        ob_put(b, words, n * 8);
+        cli_obuf_put(b, words, n * 8);
         return;
     }
     const unsigned char *w = words;
     for (size_t i = 0; i < n; ++i) {
-        unsigned char *p = (unsigned char *)ob_room(b, 8);
+        unsigned char *p = (unsigned char *)cli_obuf_room(b, 8);
         for (int k = 0; k < 8; ++k)
             p[k] = w[8 * i + 7 - k];
-        ob_done(b, (char *)p + 8);
+        cli_obuf_done(b, (char *)p + 8);
     }
 }
 
@@ -968,7 +939,7 @@ static void counts_shape(const cli_histogram *h, char *shape, size_t size)
         snprintf(shape, size, "(%u,)", h->result->bins);
 }
 
-static void write_npy_counts(obuf *b, const cli_histogram *h)
+static void write_npy_counts(cli_obuf *b, const cli_histogram *h)
 {
     char shape[48];
     counts_shape(h, shape, sizeof shape);
@@ -979,8 +950,8 @@ static void write_npy_counts(obuf *b, const cli_histogram *h)
 /* Side array `which` (CLI_NPY_EDGES, _SUMS, _SUMS_SQUARED) as a .npy '<f8' array. */
 static void write_npy_side(FILE *f, const cli_histogram *h, int which)
 {
-    obuf b;
-    ob_open(&b, f);
+    cli_obuf b;
+    cli_obuf_open(&b, f);
     char shape[48];
     if (which == CLI_NPY_EDGES) {
         snprintf(shape, sizeof shape, "(%llu,)", (unsigned long long)h->result->bins + 1);
@@ -992,7 +963,7 @@ static void write_npy_side(FILE *f, const cli_histogram *h, int which)
         put_le64(&b, which == CLI_NPY_SUMS ? h->sums : h->sums_squared,
                  (size_t)h->result->channels * h->result->bins);
     }
-    ob_close(&b);
+    cli_obuf_close(&b);
 }
 
 char *cli_npy_side_path(const char *path, const char *what)
@@ -1094,8 +1065,8 @@ void cli_note_tallies(const cli_histogram *h)
 
 void cli_write_histogram(FILE *f, cli_format format, const cli_histogram *h, int bars, int columns)
 {
-    obuf b;
-    ob_open(&b, f);
+    cli_obuf b;
+    cli_obuf_open(&b, f);
     if (format == CLI_FMT_CSV)
         write_csv(&b, h);
     else if (format == CLI_FMT_JSON)
@@ -1104,5 +1075,5 @@ void cli_write_histogram(FILE *f, cli_format format, const cli_histogram *h, int
         write_npy_counts(&b, h);
     else
         write_table(&b, h, bars, columns);
-    ob_close(&b);
+    cli_obuf_close(&b);
 }
