@@ -224,39 +224,51 @@ typedef struct json_array {
     const double *d;
 } json_array;
 
-/* Items [first, end) of a json_array as nested JSON arrays (cli_obuf_rows_fn): item j with the
+/* The JSON's arrays are handed to the writers' threads in rows of JSON_ROW items: an item is a
+ * few bytes, and a range of rows a thread formats at once must be long enough to outweigh
+ * handing it over. An item takes at most JSON_ITEM bytes (a comma, 8 brackets each way, a
+ * number's 32-byte buffer). */
+enum { JSON_ROW = 8, JSON_ITEM = 64 };
+
+/* Rows [first, end) of a json_array as nested JSON arrays (cli_obuf_rows_fn): item j with the
  * comma before it, a bracket opened before it for every axis whose index starts at j and one
- * closed after it for every axis whose index ends there, so the text depends on j alone. */
+ * closed after it for every axis whose index ends there, so the text depends on j alone. Room
+ * is asked for a batch of items at a time. */
 static void json_items(cli_obuf *b, const void *arg, uint64_t first, uint64_t end)
 {
     const json_array *t = arg;
     const gpuhist_nd_result *r = t->r;
     const uint32_t D = r->dims;
+    const uint64_t last = end * JSON_ROW < r->bins_total ? end * JSON_ROW : r->bins_total;
     uint32_t idx[GPUHIST_MAX_DIMS];
-    unravel(r, first, idx);
-    for (uint64_t j = first; j < end; ++j) {
-        uint32_t opens = 0, closes = 0;
-        while (opens < D && idx[D - 1 - opens] == 0)
-            ++opens;
-        while (closes < D && idx[D - 1 - closes] + 1 == r->bins[D - 1 - closes])
-            ++closes;
-        char *p = cli_obuf_room(b, 64);
-        if (j > 0)
-            *p++ = ',';
-        for (uint32_t k = 0; k < opens; ++k)
-            *p++ = '[';
-        if (t->u)
-            p = cli_put_u64(p, t->u[j]);
-        else
-            p += value_text(p, t->d[j], 1);
-        for (uint32_t k = 0; k < closes; ++k)
-            *p++ = ']';
-        cli_obuf_done(b, p);
-        for (uint32_t a = D; a-- > 0;) { /* the next joint bin's indices */
-            if (++idx[a] < r->bins[a])
-                break;
-            idx[a] = 0;
+    unravel(r, first * JSON_ROW, idx);
+    for (uint64_t j = first * JSON_ROW; j < last;) {
+        char *p = cli_obuf_room(b, CLI_OBUF_ROOM);
+        const uint64_t batch = CLI_OBUF_ROOM / JSON_ITEM;
+        const uint64_t stop = last - j < batch ? last : j + batch;
+        for (; j < stop; ++j) {
+            uint32_t opens = 0, closes = 0;
+            while (opens < D && idx[D - 1 - opens] == 0)
+                ++opens;
+            while (closes < D && idx[D - 1 - closes] + 1 == r->bins[D - 1 - closes])
+                ++closes;
+            if (j > 0)
+                *p++ = ',';
+            for (uint32_t k = 0; k < opens; ++k)
+                *p++ = '[';
+            if (t->u)
+                p = cli_put_u64(p, t->u[j]);
+            else
+                p += value_text(p, t->d[j], 1);
+            for (uint32_t k = 0; k < closes; ++k)
+                *p++ = ']';
+            for (uint32_t a = D; a-- > 0;) { /* the next joint bin's indices */
+                if (++idx[a] < r->bins[a])
+                    break;
+                idx[a] = 0;
+            }
         }
+        cli_obuf_done(b, p);
     }
 }
 
@@ -264,7 +276,7 @@ static void json_nested(cli_obuf *b, const gpuhist_nd_result *r, const uint64_t 
                         const double *d)
 {
     const json_array t = {r, u, d};
-    cli_obuf_rows(b, json_items, &t, r->bins_total);
+    cli_obuf_rows(b, json_items, &t, (r->bins_total + JSON_ROW - 1) / JSON_ROW);
 }
 
 static void write_json(cli_obuf *b, const nd_hist *h)

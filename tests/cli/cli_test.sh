@@ -2105,42 +2105,44 @@ PY
         cmp -s w1.$f w3.$f || fail "N-D -f $f differs between 1 and 3 writer threads"
         [ "$(wc -l <w1.$f)" -gt 4000 ] || fail "N-D -f $f: $(wc -l <w1.$f) lines"
     done
-    # JSON: the items of the nested arrays (90000 each: counts, sums, sums of squares, density)
-    # are formatted on the writers' threads too; the same bytes but for "seconds"
+    # JSON: the items of the nested arrays (counts, sums, sums of squares, density) are
+    # formatted on the writers' threads in rows of 8 from 2^19 items on: 800 x 700 bins, the
+    # same bytes on 1 and 3 threads but for "seconds"; npy (written whole): the same files
     local t
     for t in 1 3; do
-        GPUHIST_WRITER_THREADS=$t "$G" --dims 2 -t f64 -b 300,300 -r 0:1,0:1 --weights ww.f64 \
-            --squares --density -f json -o w$t.json pw.f64 2>err.txt ||
+        GPUHIST_WRITER_THREADS=$t "$G" --dims 2 -t f64 -b 800,700 -r 0:1,0:1 --weights ww.f64 \
+            --squares --density -f json -o j$t.json pw.f64 2>err.txt ||
             fail "-f json on $t threads: $(cat err.txt)"
         checks=$((checks + 1))
-        sed -E 's/"seconds": [0-9.]+/"seconds": S/' w$t.json >w$t.cut.json
-    done
-    cmp -s w1.cut.json w3.cut.json || fail "N-D -f json differs between 1 and 3 writer threads"
-    # npy (written whole, no row threads): the same files
-    for t in 1 3; do
-        GPUHIST_WRITER_THREADS=$t "$G" --dims 2 -t f64 -b 300,300 -r 0:1,0:1 --weights ww.f64 \
+        sed -E 's/"seconds": [0-9.]+/"seconds": S/' j$t.json >j$t.cut.json
+        GPUHIST_WRITER_THREADS=$t "$G" --dims 2 -t f64 -b 800,700 -r 0:1,0:1 --weights ww.f64 \
             --squares -f npy -o n$t.npy pw.f64 2>err.txt || fail "-f npy on $t threads: $(cat err.txt)"
         checks=$((checks + 1))
     done
+    cmp -s j1.cut.json j3.cut.json || fail "N-D -f json differs between 1 and 3 writer threads"
     for f in npy edges0.npy edges1.npy sums.npy sums_squared.npy; do
         cmp -s n1.$f n3.$f || fail "N-D -f npy: n.$f differs between 1 and 3 writer threads"
     done
-    # the JSON read back: its nesting puts every value in its bin (the CSV's rows, bin by bin);
-    # with NumPy, the counts and edges are histogramdd's, the sums the correctly rounded sums of
-    # each bin's weights (math.fsum) and the squares and density NumPy's to 1e-12
-    "$py" - <<'PY' || fail "N-D JSON of 300 x 300 bins read back"
-import csv, json, math, struct
-j = json.load(open("w3.json"))
-assert j["shape"] == [300, 300] and j["dims"] == 2, j["shape"]
-rows = list(csv.reader(open("w1.csv")))
-assert rows[0][6:] == ["count", "sum", "sum_sq", "density"], rows[0]
-for r in rows[1:]:
-    i, k = int(r[0]), int(r[3])
-    assert j["counts"][i][k] == int(r[6]), (i, k)
-    for key, col in (("sums", 7), ("sums_squared", 8), ("density", 9)):
-        assert j[key][i][k] == float(r[col]), (key, i, k, j[key][i][k], r[col])
-    assert j["edges"][0][i] == float(r[1]) and j["edges"][1][k + 1] == float(r[5]), (i, k)
-assert len(rows) == 90001
+    # the JSON read back: its nesting puts every value where the .npy files have it (C order,
+    # bit for bit); with NumPy, the counts and edges are histogramdd's, the sums the correctly
+    # rounded sums of each bin's weights (math.fsum), the squares and density NumPy's to 1e-12
+    "$py" - <<'PY' || fail "N-D JSON of 800 x 700 bins read back"
+import json, math, struct
+j = json.load(open("j3.json"))
+assert j["shape"] == [800, 700] and j["dims"] == 2, j["shape"]
+def npy(name, code):
+    b = open(name, "rb").read()
+    start = 10 + struct.unpack("<H", b[8:10])[0]
+    return list(struct.unpack("<%d%s" % ((len(b) - start) // 8, code), b[start:]))
+def flat(key):
+    v = j[key]
+    assert len(v) == 800 and all(len(row) == 700 for row in v), key
+    return [x for row in v for x in row]
+assert flat("counts") == npy("n1.npy", "Q")
+assert flat("sums") == npy("n1.sums.npy", "d")
+assert flat("sums_squared") == npy("n1.sums_squared.npy", "d")
+assert j["edges"] == [npy("n1.edges0.npy", "d"), npy("n1.edges1.npy", "d")]
+assert len(flat("density")) == 560000
 try:
     import numpy as np
 except ImportError:
@@ -2148,7 +2150,7 @@ except ImportError:
 pts = np.fromfile("pw.f64").reshape(-1, 2)
 w = np.fromfile("ww.f64")
 rng = [(0, 1), (0, 1)]
-counts, edges = np.histogramdd(pts, bins=(300, 300), range=rng)
+counts, edges = np.histogramdd(pts, bins=(800, 700), range=rng)
 assert np.array_equal(np.array(j["counts"], dtype=np.float64), counts)
 assert all(np.array_equal(np.array(j["edges"][a]), edges[a]) for a in range(2))
 bins = [np.searchsorted(edges[a], pts[:, a], side="right") - 1 for a in range(2)]
@@ -2159,9 +2161,9 @@ sums = np.array(j["sums"])
 for (a, b), xs in per_bin.items():
     assert sums[a, b] == math.fsum(xs), (a, b, sums[a, b], math.fsum(xs))
 assert np.count_nonzero(sums) == sum(1 for xs in per_bin.values() if math.fsum(xs) != 0)
-sq = np.histogramdd(pts, bins=(300, 300), range=rng, weights=w * w)[0]
+sq = np.histogramdd(pts, bins=(800, 700), range=rng, weights=w * w)[0]
 assert np.allclose(np.array(j["sums_squared"]), sq, rtol=1e-12, atol=0)
-dens = np.histogramdd(pts, bins=(300, 300), range=rng, weights=w, density=True)[0]
+dens = np.histogramdd(pts, bins=(800, 700), range=rng, weights=w, density=True)[0]
 assert np.allclose(np.array(j["density"]), dens, rtol=1e-12, atol=0)
 PY
     checks=$((checks + 1))
