@@ -27,7 +27,7 @@ import numpy as np
 from . import _context, _core, _device
 from ._api import _device_context, host_array, samples_for_library
 from ._histogram import Axis, Kind
-from ._nd import (_EVEN, _MAX_DIMS, _MAX_JOINT_BINS, _axis_spec, _numpy_rounds_int64,
+from ._nd import (_MAX_DIMS, _MAX_JOINT_BINS, _axis_spec, _numpy_rounds_int64,
                   weight_name)
 
 _range = builtins.range  # `range` is a parameter name below, as in NumPy
@@ -116,6 +116,9 @@ class HistogramDD:
             raise ValueError("range argument must have one entry per dimension")
         edges: List[np.ndarray] = []
         self._even: List[bool] = []
+        # per axis: NumPy computed its linspace in float32 (NumPy 2, a range of float32
+        # scalars), so f32 coordinates try the library's float32 linspace first
+        self._f32_linspace: List[bool] = []
         for i in _range(D):
             b = per_axis[i]
             if np.ndim(b) == 0:
@@ -137,6 +140,7 @@ class HistogramDD:
                     lo, hi = lo - 0.5, hi + 0.5
                 e = np.linspace(lo, hi, n + 1)
                 self._even.append(True)
+                self._f32_linspace.append(e.dtype == np.float32)
             elif np.ndim(b) == 1:
                 e = np.asarray(b)
                 if e.size < 2:
@@ -145,6 +149,7 @@ class HistogramDD:
                     raise ValueError(f"`bins[{i}]` must be monotonically increasing, when an "
                                      f"array")
                 self._even.append(False)
+                self._f32_linspace.append(False)
             else:
                 raise ValueError(f"`bins[{i}]` must be a scalar or 1d array")
             e = np.asarray(e, dtype=np.float64)
@@ -174,17 +179,9 @@ class HistogramDD:
         library's even edges are these edges bit for bit, else the edges)."""
         specs = self._specs.get(dtype.name)
         if specs is None:
-            specs = [_axis_spec(e, i, dtype, (e[0], e[-1]) if self._even[i] else None)
+            specs = [_axis_spec(e, i, dtype, (e[0], e[-1]) if self._even[i] else None,
+                                self._f32_linspace[i])
                      for i, e in enumerate(self._edges)]
-            if dtype == np.float32:
-                # _axis_spec keeps float32 on edges (numpy.histogramdd's rule for its own
-                # edges); these edges are float64 and fixed: even bins serve whenever the
-                # library's float32 even edges are exactly them
-                for i, e in enumerate(self._edges):
-                    n, lo, hi = e.size - 1, float(e[0]), float(e[-1])
-                    if self._even[i] and np.array_equal(
-                            _core.compute_edges(_EVEN, n, lo, hi, 0, "float32"), e):
-                        specs[i] = (_EVEN, n, lo, hi, None, 0, True)
             self._specs[dtype.name] = specs
         return specs
 

@@ -228,9 +228,15 @@ class Histogram:
             plan.last_inclusive = True
             plan.np_edges = self._edges
             # the library's even edges are float32 for f32 samples: usable only when they
-            # are these float64 edges exactly
-            lib = _core.compute_edges(KIND_EVEN, n, lo, hi, 0, dtype_name)
-            if np.array_equal(lib, self._edges):
+            # are these float64 edges exactly (rounded to float32 they may even repeat a
+            # value, which the library refuses). The float32 linspace (KIND_EVEN_F32_LINSPACE)
+            # is not tried: it can equal float64 edges only when they are float32 values, and
+            # those are these EVEN edges too (the library's double linspace is NumPy's).
+            try:
+                lib = _core.compute_edges(KIND_EVEN, n, lo, hi, 0, dtype_name)
+            except ValueError:
+                lib = None
+            if lib is not None and np.array_equal(lib, self._edges):
                 plan.kind, plan.lower, plan.upper = KIND_EVEN, lo, hi
             else:
                 plan.kind, plan.edges = KIND_EDGES, np.array(self._edges)

@@ -21,8 +21,9 @@ import numpy as np
 from . import _context, _core
 from ._api import host_array, samples_for_library
 
-# the library's kinds of bins (gpuhist_bin_kind)
-_EVEN, _EDGES = 0, 1
+# the library's kinds of bins (gpuhist_bin_kind), as the binding takes them (_plan's KIND_*):
+# _F32_LINSPACE is EVEN with float32_linspace (NumPy 2's float32 edges of f32 samples)
+_EVEN, _EDGES, _F32_LINSPACE = 0, 1, 3
 _MAX_DIMS = 8
 _MAX_JOINT_BINS = 2**31
 _range = builtins.range  # `range` is a parameter name below, as in NumPy
@@ -86,11 +87,17 @@ def _edges(sample: np.ndarray, bins: Any, rng: Any) -> Tuple[List[np.ndarray], L
     return edges, list(bins)
 
 
-def _axis_spec(edges: np.ndarray, i: int, lib_dtype: np.dtype, even: Optional[Tuple[Any, Any]]
-               ) -> tuple:
+def _axis_spec(edges: np.ndarray, i: int, lib_dtype: np.dtype, even: Optional[Tuple[Any, Any]],
+               f32_linspace_first: Optional[bool] = None) -> tuple:
     """The library's spec of axis i with exactly these edges, last edge inclusive: even bins
     when the library's even edges for this sample type are these edges bit for bit (faster),
-    else the edges themselves."""
+    else the edges themselves.
+
+    even: the (first, last) edge of a linspace axis, None for an array of edges. f32 samples
+    have two kinds of even edges, both float32 values: the double linspace rounded (EVEN) and
+    NumPy 2's float32 linspace (EVEN with float32_linspace, _F32_LINSPACE); both are tried, the
+    float32 linspace first when f32_linspace_first (default: NumPy's edges are float32, i.e.
+    NumPy computed them in float32). Edges that are not all float32 values are neither."""
     e = np.asarray(edges, dtype=np.float64)
     if not np.all(np.isfinite(e)):
         raise ValueError(f"gpuhist: bins[{i}]: the edges must be finite")
@@ -98,15 +105,26 @@ def _axis_spec(edges: np.ndarray, i: int, lib_dtype: np.dtype, even: Optional[Tu
         raise ValueError(f"gpuhist: bins[{i}]: repeated edges are not supported (the edges "
                          f"must increase strictly)")
     n = e.size - 1
-    if even is not None and (lib_dtype.kind != "f" or lib_dtype == np.float64):
+    if even is not None and float(even[0]) < float(even[1]):
         lo, hi = float(even[0]), float(even[1])
-        if lo < hi:
+        kinds = [_EVEN]
+        if lib_dtype == np.float32:
+            with np.errstate(over="ignore"):  # (beyond float32: inf, unequal)
+                f32_values = np.array_equal(e.astype(np.float32), e)
+            if not f32_values:
+                kinds = []  # the library's float edges cannot be these
+            else:
+                if f32_linspace_first is None:
+                    f32_linspace_first = np.asarray(edges).dtype == np.float32
+                kinds = [_F32_LINSPACE, _EVEN] if f32_linspace_first else \
+                    [_EVEN, _F32_LINSPACE]
+        for kind in kinds:
             try:
-                mine = _core.compute_edges(_EVEN, n, lo, hi, 0, lib_dtype.name)
-            except Exception:  # noqa: BLE001 - not representable as even bins: use the edges
-                mine = None
-            if mine is not None and np.array_equal(mine, e):
-                return (_EVEN, n, lo, hi, None, 0, True)
+                mine = _core.compute_edges(kind, n, lo, hi, 0, lib_dtype.name)
+            except Exception:  # noqa: BLE001 - not representable as these even bins
+                continue
+            if np.array_equal(mine, e):
+                return (kind, n, lo, hi, None, 0, True)
     return (_EDGES, n, 0.0, 0.0, np.ascontiguousarray(e), 0, True)
 
 
