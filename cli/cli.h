@@ -468,6 +468,12 @@ void cli_obuf_printf(cli_obuf *b, const char *fmt, ...)
 #endif
     ;
 
+/* A .npy format 1.0 header into b, as NumPy writes it: an array of `descr` ("<u8", "<f8") and
+ * `shape` ("(5,)", "(3, 2)"), C order; the data that follows starts at a multiple of 64. */
+void cli_obuf_npy_header(cli_obuf *b, const char *descr, const char *shape);
+/* n 64-bit words (uint64 or the bits of doubles) into b in little-endian order. */
+void cli_obuf_le64(cli_obuf *b, const void *words, size_t n);
+
 /* Rows [first, end) of some format appended to b (cli_obuf_room / cli_obuf_done, or any
  * cli_obuf writer); arg: the format's layout. Each row's text depends on its index alone. */
 typedef void (*cli_obuf_rows_fn)(cli_obuf *b, const void *arg, uint64_t first, uint64_t end);

@@ -102,7 +102,7 @@ static const char *kind_text(const gpuhist_bin_spec *s, char *buf, size_t size)
     return buf;
 }
 
-/* Rows [first, end) of the table (the non-empty ones of those joint bins; cli_rows_fn). */
+/* Rows [first, end) of the table (the non-empty ones of those joint bins; cli_obuf_rows_fn). */
 static void table_rows(cli_obuf *b, const void *arg, uint64_t first, uint64_t end)
 {
     const nd_hist *h = arg;
@@ -315,49 +315,24 @@ static void write_json(cli_obuf *b, const nd_hist *h)
                     r->strategy ? r->strategy : "?", r->seconds);
 }
 
-/* .npy format 1.0 (2.0 when the header outgrows 65535 bytes: never here). */
-static void npy_header(cli_obuf *b, const char *descr, const gpuhist_nd_result *r,
-                       int edges_axis)
+/* The .npy shape of the counts (edges_axis < 0: the histogram's shape, "(3, 2)", "(5,)") or of
+ * the edges of axis edges_axis ("(4,)"). shape: at least NPY_SHAPE bytes. */
+enum { NPY_SHAPE = GPUHIST_MAX_DIMS * 14 + 8 };
+static const char *npy_shape(const gpuhist_nd_result *r, int edges_axis, char *shape)
 {
-    char shape[GPUHIST_MAX_DIMS * 14 + 8];
     size_t n = 0;
     shape[n++] = '(';
     if (edges_axis >= 0) {
-        n += (size_t)snprintf(shape + n, sizeof shape - n, "%u,", r->bins[edges_axis] + 1u);
+        n += (size_t)snprintf(shape + n, NPY_SHAPE - n, "%u,", r->bins[edges_axis] + 1u);
     } else {
         for (uint32_t a = 0; a < r->dims; ++a)
-            n += (size_t)snprintf(shape + n, sizeof shape - n, r->dims == 1 ? "%u," : a ? ", %u"
-                                                                                      : "%u",
+            n += (size_t)snprintf(shape + n, NPY_SHAPE - n, r->dims == 1 ? "%u," : a ? ", %u"
+                                                                                   : "%u",
                                   r->bins[a]);
     }
     shape[n++] = ')';
     shape[n] = 0;
-    char dict[256];
-    int d = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
-                     descr, shape);
-    int pad = (64 - (10 + d + 1) % 64) % 64;
-    int hlen = d + pad + 1;
-    char pre[10] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, (char)(hlen & 0xff), (char)(hlen >> 8)};
-    cli_obuf_put(b, pre, sizeof pre);
-    cli_obuf_put(b, dict, (size_t)d);
-    for (int i = 0; i < pad; ++i)
-        cli_obuf_put(b, " ", 1);
-    cli_obuf_put(b, "\n", 1);
-}
-
-static void put_words(cli_obuf *b, const void *words, uint64_t n)
-{
-    if (cli_host_little_endian()) {
-        cli_obuf_put(b, words, (size_t)n * 8);
-        return;
-    }
-    const unsigned char *w = words;
-    for (uint64_t i = 0; i < n; ++i) {
-        char *p = cli_obuf_room(b, 8);
-        for (int k = 0; k < 8; ++k)
-            p[k] = (char)w[8 * i + 7 - k];
-        cli_obuf_done(b, p + 8);
-    }
+    return shape;
 }
 
 /* Array `what` as a .npy file: -1 the counts, 0..dims-1 the edges of that axis,
@@ -367,15 +342,16 @@ static void write_npy(FILE *f, const nd_hist *h, int what)
     cli_obuf buf, *b = &buf;
     cli_obuf_open(b, f);
     const gpuhist_nd_result *r = h->r;
+    char shape[NPY_SHAPE];
     if (what < 0) {
-        npy_header(b, "<u8", r, -1);
-        put_words(b, r->counts, r->bins_total);
+        cli_obuf_npy_header(b, "<u8", npy_shape(r, -1, shape));
+        cli_obuf_le64(b, r->counts, r->bins_total);
     } else if (what < GPUHIST_MAX_DIMS) {
-        npy_header(b, "<f8", r, what);
-        put_words(b, r->edges[what], r->bins[what] + 1u);
+        cli_obuf_npy_header(b, "<f8", npy_shape(r, what, shape));
+        cli_obuf_le64(b, r->edges[what], r->bins[what] + 1u);
     } else {
-        npy_header(b, "<f8", r, -1);
-        put_words(b, what == GPUHIST_MAX_DIMS ? h->sums : h->squares, r->bins_total);
+        cli_obuf_npy_header(b, "<f8", npy_shape(r, -1, shape));
+        cli_obuf_le64(b, what == GPUHIST_MAX_DIMS ? h->sums : h->squares, r->bins_total);
     }
     cli_obuf_close(b);
 }

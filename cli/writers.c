@@ -898,9 +898,9 @@ static void write_json(cli_obuf *b, const cli_histogram *h)
 /* Format 1.0: magic, version, header length (little-endian u16), then the header dict padded
  * with spaces and ended by a newline so that the data starts at a multiple of 64, as NumPy
  * writes it. */
-static void npy_header(cli_obuf *b, const char *descr, const char *shape)
+void cli_obuf_npy_header(cli_obuf *b, const char *descr, const char *shape)
 {
-    char dict[160];
+    char dict[256];
     int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
                      descr, shape);
     int pad = (64 - (10 + n + 1) % 64) % 64;
@@ -914,8 +914,7 @@ static void npy_header(cli_obuf *b, const char *descr, const char *shape)
     cli_obuf_done(b, p + pad + 1);
 }
 
-/* 64-bit words (uint64 or the bits of doubles) in little-endian order. */
-static void put_le64(cli_obuf *b, const void *words, size_t n)
+void cli_obuf_le64(cli_obuf *b, const void *words, size_t n)
 {
     if (cli_host_little_endian()) {
         cli_obuf_put(b, words, n * 8);
@@ -943,8 +942,8 @@ static void write_npy_counts(cli_obuf *b, const cli_histogram *h)
 {
     char shape[48];
     counts_shape(h, shape, sizeof shape);
-    npy_header(b, "<u8", shape);
-    put_le64(b, h->counts, (size_t)h->result->channels * h->result->bins);
+    cli_obuf_npy_header(b, "<u8", shape);
+    cli_obuf_le64(b, h->counts, (size_t)h->result->channels * h->result->bins);
 }
 
 /* Side array `which` (CLI_NPY_EDGES, _SUMS, _SUMS_SQUARED) as a .npy '<f8' array. */
@@ -955,13 +954,13 @@ static void write_npy_side(FILE *f, const cli_histogram *h, int which)
     char shape[48];
     if (which == CLI_NPY_EDGES) {
         snprintf(shape, sizeof shape, "(%llu,)", (unsigned long long)h->result->bins + 1);
-        npy_header(&b, "<f8", shape);
-        put_le64(&b, h->edges, (size_t)h->result->bins + 1);
+        cli_obuf_npy_header(&b, "<f8", shape);
+        cli_obuf_le64(&b, h->edges, (size_t)h->result->bins + 1);
     } else {
         counts_shape(h, shape, sizeof shape);
-        npy_header(&b, "<f8", shape);
-        put_le64(&b, which == CLI_NPY_SUMS ? h->sums : h->sums_squared,
-                 (size_t)h->result->channels * h->result->bins);
+        cli_obuf_npy_header(&b, "<f8", shape);
+        cli_obuf_le64(&b, which == CLI_NPY_SUMS ? h->sums : h->sums_squared,
+                      (size_t)h->result->channels * h->result->bins);
     }
     cli_obuf_close(&b);
 }
