@@ -14,6 +14,8 @@ host-array figures (bench/cuda/e2e_host.cu), numpy (fromfile + bincount / histog
 --backend takes a comma-separated list (default cuda,auto): each case runs under each, in turn,
 on the same file. auto starts on the CPU while the device starts (SEMANTICS.md, "Starting on the
 CPU"): its "fixed cost" is the command on a 4 KiB file, which then never waits for the device.
+A backend written NAME:nodetach runs -B NAME with GPUHIST_DETACH=0: the command in one process,
+which also waits for the device's release (cli/detach.c), for a comparison in the same run.
 
 usage: e2e.py BUILD_DIR [--dir /dev/shm/gpuhist-e2e] [--big] [--reps 3] [--backend cuda,auto]
 """
@@ -26,7 +28,7 @@ import time
 import numpy as np
 
 
-def run_measured(cmd, stdout=subprocess.DEVNULL):
+def run_measured(cmd, stdout=subprocess.DEVNULL, env=None):
     """Run cmd (a gpuhist command with -v); return (wall seconds, peak RSS in MiB, exit status,
     seconds of the device's start: context creation + release and, under -B cuda, the stream's
     preparation before the data flows). The peak is the command's own "peak memory" line
@@ -34,7 +36,7 @@ def run_measured(cmd, stdout=subprocess.DEVNULL):
     until exec. Creation and release are the command's own figures for this run (the CUDA start
     varies by 0.1 s from one process to the next)."""
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE)
+    p = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE, env=env)
     wall = time.perf_counter() - t0
     err = p.stderr.decode(errors="replace")
     peak = float("nan")
@@ -106,7 +108,7 @@ def main():
     os.makedirs(args.dir, exist_ok=True)
 
     pinned = None
-    if "cuda" in backends and os.path.exists(host_bin):
+    if any(b.split(":")[0] == "cuda" for b in backends) and os.path.exists(host_bin):
         out = subprocess.run([host_bin, "4"], capture_output=True, text=True)
         print(out.stdout.strip() or out.stderr.strip())
         for l in out.stdout.splitlines():
@@ -134,12 +136,14 @@ def main():
                 out = subprocess.run([ceiling_bin, path, "1", "8", "16"], capture_output=True, text=True).stdout
                 best = max(float(l.split()[2]) for l in out.splitlines() if l.startswith("threads"))
                 ceiling = best
-            for be in backends:
+            for be_arg in backends:
+                be, _, how = be_arg.partition(":")
+                env = dict(os.environ, GPUHIST_DETACH="0") if how == "nodetach" else None
                 fmt = ["-f", "csv"]
                 cmd = [g, "-B", be, "-v"] + opts + fmt + ["-o", os.devnull, path]
                 walls, rss, counting = [], [], []
                 for _ in range(args.reps):
-                    w, m, rc, st = run_measured(cmd)
+                    w, m, rc, st = run_measured(cmd, env=env)
                     walls.append(w)
                     rss.append(m)
                     counting.append(w - st)
@@ -154,7 +158,7 @@ def main():
                 if label == " auto":
                     tiny_cmd = [g, "-B", be, "-t", "f32", "-b", "4096", "-r", "0:1", "-f", "csv",
                                 "-o", os.devnull, tiny]
-                fixed = median([run_measured(tiny_cmd)[0] for _ in range(max(args.reps, 5))])
+                fixed = median([run_measured(tiny_cmd, env=env)[0] for _ in range(max(args.reps, 5))])
                 phase = float("nan")
                 for l in phases:
                     if "read and count" in l:
@@ -173,9 +177,9 @@ def main():
                     print("  " + l.strip(), flush=True)
                 by_fixed = size / (wall - fixed) / 1e9 if wall > fixed else float("nan")
                 limit = min(x for x in (ceiling or float("inf"), pinned or float("inf")))
-                rows.append((f"{name}/{bins}{label} {gib} GiB -B {be}", wall, size / hist_s / 1e9, ceiling, max(rss), ok,
+                rows.append((f"{name}/{bins}{label} {gib} GiB -B {be_arg}", wall, size / hist_s / 1e9, ceiling, max(rss), ok,
                              fixed, by_fixed, size / phase / 1e9, limit))
-                print(f"{name}/{bins}{label} {gib} GiB -B {be}: wall {wall:.3f} s, histogram {size / hist_s / 1e9:.2f} GB/s, "
+                print(f"{name}/{bins}{label} {gib} GiB -B {be_arg}: wall {wall:.3f} s, histogram {size / hist_s / 1e9:.2f} GB/s, "
                       f"read ceiling {ceiling} GB/s, peak RSS {max(rss):.0f} MiB, counts {ok}; fixed cost (4 KiB "
                       f"file) {fixed:.3f} s, size / (wall - fixed) {by_fixed:.2f} GB/s, read and count phase "
                       f"{size / phase / 1e9:.2f} GB/s", flush=True)
