@@ -503,14 +503,21 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, backend: str = 
                      None, None, out_dtype)
 
 
-def _nd_block(block: Any, edges: List[np.ndarray], backend: str, strategy: Optional[str]
-              ) -> np.ndarray:
-    """One chunk of points (rows) counted by gpuhist.histogramdd on the fixed edges: its
-    counts with a leading axis of 1 (float64 integers, as NumPy's H)."""
-    from ._nd import histogramdd as _histogramdd  # noqa: PLC0415
+def _nd_block(block: Any, edges: List[np.ndarray], axis_bins: List[Any], backend: str,
+              strategy: Optional[str]) -> np.ndarray:
+    """One chunk of points (rows) counted by the library on the fixed edges, each axis as
+    gpuhist.histogramdd plans it (a bin count in axis_bins: the library's even bins where they
+    are NumPy's edges bit for bit, else the edges): its counts with a leading axis of 1 (float64
+    integers, as NumPy's H)."""
+    from ._nd import _count  # noqa: PLC0415
 
-    h, _ = _histogramdd(np.asarray(block), bins=edges, backend=backend, strategy=strategy)
-    return h[None, ...]
+    shape = tuple(e.size - 1 for e in edges)
+    joint = int(np.prod(shape, dtype=np.int64))
+    a = np.asarray(block)
+    if joint == 0 or a.shape[0] == 0:
+        return np.zeros((1,) + shape, np.float64)
+    counts, _, _, _ = _count(a, edges, axis_bins, joint, None, backend, strategy)
+    return counts.astype(np.float64).reshape((1,) + shape)
 
 
 class _NdSpec:
@@ -678,7 +685,8 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Optiona
     if weights is not None:
         return _weighted_histogramdd(da, x, weights, edges, axis_bins, shape, bool(density),
                                      backend, strategy, split_every), edges
-    parts = x.map_blocks(_nd_block, edges, backend, strategy, dtype=np.float64, drop_axis=[1],
+    parts = x.map_blocks(_nd_block, edges, axis_bins, backend, strategy, dtype=np.float64,
+                         drop_axis=[1],
                          new_axis=list(_range_(1, D + 1)),
                          chunks=(tuple(1 for _ in x.chunks[0]),) + tuple((n,) for n in shape))
     hist = parts.sum(axis=0, split_every=split_every, dtype=np.float64)
