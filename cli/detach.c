@@ -83,6 +83,22 @@ void cli_detach_start(const cli_options *o)
     int p[2];
     if (pipe(p) != 0)
         return; /* run in one process */
+    /* with a standard stream closed at start the pipe could take its number: keep both ends
+     * above 2, clear of the streams that are pointed at /dev/null later */
+    for (int k = 0; k < 2; ++k) {
+        if (p[k] > STDERR_FILENO)
+            continue;
+        const int moved = fcntl(p[k], F_DUPFD, STDERR_FILENO + 1);
+        close(p[k]);
+        p[k] = moved;
+    }
+    if (p[0] < 0 || p[1] < 0) {
+        if (p[0] >= 0)
+            close(p[0]);
+        if (p[1] >= 0)
+            close(p[1]);
+        return;
+    }
     fflush(stdout);
     fflush(stderr);
     const pid_t parent = getpid();

@@ -2525,7 +2525,10 @@ cli_detach() {
         echo "$?" >>rcs.$d
         "$G" -B cpu -f csv d.u8 >/dev/full 2>>errs.$d
         echo "$?" >>rcs.$d
-        checks=$((checks + 5))
+        # standard error closed: the status pipe must not take its number
+        "$G" -B cpu missing.bin 2>&-
+        echo "$?" >>rcs.$d
+        checks=$((checks + 6))
     done
     unset GPUHIST_DETACH
     for k in plain rcs errs stdin; do
@@ -2535,6 +2538,7 @@ cli_detach() {
     [ -s plain.1 ] && grep -q '^0,0,1,' plain.1 || fail "detach: no table: $(head -c 200 plain.1)"
     [ "$(sed -n 3p rcs.1)" = 1 ] || fail "detach: a missing file did not exit 1: $(cat rcs.1)"
     [ "$(sed -n 5p rcs.1)" = 1 ] || fail "detach: /dev/full did not exit 1: $(cat rcs.1)"
+    [ "$(sed -n 6p rcs.1)" = 1 ] || fail "detach: stderr closed: no exit 1: $(cat rcs.1)"
     # the run's process killed: the command ends by the same signal
     head -c 400000000 /dev/zero >big.u8
     GPUHIST_DETACH=1 "$G" -B cpu -j 1 -b 7 -r 1:2 big.u8 >/dev/null 2>&1 &
