@@ -14,7 +14,7 @@ either side of it on every axis, the range's ends and random values (seed GPUHIS
 
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any, List, Optional
 
 import numpy as np
 import pytest
@@ -84,6 +84,18 @@ def numpy_edges(axes: list, rng_arg: Any) -> List[np.ndarray]:
     """numpy.histogramdd's edges for data whose min and max are the axes' lo and hi."""
     ends = np.array([[a[0] for a in axes], [a[1] for a in axes]], np.float32)
     return np.histogramdd(ends, [a[2] for a in axes], range=rng_arg)[1]
+
+
+def random_case(rng: np.random.Generator, given: str) -> Optional[tuple]:
+    """Two random axes (the first of many bins) with the range as `given`, NumPy's edges and the
+    points around them: (bins, rng_arg, want_edges, x), or None when NumPy's edges repeat."""
+    axes = [random_axis(rng, big=(i == 0)) for i in range(2)]
+    rng_arg = [range_arg(given, a[0], a[1]) for a in axes]
+    want_edges = numpy_edges(axes, rng_arg)
+    if any(np.any(e[:-1] >= e[1:]) for e in want_edges):
+        return None
+    x = points_around(rng, want_edges, axes, False)
+    return [a[2] for a in axes], rng_arg, want_edges, x
 
 
 @pytest.fixture
@@ -196,13 +208,10 @@ def test_histogramdd_class_f32_axes(rng: np.random.Generator, given: str) -> Non
     the same specs as gpuhist.histogramdd, and f64 fills of the same points count the same."""
     kinds = set()
     for _ in range(16):
-        axes = [random_axis(rng, big=(i == 0)) for i in range(2)]
-        rng_arg = [range_arg(given, a[0], a[1]) for a in axes]
-        want_edges = numpy_edges(axes, rng_arg)
-        if any(np.any(e[:-1] >= e[1:]) for e in want_edges):
+        case = random_case(rng, given)
+        if case is None:
             continue
-        x = points_around(rng, want_edges, axes, False)
-        bins = [a[2] for a in axes]
+        bins, rng_arg, want_edges, x = case
         want, _ = np.histogramdd(x, bins, range=rng_arg)
         h = gpuhist.HistogramDD(bins, range=rng_arg)
         h.fill(x[:, 0], x[:, 1])
@@ -256,21 +265,18 @@ def test_histogram_class_f32_crowded_range() -> None:
 @pytest.mark.parametrize("given", GIVEN[1:])
 def test_dask_histogramdd_f32_ranges(rng: np.random.Generator, spec_log: list,
                                      given: str) -> None:
-    """gpuhist.dask.histogramdd: NumPy's counts and edges; its weighted chunks are planned as
-    gpuhist.histogramdd plans them (skips without dask)."""
+    """gpuhist.dask.histogramdd: NumPy's counts and edges; its chunks, weighted or not, are
+    planned as gpuhist.histogramdd plans them (skips without dask)."""
     da = pytest.importorskip("dask.array")
     import gpuhist.dask as gd  # noqa: PLC0415
 
-    for case in range(6):
-        axes = [random_axis(rng, big=(i == 0)) for i in range(2)]
-        rng_arg = [range_arg(given, a[0], a[1]) for a in axes]
-        want_edges = numpy_edges(axes, rng_arg)
-        if any(np.any(e[:-1] >= e[1:]) for e in want_edges):
+    for k in range(6):
+        case = random_case(rng, given)
+        if case is None:
             continue
-        x = points_around(rng, want_edges, axes, False)
-        bins = [a[2] for a in axes]
+        bins, rng_arg, _, x = case
         # dyadic weights: NumPy's sums in array order are exact too
-        w = rng.integers(-4, 5, x.shape[0]).astype(np.float64) / 4 if case % 2 else None
+        w = rng.integers(-4, 5, x.shape[0]).astype(np.float64) / 4 if k % 2 else None
         want = np.histogramdd(x, bins, range=rng_arg, weights=w)
         chunks = x.shape[0] // 3 + 1
         spec_log.clear()
@@ -279,10 +285,9 @@ def test_dask_histogramdd_f32_ranges(rng: np.random.Generator, spec_log: list,
         same_bits(hist.compute(), want[0])
         for got_e, want_e in zip(edges, want[1]):
             same_bits(got_e, want_e)
-        if w is not None:
-            assert spec_log, "no chunk was counted through _nd._axis_spec"
-            for i in range(0, len(spec_log), 2):
-                check_kinds(spec_log[i:i + 2], want[1])
+        assert spec_log, "no chunk was counted through _nd._axis_spec"
+        for i in range(0, len(spec_log), 2):
+            check_kinds(spec_log[i:i + 2], want[1])
 
 
 def test_f32_linspace_axes_on_each_backend(rng: np.random.Generator, backend: str) -> None:
