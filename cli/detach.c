@@ -36,6 +36,18 @@
 /* In the child: the write end of the status pipe; -1 in a run that did not detach. */
 static int g_status_fd = -1;
 
+/* Standard streams 0 .. last pointed at /dev/null (left as they are if it cannot be opened). */
+static void streams_to_null(int last)
+{
+    const int null_fd = open("/dev/null", O_RDWR);
+    if (null_fd < 0)
+        return;
+    for (int fd = STDIN_FILENO; fd <= last; ++fd)
+        dup2(null_fd, fd);
+    if (null_fd > last)
+        close(null_fd);
+}
+
 /* The parent's end: the child's status byte, else how the child ended. Never returns. */
 static void parent_wait(pid_t child, int fd)
 {
@@ -110,14 +122,9 @@ void cli_detach_start(const cli_options *o)
     }
     if (child > 0) {
         close(p[1]);
-        /* the run's readers see the end of its output when the child closes it */
-        const int null_fd = open("/dev/null", O_RDWR);
-        if (null_fd >= 0) {
-            dup2(null_fd, STDIN_FILENO);
-            dup2(null_fd, STDOUT_FILENO);
-            if (null_fd > STDERR_FILENO)
-                close(null_fd);
-        }
+        /* the run's readers see the end of its output when the child closes it (standard
+         * error stays, for a crashed child's end) */
+        streams_to_null(STDOUT_FILENO);
         parent_wait(child, p[0]);
     }
     close(p[0]);
@@ -134,14 +141,7 @@ int cli_detach_end(int rc)
         return rc;
     fflush(stdout);
     fflush(stderr);
-    const int null_fd = open("/dev/null", O_RDWR);
-    if (null_fd >= 0) {
-        dup2(null_fd, STDIN_FILENO);
-        dup2(null_fd, STDOUT_FILENO);
-        dup2(null_fd, STDERR_FILENO);
-        if (null_fd > STDERR_FILENO)
-            close(null_fd);
-    }
+    streams_to_null(STDERR_FILENO);
     const unsigned char status = (unsigned char)rc;
     ssize_t n;
     do

@@ -2505,6 +2505,16 @@ PY
 # GPUHIST_DETACH=1 detaches every run, also here without a GPU. Detached and not, the same bytes
 # on standard output and error, the same status, the same files; a child that dies is reported
 # as such; a parent that dies takes its child along.
+# child_of PID: the pid of PID's child once it exists (up to ~1 s), else nothing.
+child_of() {
+    local i c
+    for i in $(seq 1 100); do
+        c=$(pgrep -P "$1" 2>/dev/null | head -1)
+        [ -n "$c" ] && break
+        sleep 0.01
+    done
+    echo "$c"
+}
 cli_detach() {
     head -c 4000000 /dev/urandom >d.u8
     printf '%s\n' 3 1 4 1 5 9 2 6 >d.txt
@@ -2542,12 +2552,8 @@ cli_detach() {
     # the run's process killed: the command ends by the same signal
     head -c 400000000 /dev/zero >big.u8
     GPUHIST_DETACH=1 "$G" -B cpu -j 1 -b 7 -r 1:2 big.u8 >/dev/null 2>&1 &
-    local p=$! c="" i
-    for i in $(seq 1 100); do
-        c=$(pgrep -P "$p" 2>/dev/null | head -1)
-        [ -n "$c" ] && break
-        sleep 0.01
-    done
+    local p=$! c i
+    c=$(child_of "$p")
     checks=$((checks + 1))
     if [ -n "$c" ]; then
         kill -KILL "$c"
@@ -2560,12 +2566,8 @@ cli_detach() {
     fi
     # the command killed: its run ends too
     GPUHIST_DETACH=1 "$G" -B cpu -j 1 -b 7 -r 1:2 big.u8 >/dev/null 2>&1 &
-    p=$! c=""
-    for i in $(seq 1 100); do
-        c=$(pgrep -P "$p" 2>/dev/null | head -1)
-        [ -n "$c" ] && break
-        sleep 0.01
-    done
+    p=$!
+    c=$(child_of "$p")
     checks=$((checks + 1))
     if [ -n "$c" ]; then
         kill -TERM "$p"
