@@ -333,7 +333,7 @@ def run_cases(ck, rng, quick):
     #    kind on the CPU backend, "edges" on the others): NumPy 1.x's edges are
     #    NumPy's float64 linspace of the Python-float min and max (rounded to float32), NumPy 2's
     #    f32_linspace_model (checked against NumPy 2 itself when it is installed).
-    major = int(np.__version__.split(".")[0])
+    major = NUMPY_MAJOR
     for dtype in float_types:
         for n in sizes:
             for kind in ("normal", "constant", "specials", "edges"):
@@ -493,7 +493,7 @@ def run_cases(ck, rng, quick):
     #     version; f32 (NumPy 2: float32 edges without a range), f64, i32, i16 and u8 data,
     #     normal, uniform and a tight bulk with a few far values (fd and auto then differ), with
     #     and without a range. NumPy refuses non-finite data with a rule: finite data only.
-    major = int(np.__version__.split(".")[0])
+    major = NUMPY_MAJOR
     rules = ["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt"]
     n = 3000 if quick else 40000
     for dtype in (np.float32, np.float64, np.int32, np.int16, np.uint8):
