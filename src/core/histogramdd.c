@@ -18,6 +18,9 @@
  * Points in device memory (CUDA, one device, unweighted) are mapped on the device by the
  * backend's nd_map operation instead (src/cuda/nd_map.cu, the same ndmap.h definitions), and the
  * 1-D stream counts its device buffer of slots; their auto ranges come from gpuhist_minmax.
+ * A one-shot call's stored DEVICE counts are offered to the backend's fused count at begin, which
+ * may count the joint bins straight into them (CUDA's two-pass count of past 2^17 joint bins:
+ * no copy of the counts at the end); not when they share bytes with the points.
  * gpuhist_points_minmax(): the first pass of an auto range over points that come in parts: the
  * asked axes of host points in one pass (ndmap.c, CPU threads, on every backend, as the one-shot
  * call's auto range), device points axis by axis through gpuhist_minmax (the backends have no
@@ -251,6 +254,22 @@ static gpuhist_status check_result_memory(gpuhist_ctx *ctx, const gpuhist_nd_res
     return GPUHIST_OK;
 }
 
+/* Do `total` counts at `counts` share bytes with the points' coordinates? (Then they are not
+ * counted into directly: the points must be read whole before the counts are written.) */
+static int counts_overlap_points(const gpuhist_points *pts, const uint64_t *counts,
+                                 uint64_t total)
+{
+    const uintptr_t c0 = (uintptr_t)counts, c1 = c0 + total * 8u;
+    const uint64_t size = gpuhist_dtype_size(pts->dtype);
+    for (uint32_t a = 0; a < (pts->data ? 1u : pts->dims); ++a) {
+        const uintptr_t p0 = (uintptr_t)(pts->data ? pts->data : pts->columns[a]);
+        const uintptr_t p1 = p0 + pts->count * size * (pts->data ? pts->dims : 1u);
+        if (p0 < c1 && c0 < p1)
+            return 1;
+    }
+    return 0;
+}
+
 /* ---- the N-D stream: the axes' maps and a 1-D stream of joint slots ---------------------------- */
 
 struct gpuhist_nd_stream {
@@ -262,6 +281,8 @@ struct gpuhist_nd_stream {
     int fused;                        /* device points counted by ops->nd_count (no 1-D
                                          stream; the context held by this stream) */
     gpuhist_memory counts_location;   /* of the result: DEVICE only for a one-shot call */
+    uint64_t *direct;                 /* the one-shot call's stored DEVICE counts, offered to
+                                         the fused count at begin, or NULL */
     const void *weighted;             /* non-NULL: weighted (fed with feed_weighted) */
     gpuhist_dtype weight_dtype;
     uint32_t *own;                    /* weighted: the slots of a chunk (no lent buffers) */
@@ -358,7 +379,7 @@ static gpuhist_status nd_open(gpuhist_nd_stream *nd)
     if (nd->device && ctx->ops->nd_count && nd_fused_on) {
         if (__atomic_test_and_set(&ctx->busy, __ATOMIC_ACQUIRE))
             return GPUHIST_ERROR_BUSY;
-        gpuhist_status rc = ctx->ops->nd_count(ctx, &nd->map, 0, 0, NULL);
+        gpuhist_status rc = ctx->ops->nd_count(ctx, &nd->map, 0, 0, nd->direct);
         if (rc == GPUHIST_OK) {
             nd->fused = 1;
             return GPUHIST_OK;
@@ -951,6 +972,9 @@ gpuhist_status gpuhist_histogramdd(gpuhist_ctx *ctx, const gpuhist_points *point
         return rc;
     const uint32_t total = nd->map.total;
     nd->t0 = t0; /* the whole call's time, auto ranges included */
+    if (nd->counts_location == GPUHIST_MEMORY_DEVICE && !result->accumulate &&
+        !counts_overlap_points(points, result->counts, total))
+        nd->direct = result->counts;
     if ((rc = nd_open(nd)) != GPUHIST_OK) {
         nd_free(nd);
     } else if ((rc = nd_count(nd, points)) != GPUHIST_OK) {

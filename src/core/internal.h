@@ -229,9 +229,12 @@ typedef struct gpuhist_backend_ops {
     gpuhist_status (*nd_map)(gpuhist_ctx *ctx, const struct gpuhist_nd_map *map, uint64_t first,
                              uint64_t n, const void **slots);
     void (*nd_release)(gpuhist_ctx *ctx);
-    /* N-D points in device memory mapped and counted in one pass, optional: with n = 0 and
-     * collect NULL, begin (UNSUPPORTED when the map's total + 2 slots do not fit; else the
-     * counters are zeroed); with n > 0, add points [first, first + n) of `map` to the counters;
+    /* N-D points in device memory mapped and counted in one pass, optional: with n = 0, begin
+     * (UNSUPPORTED when the map's total + 2 slots do not fit; else the counters are zeroed;
+     * `collect`, when not NULL, is the caller's DEVICE counts (total entries, stored, not
+     * sharing bytes with the points), which the backend may zero and count the joint bins into
+     * directly: nd_collect on the same buffer then writes only the tallies, and the joint bins
+     * cannot be copied to the host); with n > 0, add points [first, first + n) of `map` to the counters;
      * with map NULL, copy to the host `collect`, waiting for the device: with first = 0 and
      * n = 0 the total + 2 counters (ndmap.h's encoding); with first = 0 and n = 2 nan and out
      * (collect[0], collect[1]); with first = 1 and n = total the joint bins. */

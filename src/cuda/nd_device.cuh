@@ -71,10 +71,17 @@ struct gh_nd_state {
     size_t counters_size;
     uint32_t nkeys; /* slots counted: total + 2 */
     /* nd_count past the fused count's slots (two_pass.cu): the joint bins and out where the
-     * fused count has them (counters + 1 is the two passes' out), NaN at counters[nan_at] =
-     * total + 3 instead of counters[0] (which stays 0); 0 for the fused count */
+     * fused count has them (counters + 1 is the two passes' out), NaN at counters[total + 3]
+     * instead of counters[0] (which stays 0) */
     int two_pass;
-    uint32_t nan_at;
+    /* A two-pass count straight into the caller's device counts (the one-shot call's stored
+     * result): the joint bins there, the outlier slots in `tallies` (out, -, NaN); NULL else */
+    unsigned long long *direct;
+    unsigned long long *tallies; /* 3 device words, made on first use */
+    /* where the count's nan and out tallies are: counters[0] and counters[total + 1] (fused),
+     * counters[total + 3] and counters[total + 1] (two-pass), tallies[2] and tallies[0]
+     * (direct) */
+    unsigned long long *nan_word, *out_word;
 };
 
 /* The context's state (made on first use; NULL when out of host memory). */
@@ -95,11 +102,11 @@ int gh_nd_bytes32_count(gpuhist_ctx *ctx, const gpuhist_nd_map &m, uint64_t firs
 /* two_pass.cu: N-D points counted by cuda-two-pass's passes, each point's key its joint slot
  * (no slot array). Supports: f32 and f64 points of at most 2^24 joint bins on a device whose
  * shared memory holds pass 2's counters. Count: points [first, first + n) of m (coordinates in
- * device memory, EDGES axes' edges on the device) added into out: joint bin j at out[j], out
- * at out[total], NaN at out[total + 2] (binmap.h's underflow and NaN slots of total bins);
- * out[total + 1] is never written. Enqueued on the context's stream. */
+ * device memory, EDGES axes' edges on the device) added into out: joint bin j at out[j]; out at
+ * outliers[0], NaN at outliers[2] (binmap.h's underflow and NaN slots of total bins; outliers[1]
+ * is never written). Enqueued on the context's stream. */
 int gh_tp_nd_supports(const gpuhist_ctx *ctx, const gpuhist_nd_map *m);
 gpuhist_status gh_tp_nd_count(gpuhist_ctx *ctx, const gpuhist_nd_map &m, uint64_t first,
-                              uint64_t n, unsigned long long *out);
+                              uint64_t n, unsigned long long *out, unsigned long long *outliers);
 
 #endif

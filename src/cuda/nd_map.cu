@@ -142,6 +142,7 @@ extern "C" void gpuhist_cuda_nd_release(gpuhist_ctx *ctx)
     cudaStreamSynchronize(gh_nd_stream(ctx));
     cudaFree(s->slots);
     cudaFree(s->counters);
+    cudaFree(s->tallies);
     for (uint32_t a = 0; a < GPUHIST_MAX_DIMS; ++a) {
         cudaFree(s->edges[a]);
         free(s->host_copy[a]);

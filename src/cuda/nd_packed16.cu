@@ -19,7 +19,9 @@
  * Past that (more joint bins than the engine's shared memory holds), f32 and f64 points of at
  * most 2^24 joint bins are counted by cuda-two-pass's two passes with each point's joint slot
  * as its key (two_pass.cu, gh_tp_nd_count: no slot array written or read); the joint bins and
- * out land where this file's counters have them, NaN at counters[total + 3] (gh_nd_state).
+ * out land where this file's counters have them, NaN at counters[total + 3] (gh_nd_state); or,
+ * when begin is given the one-shot call's stored device counts, the joint bins go straight
+ * there and the tallies into three words of their own (nd_collect then copies nothing).
  * Limits: total + 2 <= the keys whose packed words and the engine's per-thread dummies fit the
  * device's shared memory (p16_smem: about 112k slots on H100 / H200), and < 2^17; else the
  * two-pass count (f32 / f64, total <= 2^24); above that the core maps to slots and counts them
@@ -273,8 +275,9 @@ gpuhist_status nd16_count(gpuhist_ctx *ctx, const gpuhist_nd_map &m, uint64_t fi
 
 } /* namespace */
 
-/* See internal.h (nd_count): begin (n = 0, collect NULL: can the fused count or the two-pass
- * count take this map? zero the counters), count a chunk, or collect (map NULL: the total + 2
+/* See internal.h (nd_count): begin (n = 0: can the fused count or the two-pass count take this
+ * map? zero the counters; a two-pass count takes a given `collect`, the caller's device counts,
+ * as its joint bins and zeroes them instead), count a chunk, or collect (map NULL: the total + 2
  * counters, nan and out (n = 2) or the joint bins (first = 1) to the host, waiting for the
  * device). */
 extern "C" gpuhist_status gpuhist_cuda_nd_count(gpuhist_ctx *ctx, const struct gpuhist_nd_map *map,
@@ -286,6 +289,9 @@ extern "C" gpuhist_status gpuhist_cuda_nd_count(gpuhist_ctx *ctx, const struct g
         return gpuhist_fail(ctx, GPUHIST_ERROR_OUT_OF_MEMORY, "N-D: out of host memory");
     cudaStream_t strm = gh_nd_stream(ctx);
     if (!map) {
+        if (s->direct && n != 2u)
+            return gpuhist_fail(ctx, GPUHIST_ERROR_BACKEND,
+                                "N-D: the counts were counted into the caller's device buffer");
         if (first == 1u) { /* the joint bins */
             GPUHIST_CUDA_TRY(ctx,
                              cudaMemcpyAsync(collect, s->counters + 1,
@@ -294,12 +300,12 @@ extern "C" gpuhist_status gpuhist_cuda_nd_count(gpuhist_ctx *ctx, const struct g
                              "N-D: copy the counts to the host");
         } else if (n == 2u) { /* the tallies only: nan, out */
             GPUHIST_CUDA_TRY(ctx,
-                             cudaMemcpyAsync(collect, s->counters + s->nan_at,
+                             cudaMemcpyAsync(collect, s->nan_word,
                                              sizeof(unsigned long long), cudaMemcpyDeviceToHost,
                                              strm),
                              "N-D: copy the nan tally to the host");
             GPUHIST_CUDA_TRY(ctx,
-                             cudaMemcpyAsync(collect + 1, s->counters + (s->nkeys - 1u),
+                             cudaMemcpyAsync(collect + 1, s->out_word,
                                              sizeof(unsigned long long), cudaMemcpyDeviceToHost,
                                              strm),
                              "N-D: copy the out tally to the host");
@@ -309,9 +315,9 @@ extern "C" gpuhist_status gpuhist_cuda_nd_count(gpuhist_ctx *ctx, const struct g
                                              (size_t)s->nkeys * sizeof(unsigned long long),
                                              cudaMemcpyDeviceToHost, strm),
                              "N-D: copy the counts to the host");
-            if (s->nan_at)
+            if (s->two_pass)
                 GPUHIST_CUDA_TRY(ctx,
-                                 cudaMemcpyAsync(collect, s->counters + s->nan_at,
+                                 cudaMemcpyAsync(collect, s->nan_word,
                                                  sizeof(unsigned long long),
                                                  cudaMemcpyDeviceToHost, strm),
                                  "N-D: copy the nan tally to the host");
@@ -319,13 +325,35 @@ extern "C" gpuhist_status gpuhist_cuda_nd_count(gpuhist_ctx *ctx, const struct g
         GPUHIST_CUDA_TRY(ctx, cudaStreamSynchronize(strm), "N-D: histogram");
         return GPUHIST_OK;
     }
-    if (n == 0 && !collect) {
+    if (n == 0) {
         const uint32_t nkeys = map->total + 2u;
         const int fused = map->total <= (1u << 17) && nd16_smem(ctx, nkeys);
         const int two_pass = !fused && gh_tp_nd_supports(ctx, map);
         if (!fused && !two_pass)
             return gpuhist_fail(ctx, GPUHIST_ERROR_UNSUPPORTED,
                                 "N-D: %u joint bins do not fit the fused count", map->total);
+        s->nkeys = nkeys;
+        s->two_pass = two_pass;
+        s->direct = NULL;
+        if (two_pass && collect) {
+            /* the joint bins counted where the caller wants them: no copy at the end */
+            if (!s->tallies)
+                GPUHIST_CUDA_TRY(ctx, cudaMalloc(&s->tallies, 3u * sizeof(unsigned long long)),
+                                 "N-D: device tallies");
+            GPUHIST_CUDA_TRY(ctx,
+                             cudaMemsetAsync(collect, 0,
+                                             (size_t)map->total * sizeof(unsigned long long),
+                                             strm),
+                             "N-D: zero the counts");
+            GPUHIST_CUDA_TRY(ctx,
+                             cudaMemsetAsync(s->tallies, 0, 3u * sizeof(unsigned long long),
+                                             strm),
+                             "N-D: zero the tallies");
+            s->direct = (unsigned long long *)collect;
+            s->out_word = s->tallies;
+            s->nan_word = s->tallies + 2;
+            return GPUHIST_OK;
+        }
         /* two-pass: two more words, the outlier slots after out (NaN in the last) */
         const size_t bytes = ((size_t)nkeys + (two_pass ? 2u : 0u)) * sizeof(unsigned long long);
         if (s->counters_size < bytes) {
@@ -336,21 +364,20 @@ extern "C" gpuhist_status gpuhist_cuda_nd_count(gpuhist_ctx *ctx, const struct g
             GPUHIST_CUDA_TRY(ctx, cudaMalloc(&s->counters, bytes), "N-D: device counters");
             s->counters_size = bytes;
         }
-        s->nkeys = nkeys;
-        s->two_pass = two_pass;
-        s->nan_at = two_pass ? nkeys + 1u : 0u;
+        s->out_word = s->counters + (nkeys - 1u);
+        s->nan_word = two_pass ? s->counters + (nkeys + 1u) : s->counters;
         GPUHIST_CUDA_TRY(ctx, cudaMemsetAsync(s->counters, 0, bytes, strm),
                          "N-D: zero the counters");
         return GPUHIST_OK;
     }
-    if (n == 0)
-        return GPUHIST_OK;
     gpuhist_nd_map m = *map;
     gpuhist_status rc = gh_nd_device_edges(ctx, s, &m);
     if (rc != GPUHIST_OK)
         return rc;
+    if (s->direct)
+        return gh_tp_nd_count(ctx, m, first, n, s->direct, s->tallies);
     if (s->two_pass)
-        return gh_tp_nd_count(ctx, m, first, n, s->counters + 1);
+        return gh_tp_nd_count(ctx, m, first, n, s->counters + 1, s->counters + 1 + m.total);
     switch (m.dtype) {
     case GPUHIST_U8: return nd16_count<uint8_t>(ctx, m, first, n, s);
     case GPUHIST_I8: return nd16_count<int8_t>(ctx, m, first, n, s);

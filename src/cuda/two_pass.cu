@@ -98,7 +98,9 @@
  * gh_tp_nd_count): interleaved f32 pairs of certified axes two per 16-byte vector (8 bytes read
  * per key: the data's two reads, one per pass, are 16 of a point's 20 bytes of traffic), any
  * other f32 / f64 chunk point by point, gathered as its unit is loaded. N-D outliers go to the
- * outlier slots: out at bins + 0, NaN at bins + 2. No slot array is written or read.
+ * outlier slots: out at bins + 0, NaN at bins + 2, which the N-D count may keep apart from the
+ * joint bins (tp_params.outliers: the joint bins then go straight into the caller's device
+ * counts, no copy at the end). No slot array is written or read.
  * Limits: one channel; ceil(bins / 65536) <= 256 buckets (2^24 bins; 8-bit samples: 28, paged
  * mode only); paged mode up to 28
  * buckets (1.8M bins: with the 4 extra digits, 32 digit counters: one warp's scan);
@@ -149,6 +151,10 @@ struct tp_params {
     uint16_t *arena;        /* device: grid * pool pages of TP_PAGE keys */
     uint32_t *cursor;       /* wide mode, device: each bucket's next free arena index */
     const uint32_t *region_end; /* wide mode, device: the arena index past bucket d's region */
+    /* where the three outlier slots are added (underflow, overflow, NaN: bins + 0 .. 2); out +
+     * bins unless the caller keeps them apart from the bins (an N-D count straight into the
+     * caller's buffer of joint bins) */
+    unsigned long long *outliers;
 };
 
 #define TP_NO_BUCKET 0xFFFFFFFFu
@@ -197,6 +203,13 @@ __device__ __forceinline__ uint32_t tp_key(const tp_params &p, uint32_t s)
 __device__ __forceinline__ uint32_t tp_slot_of_key(const tp_params &p, uint32_t key)
 {
     return key < p.bins ? key : p.bins + (key >> 16) - p.buckets;
+}
+
+/* The counter of slot s: a bin in out, an outlier slot at p.outliers. */
+__device__ __forceinline__ unsigned long long *tp_counter(const tp_params &p,
+                                                          unsigned long long *out, uint32_t s)
+{
+    return s < p.bins ? out + s : p.outliers + (s - p.bins);
 }
 
 /* Pass-1 keys of one 16-byte vector's samples. f32 certified maps test the whole vector with
@@ -430,7 +443,7 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
 
     /* The unaligned head and tail (block 0): counted straight into out. */
     gh_vec16_loose<typename SRC::unit, false>(p.k, vbegin, nvec, [&](uint64_t k, bool) {
-        atomicAdd(out + src.slot(p, k), 1ull);
+        atomicAdd(tp_counter(p, out, src.slot(p, k)), 1ull);
     });
 
     /* Thread d < nb owns bucket d's open page: the arena index of its next free key and how
@@ -636,7 +649,7 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
             s_hits[par] = 0u;
             if (n != 0u) {
                 if (s_run_n != 0u && s_run_key != ref) {
-                    atomicAdd(out + tp_slot_of_key(p, s_run_key), (unsigned long long)s_run_n);
+                    atomicAdd(tp_counter(p, out, tp_slot_of_key(p, s_run_key)), (unsigned long long)s_run_n);
                     s_run_n = 0u;
                 }
                 s_run_key = ref;
@@ -651,13 +664,13 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
     }
     __syncthreads(); /* the last copy-out has read the stage and s_dst */
     if (tid == 0u && s_run_n != 0u)
-        atomicAdd(out + tp_slot_of_key(p, s_run_key), (unsigned long long)s_run_n);
+        atomicAdd(tp_counter(p, out, tp_slot_of_key(p, s_run_key)), (unsigned long long)s_run_n);
 
     /* Fill the open pages with key 0 and take as many off each bucket's key 0 (wide mode:
      * tp_seal does it per bucket). */
     if (WIDE) {
         if (tid >= nb && tid < nb + 3u && outliers)
-            atomicAdd(out + p.bins + (tid - nb), (unsigned long long)outliers);
+            atomicAdd(p.outliers + (tid - nb), (unsigned long long)outliers);
         return;
     }
     if (tid < nb) {
@@ -666,7 +679,7 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
         if (room)
             atomicAdd(out + (uint64_t)tid * 65536u, 0ull - room);
     } else if (tid < nb + 3u && outliers) {
-        atomicAdd(out + p.bins + (tid - nb), (unsigned long long)outliers);
+        atomicAdd(p.outliers + (tid - nb), (unsigned long long)outliers);
     }
     __syncthreads();
     for (uint32_t d = 0; d < nb; ++d)
@@ -964,6 +977,8 @@ static gpuhist_status tp_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, c
 {
     constexpr uint32_t TILE = TP_THREADS * SRC::ITEMS;
     constexpr uint64_t VE = SRC::VE;
+    if (!p.outliers)
+        p.outliers = out + p.bins;
     const bool wide = p.buckets > TP_MAX_PAGED;
     auto part = wide ? tp_partition<SRC, SRC::CAN_WIDE> : tp_partition<SRC, false>;
     cudaError_t err;
@@ -1124,7 +1139,7 @@ int gh_tp_nd_supports(const gpuhist_ctx *ctx, const gpuhist_nd_map *m)
 }
 
 gpuhist_status gh_tp_nd_count(gpuhist_ctx *ctx, const gpuhist_nd_map &m, uint64_t first,
-                              uint64_t n, unsigned long long *out)
+                              uint64_t n, unsigned long long *out, unsigned long long *outliers)
 {
     if (n == 0)
         return GPUHIST_OK;
@@ -1139,6 +1154,7 @@ gpuhist_status gh_tp_nd_count(gpuhist_ctx *ctx, const gpuhist_nd_map &m, uint64_
     memset(&p, 0, sizeof p);
     p.bins = m.total;
     p.buckets = tp_buckets(m.total);
+    p.outliers = outliers;
     const unsigned char *b0 = m.axis[0].base + first * m.axis[0].stride;
     p.k.data = b0; /* the pairs' point 0 (the other sources gather at m's bases) */
     p.k.end = n;

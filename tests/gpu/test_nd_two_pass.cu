@@ -11,7 +11,8 @@
  * count), f64 (f64 pairs 4096 x 4096 and 3000 x 2000 with an EDGES axis, f64 and f32 points of
  * 3 axes), stream (an N-D stream of several device chunks of both layouts and odd starts, and
  * small segments: GPUHIST_CUDA_TWO_PASS_SEGMENT), device (counts and device_stats in device
- * memory, stored and accumulated). Points: uniform a little beyond the range, 1 in 500
+ * memory, stored - counted straight into the caller's buffer - and accumulated; stored without
+ * device_stats, then host counts; stored into a buffer that holds the points). Points: uniform a little beyond the range, 1 in 500
  * coordinates NaN, 1 in 700 +-inf, and some exactly on edges.
  * Seed: GPUHIST_TEST_SEED (default 20261127), printed. Exits 77 without a GPU.
  */
@@ -320,9 +321,51 @@ static void case_device()
               res.strategy ? res.strategy : "?");
         ++g_cases;
     }
+    /* Stored without device_stats (the counts alone), then a call with host counts on the same
+     * context (the next count begins with its own counters) */
+    {
+        gpuhist_nd_result res;
+        std::memset(&res, 0, sizeof res);
+        res.counts = dc;
+        res.counts_location = GPUHIST_MEMORY_DEVICE;
+        CK(cudaMemset(dc, 0x5C, total * 8));
+        gpuhist_status s = gpuhist_histogramdd(g_cuda, &dp, axes.data(), &res);
+        CHECK(s == GPUHIST_OK, "device counts, no device_stats: %s", gpuhist_last_error(g_cuda));
+        std::vector<uint64_t> got(total);
+        CK(cudaMemcpy(got.data(), dc, total * 8, cudaMemcpyDeviceToHost));
+        bool ok = got == want.counts;
+        CHECK(ok && res.nan == want.nan && res.out == want.out && res.total == n,
+              "device counts without device_stats differ from the CPU's");
+        Result host = run(g_cuda, dp, axes);
+        CHECK(host.counts == want.counts && host.nan == want.nan && host.out == want.out,
+              "host counts after device counts differ from the CPU's");
+        g_cases += 2;
+    }
+    /* Counts that share the points' bytes (the points at the start of the counts' buffer): the
+     * points are read whole before any count is written */
+    {
+        uint64_t *shared = nullptr;
+        CK(cudaMalloc(&shared, total * 8));
+        CK(cudaMemcpy(shared, host.data(), host.size(), cudaMemcpyHostToDevice));
+        gpuhist_points sp = gpuhist_points_interleaved(shared, GPUHIST_F32, 2, n);
+        sp.location = GPUHIST_MEMORY_DEVICE;
+        gpuhist_nd_result res;
+        std::memset(&res, 0, sizeof res);
+        res.counts = shared;
+        res.counts_location = GPUHIST_MEMORY_DEVICE;
+        gpuhist_status s = gpuhist_histogramdd(g_cuda, &sp, axes.data(), &res);
+        CHECK(s == GPUHIST_OK, "counts over the points: %s", gpuhist_last_error(g_cuda));
+        std::vector<uint64_t> got(total);
+        CK(cudaMemcpy(got.data(), shared, total * 8, cudaMemcpyDeviceToHost));
+        CHECK(got == want.counts && res.nan == want.nan && res.out == want.out,
+              "counts written over their own points differ from the CPU's");
+        CK(cudaFree(shared));
+        ++g_cases;
+    }
     CK(cudaFree(dc));
     CK(cudaFree(ds));
-    std::printf("device: counts and device_stats stored and accumulated\n");
+    std::printf("device: counts and device_stats stored and accumulated, stored alone, over the "
+                "points\n");
 }
 
 int main(int argc, char **argv)
