@@ -30,6 +30,7 @@
 #include "nd_device.cuh"
 #include "packed16.cuh"
 
+#include <stdlib.h>
 #include <string.h>
 
 namespace {
@@ -335,7 +336,9 @@ extern "C" gpuhist_status gpuhist_cuda_nd_count(gpuhist_ctx *ctx, const struct g
         s->nkeys = nkeys;
         s->two_pass = two_pass;
         s->direct = NULL;
-        if (two_pass && collect) {
+        /* testing knob: GPUHIST_CUDA_ND_DIRECT=0 counts into our counters and copies */
+        const char *knob = getenv("GPUHIST_CUDA_ND_DIRECT");
+        if (two_pass && collect && !(knob && *knob == '0')) {
             /* the joint bins counted where the caller wants them: no copy at the end */
             if (!s->tallies)
                 GPUHIST_CUDA_TRY(ctx, cudaMalloc(&s->tallies, 3u * sizeof(unsigned long long)),

@@ -11,7 +11,8 @@
  * count), f64 (f64 pairs 4096 x 4096 and 3000 x 2000 with an EDGES axis, f64 and f32 points of
  * 3 axes), stream (an N-D stream of several device chunks of both layouts and odd starts, and
  * small segments: GPUHIST_CUDA_TWO_PASS_SEGMENT), device (counts and device_stats in device
- * memory, stored - counted straight into the caller's buffer - and accumulated; stored without
+ * memory, stored - counted straight into the caller's buffer, then with
+ * GPUHIST_CUDA_ND_DIRECT=0 through the backend's counters - and accumulated; stored without
  * device_stats, then host counts; stored into a buffer that holds the points). Points: uniform a little beyond the range, 1 in 500
  * coordinates NaN, 1 in 700 +-inf, and some exactly on edges.
  * Seed: GPUHIST_TEST_SEED (default 20261127), printed. Exits 77 without a GPU.
@@ -393,8 +394,12 @@ int main(int argc, char **argv)
         case_f64();
     else if (!std::strcmp(which, "stream"))
         case_stream();
-    else if (!std::strcmp(which, "device"))
-        case_device();
+    else if (!std::strcmp(which, "device")) {
+        case_device(); /* stored counts counted straight into the caller's buffer */
+        setenv("GPUHIST_CUDA_ND_DIRECT", "0", 1);
+        case_device(); /* and through the backend's counters, copied */
+        unsetenv("GPUHIST_CUDA_ND_DIRECT");
+    }
     else {
         std::printf("usage: test_nd_two_pass f32_4096|f32_4097|f64|stream|device\n");
         return 2;
