@@ -17,8 +17,10 @@
  * most WS_TILE = 2^17 pixels per round (a f64 square adds 2 deposits, hi and lo; f32 sums alone
  * in ws_kernel_f32x4: WS_TILE_F32 = 2^19), then flushes:
  * counts into the 64-bit global counters, flags OR'ed, each non-zero piece v as v * 2^bit into
- * the two global limbs it straddles (gh_w_add_global_piece), and zeroes what it flushed. All
- * additions are integers, so the result is the CPU backend's, bit for bit.
+ * the two global limbs it straddles (gh_w_add_global_piece), and zeroes what it flushed; f32
+ * sums go a record per thread, its 24 pieces summed into the 10 limbs in registers first, one
+ * global atomic per non-zero limb instead of one or two per piece. All additions are integers,
+ * so the result is the CPU backend's, bit for bit.
  *   Warps whose lanes mostly hit one bin (constant data, few bins, sorted data) would serialise
  * on one shared address: a warp takes lane 0's key (counter, piece indices of its deposits);
  * when at least WS_GROUP lanes share it, they sum their pieces with __reduce_add_sync (|sum| <
@@ -41,15 +43,17 @@
  * significands, 1.0 or 0.5, make one). What bounds it: shared-atomic throughput at ~4 per
  * sample (~8 lane-updates/clk/SM on Hopper: ~2 samples/clk/SM against ~1.6 for the read
  * ceiling), and the flush per round (26 words per counter: ~7K words for 256 bins; weights of
- * many exponents leave most of them non-zero, each 1-2 global atomics on addresses all blocks
- * flush, which is why ws_kernel_f32x4's rounds are 2^19 pixels). Target: 0.6 of the read
+ * many exponents leave most of them non-zero, on addresses all blocks flush at about the same
+ * time, which is why ws_kernel_f32x4's rounds are 2^19 pixels and f32 records flush by limbs:
+ * ~10 global atomics per record instead of up to 48). Target: 0.6 of the read
  * ceiling (bytes = samples + weights). Measured with ncu (H100, ws_kernel_f32x4, 256 bins):
  * instruction issue is the bound in every distribution (SM 73-77%, 0.77 warps issued per
  * scheduler, occupancy 40%: 4 blocks per SM by registers and shared memory); the key and the
  * split of each pixel are most of the work. Folding with the other counters' pixels deposited
  * at once brings hot90 and constant data above uniform data; weights of many exponents on
- * hot90 data stay the slowest cell (the hot counter's pieces at other indices are deposited
- * one lane at a time; grouping them by index with __match_any_sync cost 4x). The cells are in
+ * hot90 data are the slowest cell with uniform ones (the hot counter's pieces at other indices
+ * are deposited one lane at a time; grouping them by index with __match_any_sync cost 4x, and
+ * lane-private shared rows for them 0.5-0.57 against 0.60-0.63 on hot90). The cells are in
  * docs/PERFORMANCE.md.
  *
  * Seed: 001 section V.B, 002 (privatised shared histograms), with exact_sum.h's integer digits.
@@ -283,13 +287,45 @@ __device__ __forceinline__ void ws_flush(const ws_params &p, uint32_t *sh, uint3
         typedef typename ws_windows<WK>::sum SW;
         typedef typename ws_windows<WK>::sq QW;
         uint32_t *sp = sh + 2u * N;
-        for (uint32_t i = threadIdx.x; i < N * (uint32_t)SW::NW; i += blockDim.x) {
-            const int32_t v = (int32_t)sp[i];
-            if (v) {
-                const uint32_t j = i / N, c = i - j * N;
-                gh_w_add_global_piece(p.sums + (uint64_t)c * p.sum_words, v,
-                                      (uint32_t)SW::BASE + (uint32_t)SW::W * j);
-                sp[i] = 0u;
+        if constexpr (WK == GH_WK_F32) {
+            /* a thread per record: its 24 pieces summed into the 10 limbs they overlap (the
+             * limbs' indices known at compile time: registers), one global atomic per non-zero
+             * limb instead of one or two per piece. Each limb receives exactly what the pieces'
+             * own deposits would have added (|sum| < 2^35, at most the 8 deposits per record
+             * and flush that ws_launch reserves). */
+            static_assert(SW::BASE == 0 && ((SW::W * (SW::NW - 1)) >> 5) + 1 < GH_XSUM_LIMBS_F32,
+                          "f32 sum window past its limbs");
+            for (uint32_t c = threadIdx.x; c < N; c += blockDim.x) {
+                long long limb[GH_XSUM_LIMBS_F32];
+#pragma unroll
+                for (int k = 0; k < GH_XSUM_LIMBS_F32; ++k)
+                    limb[k] = 0;
+#pragma unroll
+                for (int j = 0; j < SW::NW; ++j) {
+                    const int32_t v = (int32_t)sp[j * N + c];
+                    if (v) {
+                        const int bit = SW::W * j;
+                        const long long t = (long long)v * (1ll << (bit & 31));
+                        limb[bit >> 5] += t & 0xFFFFFFFFll;
+                        limb[(bit >> 5) + 1] += t >> 32;
+                        sp[j * N + c] = 0u;
+                    }
+                }
+                unsigned long long *rec = p.sums + (uint64_t)c * p.sum_words;
+#pragma unroll
+                for (int k = 0; k < GH_XSUM_LIMBS_F32; ++k)
+                    if (limb[k])
+                        atomicAdd(rec + k, (unsigned long long)limb[k]);
+            }
+        } else {
+            for (uint32_t i = threadIdx.x; i < N * (uint32_t)SW::NW; i += blockDim.x) {
+                const int32_t v = (int32_t)sp[i];
+                if (v) {
+                    const uint32_t j = i / N, c = i - j * N;
+                    gh_w_add_global_piece(p.sums + (uint64_t)c * p.sum_words, v,
+                                          (uint32_t)SW::BASE + (uint32_t)SW::W * j);
+                    sp[i] = 0u;
+                }
             }
         }
         if (SQ == WS_SQ_SHARED) {
