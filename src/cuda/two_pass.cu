@@ -56,7 +56,8 @@
  * per f32 sample: 4 + 0.25 bytes read, 2 written, 2 read again. Measured (H100, f32 2^24 bins
  * over [0, 1), 1 GiB, wide certificate): 0.193 / 0.235 / 0.561 / 0.154 of the read ceiling on
  * uniform / hot90 / constant / bell (target 0.15; every sample counted first: 0.164 / 0.193 /
- * 0.368 / 0.135); 4096 x 4096 f32 pairs, device counts: 0.248 (counted: 0.203). Tried and
+ * 0.368 / 0.135); 4096 x 4096 f32 pairs, device counts: 0.258-0.262 (counted first:
+ * 0.203; copied into the caller's counts at the end: 0.245-0.249). Tried and
  * slower: a block holding 128 keys of a bucket's region at a time (one cursor atomic per ~16
  * tiles instead of per tile): 4096 x 4096 0.213, 2^24 bell 0.130. Without a certificate
  * (binmap.h's walk per sample) it was 0.074-0.109: pass 1 then ran 1336 SASS instructions per
