@@ -273,10 +273,11 @@ static void case_stream()
                 (unsigned long long)n);
 }
 
-/* Counts and tallies in device memory (one-shot calls), stored then accumulated. */
-static void case_device()
+/* Counts and tallies in device memory (one-shot calls), stored then accumulated: `nx` x `ny`
+ * f32 even bins. */
+static void case_device(uint32_t nx, uint32_t ny)
 {
-    const std::vector<gpuhist_bin_spec> axes = even2(4096, 4096);
+    const std::vector<gpuhist_bin_spec> axes = even2(nx, ny);
     const uint64_t n = 3000017, total = total_of(axes);
     std::vector<unsigned char> host = make_points(GPUHIST_F32, 2, n, axes);
     gpuhist_points hp = gpuhist_points_interleaved(host.data(), GPUHIST_F32, 2, n);
@@ -365,8 +366,8 @@ static void case_device()
     }
     CK(cudaFree(dc));
     CK(cudaFree(ds));
-    std::printf("device: counts and device_stats stored and accumulated, stored alone, over the "
-                "points\n");
+    std::printf("device %u x %u: counts and device_stats stored and accumulated, stored alone, "
+                "over the points\n", nx, ny);
 }
 
 int main(int argc, char **argv)
@@ -395,9 +396,12 @@ int main(int argc, char **argv)
     else if (!std::strcmp(which, "stream"))
         case_stream();
     else if (!std::strcmp(which, "device")) {
-        case_device(); /* stored counts counted straight into the caller's buffer */
+        /* stored counts counted straight into the caller's buffer (3000 x 2000: a last bucket
+         * of the two passes partly past the bins), then through the backend's counters */
+        case_device(4096, 4096);
+        case_device(3000, 2000);
         setenv("GPUHIST_CUDA_ND_DIRECT", "0", 1);
-        case_device(); /* and through the backend's counters, copied */
+        case_device(4096, 4096);
         unsetenv("GPUHIST_CUDA_ND_DIRECT");
     }
     else {
