@@ -17,7 +17,11 @@ CPU"): its "fixed cost" is the command on a 4 KiB file, which then never waits f
 A backend written NAME:nodetach runs -B NAME with GPUHIST_DETACH=0: the command in one process,
 which also waits for the device's release (cli/detach.c), for a comparison in the same run.
 
-usage: e2e.py BUILD_DIR [--dir /dev/shm/gpuhist-e2e] [--big] [--reps 3] [--backend cuda,auto]
+--sizes picks the file sizes in GiB (default 1, or 1,16 with --big), e.g. --sizes 16 for the
+16 GiB cases alone.
+
+usage: e2e.py BUILD_DIR [--dir /dev/shm/gpuhist-e2e] [--big] [--sizes 1,16] [--reps 3]
+              [--backend cuda,auto] [--no-peers]
 """
 import argparse
 import os
@@ -96,6 +100,7 @@ def main():
     ap.add_argument("build")
     ap.add_argument("--dir", default="/dev/shm/gpuhist-e2e")
     ap.add_argument("--big", action="store_true", help="also 16 GiB files")
+    ap.add_argument("--sizes", default=None, help="file sizes in GiB, comma-separated (1, 16)")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--backend", default="cuda,auto",
                     help="comma-separated -B values, each case under each (default cuda,auto)")
@@ -115,7 +120,7 @@ def main():
             if l.startswith("h2d pinned:"):
                 pinned = float(l.split()[2])
 
-    sizes = [1] + ([16] if args.big else [])
+    sizes = [int(x) for x in args.sizes.split(",") if x] if args.sizes else [1] + ([16] if args.big else [])
     # (file, dtype, bins, options, label); "auto": no range, the command's first pass finds it
     cases = [("u8", np.uint8, 256, [], ""), ("f32", np.float32, 4096, ["-t", "f32", "-b", "4096", "-r", "0:1"], ""),
              ("f32", np.float32, 4096, ["-t", "f32", "-b", "4096"], " auto"),
