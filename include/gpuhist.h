@@ -684,7 +684,9 @@ typedef struct gpuhist_nd_result {
  * are); with gpuhist_set_async(ctx, 1) the call only enqueues its work on the context's stream
  * (counts and device_stats added on the device, out / nan / total of the result not written:
  * read device_stats), else it waits and writes them as usual. Edges, ranges, bins, backend,
- * strategy and seconds are written as usual.
+ * strategy and seconds are written as usual. Stored (not accumulated) DEVICE counts may be
+ * counted into directly, so a call that fails may leave them partly written; an accumulating
+ * call that fails leaves them as they were.
  */
 
 /** Points of `dims` interleaved coordinates per point (a row-major (count, dims) array). */
