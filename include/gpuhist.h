@@ -685,8 +685,8 @@ typedef struct gpuhist_nd_result {
  * (counts and device_stats added on the device, out / nan / total of the result not written:
  * read device_stats), else it waits and writes them as usual. Edges, ranges, bins, backend,
  * strategy and seconds are written as usual. Stored (not accumulated) DEVICE counts may be
- * counted into directly, so a call that fails may leave them partly written; an accumulating
- * call that fails leaves them as they were.
+ * counted into directly, so a call that fails may leave them partly written, as
+ * gpuhist_histogram()'s counts may be.
  */
 
 /** Points of `dims` interleaved coordinates per point (a row-major (count, dims) array). */
