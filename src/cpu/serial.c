@@ -2,17 +2,22 @@
  * serial.c - cpu-serial: seed 001 §IV's single-threaded loop (`bin[location[i]]++`), made fast.
  *
  * Mechanism
- *  - 8-bit samples: count raw values (256 per channel) in 32-bit sub-tables, laid out value-major
- *    (t[value * S + lane]) so the copies of one value share a cache line. Byte j of the sample
- *    stream goes to lane j % K. Repeated values are the problem of the plain loop: each increment
- *    of the same counter waits for the previous store (store-to-load forwarding, ~7 cycles), so a
- *    hot value serialises the loop. K lanes make K independent chains. But more lanes cost
- *    throughput on spread-out data (measured on AMD Zen 5, u8: 2 lanes 4.2-5.2 GB/s uniform but
- *    1.2-1.3 GB/s when 90% of the bytes are one value; 16 lanes 4.0 uniform, 4.1-5.5 hot). So
- *    the loop adapts: every 256 Ki samples it looks at the largest per-value count of that block
- *    and uses a 16-lane table when one value took more than 1/8 of the block, else a dense table
- *    with the fewest lanes the channel layout allows (2; 4 for RGBA; RGB: 3 and 12). Lane l
- *    belongs to channel l % C, so interleaved RGB/RGBA pixels need no de-interleaving.
+ *  - 8-bit samples: count raw values (256 per channel) in sub-tables laid out value-major
+ *    (t[value * K + lane]) so the copies of one value share a cache line. Byte j of the sample
+ *    stream goes to lane j % K. Two limits shape the tables (seen on AMD Zen 5): stores to
+ *    random cache lines retire about one per cycle, and only stores into a few recently written
+ *    lines reach two, so a smaller table counts faster; and repeated values are the problem of
+ *    the plain loop: each increment of the same counter waits for the previous store
+ *    (store-to-load forwarding), so a hot value serialises the loop unless K lanes make K
+ *    independent chains. So the loop adapts: every 256 Ki samples it looks at the largest
+ *    per-value count of that block and uses a 32-lane table of 32-bit counters (32 KiB; 24
+ *    lanes for RGB) when one value took more than 1/8 of the block, else a dense table of
+ *    16-bit counters with the fewest lanes the channel layout allows (2; 3 for RGB, 4 for RGBA:
+ *    1-2 KiB), flushed before any lane can pass 65535 (its flushes give the check its counts).
+ *    Lane l belongs to channel l % C, so interleaved RGB/RGBA pixels need no de-interleaving.
+ *    The hot table increments each lane's counter once per iteration of its loop, which keeps
+ *    its speed on mostly-one-value data independent of where the loop lands in memory (with two
+ *    increments per lane per iteration, 16 lanes, it was not).
  *  - 16-bit samples: raw values (65536 per channel) in 32-bit lanes of 65536 counters, lane-major;
  *    2 lanes (3 for RGB, 4 for RGBA: 512 KiB-1 MiB, L2) on spread-out data, twice as many when
  *    a probe of each 256 Ki-sample block finds the same value recurring in the same lane.
@@ -32,14 +37,15 @@
  *    estimate is further off. EDGES use a table of cells over the range (edges_slot: the cell
  *    gives the first candidate bin, then one or two exact compares); INTEGER a subtraction and one range
  *    check. 64-bit integers beyond 2^53 take binmap.h's exact integer-vs-double comparison.
- *  - Counters are 32-bit (half the cache footprint of the uint64 result) and are flushed into the
- *    64-bit output every 2^30 pixels, before any can overflow.
- * Data dependence: 8-bit input on 90%-one-value data runs within ~25% of uniform data (instead
- *    of 4x slower with 2 lanes); 16-bit data is L2 bound on uniform data and within ~35% on hot
+ *  - Counters are 32-bit (half the cache footprint of the uint64 result; 16-bit in the 8-bit
+ *    path's cold table, flushed as above) and are flushed into the 64-bit output every 2^30
+ *    pixels, before any can overflow.
+ * Data dependence: 8-bit input on 90%-one-value data runs as fast as uniform data (instead of
+ *    4x slower with 2 lanes); 16-bit data is L2 bound on uniform data and within ~35% on hot
  *    data; wide types slow down on a mostly-repeated value by the store-forwarding chain (one
  *    counter table per channel).
- * Limits: sub-tables take 4 bytes per slot per active channel (in addition to the result);
- *    no limit on the input size.
+ * Limits: sub-tables take 4 bytes per slot per active channel (in addition to the result; the
+ *    8-bit path keeps its 37 KiB of tables on the stack); no limit on the input size.
  * Seed: 001 §IV (CPU baseline); the sub-table idea is the classic remedy of byte histograms
  *    (e.g. zstd's HIST_count_parallel).
  */
@@ -119,75 +125,99 @@ static uint64_t for_each_segment(const gpuhist_plan *plan, uint64_t begin, uint6
 #define V8_CHECK_SAMPLES (256u * 1024u)
 /* A value taking more than 1/V8_HOT_SHARE of a block makes the next block use the hot table. */
 #define V8_HOT_SHARE 8u
+/* The cold table's counters are 16-bit: it is flushed before any lane could count past this. */
+#define V8_COLD_MAX 65535u
 
-/* Two value-major tables (t[value * stride + lane]): a cold one with few lanes and no gaps
- * (stride = lanes: 2 KiB for one channel), and a hot one with 16 lanes (12 for RGB), 16 KiB.
- * Only one is used per block; both are flushed. Measured (Zen 5, u8, GB/s, uniform / 90% one
- * value): 2 lanes at stride 2: 5.1-5.2 / 1.2; 2 lanes at stride 8: 4.3 / 1.2 (the gaps cost 20%);
- * 8 lanes at stride 8: 4.2 / 1.6; 16 lanes at stride 16: 4.0 / 4.1-5.5. */
+/* Two value-major tables (t[value * lanes + lane]): a cold one of 16-bit counters with few lanes
+ * (2 for C = 1, 2; 3; 4: at most 2 KiB), and a hot one of 32-bit counters with 32 lanes (24 for
+ * RGB), 32 KiB. Only one is used per block; both are flushed. */
 typedef struct v8_state {
-    uint32_t cold[256 * 4];   /* stride = lanes: 2 (C = 1, 2), 3 or 4 */
-    uint32_t hot[256 * 16];   /* stride 16 (C = 1, 2, 4) or 12 (C = 3) */
-    unsigned cold_stride, hot_stride; /* lanes = stride in both tables */
-    int use_hot;              /* the current block counts into `hot` */
-    uint64_t block;           /* samples since the last distribution check */
-    uint32_t snap[256];       /* per-value totals at the last check */
+    uint16_t cold[256 * 4];
+    uint32_t hot[256 * 32];
+    unsigned cold_lanes, hot_lanes;
+    uint32_t cold_fill;  /* bound on every cold lane's count since its last flush */
+    int use_hot;         /* the current block counts into `hot` */
+    int hot_counted;     /* the hot table counted since the last check */
+    int hot_dirty;       /* ... since the last flush */
+    uint64_t block;      /* samples since the last distribution check */
+    uint32_t seen[256];  /* per-value counts of the cold table's flushes since the last check */
+    uint32_t snap[256];  /* per-value totals of the hot table at the last check */
     const gpuhist_plan *plan;
-    uint64_t *out;            /* active * 256 */
+    uint64_t *out;       /* active * 256 */
 } v8_state;
 
 /* Lane of byte j is j % K; U bytes per iteration (U a multiple of K and of C). The body is fully
  * unrolled so K and the byte offsets are constants. Called on pixel-aligned pieces only, so the
- * lane of sample j has channel j % C (K is a multiple of C). */
-#define DEFINE_V8_KERNEL(NAME, S, K, U)                                                          \
-    static void NAME(uint32_t *restrict t, const unsigned char *restrict p, size_t n)           \
+ * lane of sample j has channel j % C (K is a multiple of C); lane 0 gets the most samples,
+ * ceil(n / K). */
+#define DEFINE_V8_KERNEL(NAME, T, K, U)                                                          \
+    static void NAME(T *restrict t, const unsigned char *restrict p, size_t n)                  \
     {                                                                                            \
         size_t i = 0;                                                                            \
         for (; i + (U) <= n; i += (U)) {                                                         \
             _Pragma("GCC unroll 32") for (unsigned j = 0; j < (U); ++j)                          \
-                t[(size_t)p[i + j] * (S) + j % (K)]++;                                           \
+                t[(size_t)p[i + j] * (K) + j % (K)]++;                                           \
         }                                                                                        \
         for (unsigned j = 0; i < n; ++i, ++j)                                                    \
-            t[(size_t)p[i] * (S) + j % (K)]++;                                                   \
+            t[(size_t)p[i] * (K) + j % (K)]++;                                                   \
     }
 
-DEFINE_V8_KERNEL(v8_s2_k2, 2, 2, 16)
-DEFINE_V8_KERNEL(v8_s3_k3, 3, 3, 24)
-DEFINE_V8_KERNEL(v8_s4_k4, 4, 4, 16)
-DEFINE_V8_KERNEL(v8_s16_k16, 16, 16, 32)
-DEFINE_V8_KERNEL(v8_s12_k12, 12, 12, 24)
+DEFINE_V8_KERNEL(v8_cold2, uint16_t, 2, 16)
+DEFINE_V8_KERNEL(v8_cold3, uint16_t, 3, 24)
+DEFINE_V8_KERNEL(v8_cold4, uint16_t, 4, 16)
+DEFINE_V8_KERNEL(v8_hot32, uint32_t, 32, 32)
+DEFINE_V8_KERNEL(v8_hot24, uint32_t, 24, 24)
 
-static void v8_run(v8_state *s, const unsigned char *p, size_t n)
-{
-    if (s->use_hot) {
-        if (s->hot_stride == 16)
-            v8_s16_k16(s->hot, p, n);
-        else
-            v8_s12_k12(s->hot, p, n);
-    } else if (s->cold_stride == 3) {
-        v8_s3_k3(s->cold, p, n);
-    } else if (s->cold_stride == 4) {
-        v8_s4_k4(s->cold, p, n);
-    } else {
-        v8_s2_k2(s->cold, p, n);
+/* Adds the table into the result (lane l is channel l % C) and, when `seen` is given, each
+ * value's total into seen[value]; then zeroes the table. */
+#define DEFINE_V8_FLUSH(NAME, T)                                                                 \
+    static void NAME(const v8_state *s, T *t, unsigned k, uint32_t *seen)                       \
+    {                                                                                            \
+        const gpuhist_plan *plan = s->plan;                                                      \
+        unsigned c = plan->channels;                                                             \
+        for (unsigned v = 0; v < 256; ++v) {                                                     \
+            const T *r = t + (size_t)v * k;                                                      \
+            uint32_t all = 0;                                                                    \
+            for (unsigned ch = 0; ch < c; ++ch) {                                                \
+                uint32_t sum = 0;                                                                \
+                for (unsigned l = ch; l < k; l += c)                                             \
+                    sum += r[l];                                                                 \
+                all += sum;                                                                      \
+                int32_t h = plan->channel_slot[ch];                                              \
+                if (h >= 0)                                                                      \
+                    s->out[(size_t)h * 256u + v] += sum;                                         \
+            }                                                                                    \
+            if (seen)                                                                            \
+                seen[v] += all;                                                                  \
+        }                                                                                        \
+        memset(t, 0, (size_t)256 * k * sizeof *t);                                               \
     }
-}
 
+DEFINE_V8_FLUSH(v8_flush_cold, uint16_t)
+DEFINE_V8_FLUSH(v8_flush_hot, uint32_t)
+
+/* The hot table's per-value totals grow until a flush; a check takes their differences. */
 static void v8_check(v8_state *s)
 {
+    if (s->cold_fill) {
+        v8_flush_cold(s, s->cold, s->cold_lanes, s->seen);
+        s->cold_fill = 0;
+    }
     uint32_t top = 0;
     for (unsigned v = 0; v < 256; ++v) {
-        const uint32_t *c = s->cold + (size_t)v * s->cold_stride;
-        const uint32_t *h = s->hot + (size_t)v * s->hot_stride;
-        uint32_t sum = 0; /* modulo 2^32: the block difference below is still exact */
-        for (unsigned l = 0; l < s->cold_stride; ++l)
-            sum += c[l];
-        for (unsigned l = 0; l < s->hot_stride; ++l)
-            sum += h[l];
-        uint32_t d = sum - s->snap[v];
-        s->snap[v] = sum;
-        top = d > top ? d : top;
+        uint32_t n = s->seen[v];
+        s->seen[v] = 0;
+        if (s->hot_counted) {
+            const uint32_t *h = s->hot + (size_t)v * s->hot_lanes;
+            uint32_t sum = 0; /* modulo 2^32: the block difference below is still exact */
+            for (unsigned l = 0; l < s->hot_lanes; ++l)
+                sum += h[l];
+            n += sum - s->snap[v];
+            s->snap[v] = sum;
+        }
+        top = n > top ? n : top;
     }
+    s->hot_counted = 0;
     s->use_hot = (uint64_t)top * V8_HOT_SHARE > s->block;
     s->block = 0;
 }
@@ -196,12 +226,36 @@ static void v8_segment(void *state, const unsigned char *p, uint64_t pixels)
 {
     v8_state *s = state;
     unsigned c = s->plan->channels;
-    /* pieces of whole pixels so every piece starts on channel 0 */
-    uint64_t piece_pixels = V8_CHECK_SAMPLES / c;
     while (pixels) {
-        uint64_t n = pixels < piece_pixels ? pixels : piece_pixels;
-        uint64_t samples = n * c;
-        v8_run(s, p, (size_t)samples);
+        /* pieces of whole pixels so every piece starts on channel 0 (lane 0); at most one check
+         * block, and at most V8_COLD_MAX per cold lane */
+        uint64_t piece = s->use_hot ? V8_CHECK_SAMPLES : (uint64_t)V8_COLD_MAX * s->cold_lanes;
+        if (piece > V8_CHECK_SAMPLES)
+            piece = V8_CHECK_SAMPLES;
+        piece /= c;
+        uint64_t n = pixels < piece ? pixels : piece;
+        size_t samples = (size_t)(n * c);
+        if (s->use_hot) {
+            if (s->hot_lanes == 32)
+                v8_hot32(s->hot, p, samples);
+            else
+                v8_hot24(s->hot, p, samples);
+            s->hot_counted = s->hot_dirty = 1;
+        } else {
+            unsigned k = s->cold_lanes;
+            uint32_t per_lane = (uint32_t)((samples + k - 1) / k);
+            if (s->cold_fill + per_lane > V8_COLD_MAX) {
+                v8_flush_cold(s, s->cold, k, s->seen);
+                s->cold_fill = 0;
+            }
+            if (k == 2)
+                v8_cold2(s->cold, p, samples);
+            else if (k == 3)
+                v8_cold3(s->cold, p, samples);
+            else
+                v8_cold4(s->cold, p, samples);
+            s->cold_fill += per_lane;
+        }
         p += samples;
         pixels -= n;
         s->block += samples;
@@ -210,38 +264,30 @@ static void v8_segment(void *state, const unsigned char *p, uint64_t pixels)
     }
 }
 
-static void v8_flush_table(const v8_state *s, uint32_t *t, unsigned stride)
-{
-    const gpuhist_plan *plan = s->plan;
-    for (unsigned l = 0; l < stride; ++l) {
-        int32_t h = plan->channel_slot[l % plan->channels];
-        if (h < 0)
-            continue;
-        uint64_t *o = s->out + (size_t)h * 256u;
-        for (unsigned v = 0; v < 256; ++v)
-            o[v] += t[(size_t)v * stride + l];
-    }
-    memset(t, 0, (size_t)256 * stride * sizeof *t);
-}
-
 static void v8_flush(void *state)
 {
     v8_state *s = state;
-    v8_flush_table(s, s->cold, s->cold_stride);
-    v8_flush_table(s, s->hot, s->hot_stride);
-    memset(s->snap, 0, sizeof s->snap);
+    if (s->cold_fill) {
+        v8_flush_cold(s, s->cold, s->cold_lanes, s->seen);
+        s->cold_fill = 0;
+    }
+    if (s->hot_dirty) {
+        v8_flush_hot(s, s->hot, s->hot_lanes, NULL);
+        memset(s->snap, 0, sizeof s->snap);
+        s->hot_dirty = 0;
+    }
 }
 
 static gpuhist_status count_values8(const gpuhist_plan *plan, uint64_t begin, uint64_t end,
                                     uint64_t *out)
 {
-    v8_state s; /* 21 KiB: fine on any thread stack */
+    v8_state s; /* 37 KiB: within any default thread stack */
     memset(&s, 0, sizeof s);
     s.plan = plan;
     s.out = out;
     unsigned c = plan->channels;
-    s.cold_stride = c <= 2 ? 2 : c;
-    s.hot_stride = c == 3 ? 12 : 16;
+    s.cold_lanes = c <= 2 ? 2 : c;
+    s.hot_lanes = c == 3 ? 24 : 32;
     for_each_segment(plan, begin, end, &s, v8_segment, v8_flush, 0, 0);
     return GPUHIST_OK;
 }
