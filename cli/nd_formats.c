@@ -89,6 +89,16 @@ static void unravel(const gpuhist_nd_result *r, uint64_t j, uint32_t *idx)
     }
 }
 
+/* idx from joint bin j's axis indices to joint bin j + 1's (the last axis fastest). */
+static void next_index(const gpuhist_nd_result *r, uint32_t *idx)
+{
+    for (uint32_t a = r->dims; a-- > 0;) {
+        if (++idx[a] < r->bins[a])
+            return;
+        idx[a] = 0;
+    }
+}
+
 static const char *kind_text(const gpuhist_bin_spec *s, char *buf, size_t size)
 {
     if (s->kind == GPUHIST_BINS_INTEGER)
@@ -144,8 +154,8 @@ static void csv_rows(cli_obuf *b, const void *arg, uint64_t first, uint64_t end)
     const gpuhist_nd_result *r = h->r;
     uint32_t idx[GPUHIST_MAX_DIMS];
     const double *vals[3] = {h->sums, h->squares, h->density};
-    for (uint64_t j = first; j < end; ++j) {
-        unravel(r, j, idx);
+    unravel(r, first, idx);
+    for (uint64_t j = first; j < end; ++j, next_index(r, idx)) {
         char *p = cli_obuf_room(b, (size_t)r->dims * 80 + 3 * 40 + 32);
         for (uint32_t a = 0; a < r->dims; ++a) {
             if (a)
@@ -262,11 +272,7 @@ static void json_items(cli_obuf *b, const void *arg, uint64_t first, uint64_t en
                 p += value_text(p, t->d[j], 1);
             for (uint32_t k = 0; k < closes; ++k)
                 *p++ = ']';
-            for (uint32_t a = D; a-- > 0;) { /* the next joint bin's indices */
-                if (++idx[a] < r->bins[a])
-                    break;
-                idx[a] = 0;
-            }
+            next_index(r, idx);
         }
         cli_obuf_done(b, p);
     }
@@ -414,8 +420,8 @@ void cli_nd_density_of(const gpuhist_nd_result *r, const double *sums, double *o
         total = (double)t;
     }
     uint32_t idx[GPUHIST_MAX_DIMS];
-    for (uint64_t j = 0; j < r->bins_total; ++j) {
-        unravel(r, j, idx);
+    unravel(r, 0, idx);
+    for (uint64_t j = 0; j < r->bins_total; ++j, next_index(r, idx)) {
         double v = sums ? sums[j] : (double)r->counts[j];
         for (uint32_t a = 0; a < r->dims; ++a)
             v = v / (r->edges[a][idx[a] + 1] - r->edges[a][idx[a]]);
