@@ -189,15 +189,25 @@ static __device__ __forceinline__ void gh_w_add_global(unsigned long long *rec, 
             atomicAdd(rec + limb + k, neg ? 0ull - d[k] : d[k]);
 }
 
-/* Add v * 2^bit (|v| < 2^31) into the limbs of a global record: v * 2^(bit mod 32) < 2^62 in
- * magnitude, split into its low 32 bits (limb bit / 32) and the signed rest (the next limb). */
+/* The deposits of v * 2^bit (|v| < 2^31) into a record's limbs: v * 2^(bit mod 32) < 2^62 in
+ * magnitude, split into its low 32 bits (*lo, for limb bit / 32) and the signed rest (*hi, for
+ * the next limb). */
+static __device__ __forceinline__ void gh_w_piece_split(int32_t v, uint32_t bit,
+                                                        unsigned long long *lo, long long *hi)
+{
+    const long long t = (long long)v * (long long)(1ull << (bit & 31u));
+    *lo = (unsigned long long)t & 0xFFFFFFFFull;
+    *hi = t >> 32; /* arithmetic: t = hi * 2^32 + lo */
+}
+
+/* Add v * 2^bit (|v| < 2^31) into the limbs of a global record (gh_w_piece_split). */
 static __device__ __forceinline__ void gh_w_add_global_piece(unsigned long long *rec, int32_t v,
                                                              uint32_t bit)
 {
     const uint32_t limb = bit >> 5;
-    const long long t = (long long)v * (long long)(1ull << (bit & 31u));
-    const unsigned long long lo = (unsigned long long)t & 0xFFFFFFFFull;
-    const long long hi = t >> 32; /* arithmetic: t = hi * 2^32 + lo */
+    unsigned long long lo;
+    long long hi;
+    gh_w_piece_split(v, bit, &lo, &hi);
     if (lo)
         atomicAdd(rec + limb, lo);
     if (hi)

@@ -291,7 +291,7 @@ __device__ __forceinline__ void ws_flush(const ws_params &p, uint32_t *sh, uint3
             /* a thread per record: its 24 pieces summed into the 10 limbs they overlap (the
              * limbs' indices known at compile time: registers), one global atomic per non-zero
              * limb instead of one or two per piece. Each limb receives exactly what the pieces'
-             * own deposits would have added (|sum| < 2^35, at most the 8 deposits per record
+             * own deposits (gh_w_piece_split, as gh_w_add_global_piece) would have added (|sum| < 2^35, at most the 8 deposits per record
              * and flush that ws_launch reserves). */
             static_assert(SW::BASE == 0 && ((SW::W * (SW::NW - 1)) >> 5) + 1 < GH_XSUM_LIMBS_F32,
                           "f32 sum window past its limbs");
@@ -305,9 +305,11 @@ __device__ __forceinline__ void ws_flush(const ws_params &p, uint32_t *sh, uint3
                     const int32_t v = (int32_t)sp[j * N + c];
                     if (v) {
                         const int bit = SW::W * j;
-                        const long long t = (long long)v * (1ll << (bit & 31));
-                        limb[bit >> 5] += t & 0xFFFFFFFFll;
-                        limb[(bit >> 5) + 1] += t >> 32;
+                        unsigned long long lo;
+                        long long hi;
+                        gh_w_piece_split(v, (uint32_t)bit, &lo, &hi);
+                        limb[bit >> 5] += (long long)lo;
+                        limb[(bit >> 5) + 1] += hi;
                         sp[j * N + c] = 0u;
                     }
                 }
