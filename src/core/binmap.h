@@ -441,6 +441,18 @@ GH_FN gh_u32 gpuhist_slot_integer_i64(gh_i64 int_lower, gh_u32 bins, gh_i64 x)
     return d < (gh_u64)bins ? (gh_u32)d : GPUHIST_SLOT_OVERFLOW(bins);
 }
 
+/* INTEGER bins: the slot of a u64 sample (any value, past INT64_MAX included). */
+GH_FN gh_u32 gpuhist_slot_integer_u64(gh_i64 int_lower, gh_u32 bins, gh_u64 x)
+{
+    if (x <= (gh_u64)0x7FFFFFFFFFFFFFFFull)
+        return gpuhist_slot_integer_i64(int_lower, bins, (gh_i64)x);
+    /* x > 2^63 - 1 >= lower; bins <= 2^32, so x - lower < bins needs lower > 2^63 - 2^32 */
+    if (int_lower < 0)
+        return GPUHIST_SLOT_OVERFLOW(bins);
+    gh_u64 d = x - (gh_u64)int_lower;
+    return d < (gh_u64)bins ? (gh_u32)d : GPUHIST_SLOT_OVERFLOW(bins);
+}
+
 /* Slot of a signed integer sample (all signed types, and unsigned types of up to 32 bits). */
 GH_FN gh_u32 gpuhist_slot_i64(const gpuhist_binmap *m, GH_EDGES_SPACE const double *edges,
                               gh_i64 x)
@@ -486,15 +498,8 @@ GH_FN gh_u32 gpuhist_slot_u64(const gpuhist_binmap *m, GH_EDGES_SPACE const doub
     gh_u32 bins = m->bins;
     if (x <= (gh_u64)GH_EXACT_IN_DOUBLE)
         return gpuhist_slot_i64(m, edges, (gh_i64)x);
-    if (m->kind == GH_KIND_INTEGER) {
-        /* x > 2^53 > lower always; bins <= 2^32 so x - lower < bins needs lower > 2^53 - 2^32 */
-        if (m->int_lower < 0)
-            return GPUHIST_SLOT_OVERFLOW(bins);
-        if (x < (gh_u64)m->int_lower)
-            return GPUHIST_SLOT_UNDERFLOW(bins);
-        gh_u64 d = x - (gh_u64)m->int_lower;
-        return d < (gh_u64)bins ? (gh_u32)d : GPUHIST_SLOT_OVERFLOW(bins);
-    }
+    if (m->kind == GH_KIND_INTEGER)
+        return gpuhist_slot_integer_u64(m->int_lower, bins, x);
     double first = m->kind == GH_KIND_EDGES ? edges[0] : m->lower;
     double last = m->kind == GH_KIND_EDGES ? edges[bins] : m->upper;
     if (gpuhist_cmp_u64_f64(x, first) < 0)

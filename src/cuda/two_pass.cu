@@ -14,7 +14,11 @@
  * while this one is ranked) and maps them to slots: binmap.h per sample (common.cuh's gh_slot),
  * or for f32 EVEN bins fast_even.h's estimate and test (3 float operations per sample, direct;
  * binmap.h's exact path for a thread's whole vector only when one of its samples fails the
- * test, so the common case has no branch per sample). A key's digit is its bucket, or
+ * test, so the common case has no branch per sample), or for 16/32/64-bit integer ids on
+ * INTEGER bins binmap.h's one subtraction and compare (TP_MAP_IDS: i64 ids over 2^20 values,
+ * H100, 0.381 / 0.439 / 0.531 / 0.359 of the read ceiling on uniform / hot90 / constant / bell
+ * through gh_slot's general map, which spilled, to 0.496 / 0.601 / 0.869 / 0.460). A key's
+ * digit is its bucket, or
  * one of the three outlier slots, or "not a sample" (past the ragged end, or a reference-key
  * hit, below). Its rank within its digit is the answer of a shared atomic on the tile's digit
  * counter, issued as soon as the key is known ("not a sample" counts on the lane's own sink
@@ -139,7 +143,10 @@ namespace {
 /* f32 EVEN: fast_even.h's test, direct or cut; WIDE: a wide certificate (more than 2^23 bins),
  * its key by gpuhist_fe_key_f32_wide */
 enum { TP_MAP_GENERIC = 0, TP_MAP_F32_DIRECT = 1, TP_MAP_F32_CUT = 2, TP_MAP_F32_WIDE_DIRECT = 3,
-       TP_MAP_F32_WIDE_CUT = 4 };
+       TP_MAP_F32_WIDE_CUT = 4, TP_MAP_IDS = 5 };
+/* TP_MAP_IDS: 16/32/64-bit integer samples on INTEGER bins (bincount of ids): binmap.h's one
+ * subtraction and compare per id, every vector mapped whole, instead of gh_slot's general map
+ * (whose other kinds' code made the i64 partition kernel spill: 112 bytes, ptxas, sm_90). */
 
 
 struct tp_params {
@@ -175,10 +182,21 @@ __device__ __forceinline__ uint32_t tp_fe_key(const tp_params &p, float x, int *
         return gpuhist_fe_key_f32(x, p.lower_f, p.scale_f, p.bins, p.t_lo, p.t_hi, cut, ok);
 }
 
+/* TP_MAP_IDS: the slot of an integer id (binmap.h's INTEGER rule). */
+template <typename T> __device__ __forceinline__ uint32_t tp_id_slot(const tp_params &p, T x)
+{
+    if constexpr (std::is_same<T, uint64_t>::value)
+        return gpuhist_slot_integer_u64(p.k.map.int_lower, p.bins, x);
+    else
+        return gpuhist_slot_integer_i64(p.k.map.int_lower, p.bins, (long long)x);
+}
+
 template <typename T, int MAP>
 __device__ __forceinline__ uint32_t tp_slot(const tp_params &p, T x)
 {
-    if constexpr (MAP != TP_MAP_GENERIC) {
+    if constexpr (MAP == TP_MAP_IDS) {
+        return tp_id_slot<T>(p, x);
+    } else if constexpr (MAP != TP_MAP_GENERIC) {
         int ok;
         const uint32_t key = tp_fe_key<MAP>(p, x, &ok);
         if (__builtin_expect(ok, 1))
@@ -221,19 +239,25 @@ template <typename T, int MAP, uint32_t VE>
 __device__ __forceinline__ void tp_vector_keys(const tp_params &p, const T (&e)[VE],
                                                uint32_t (&key)[VE])
 {
-    bool ok = MAP != TP_MAP_GENERIC;
-    if constexpr (MAP != TP_MAP_GENERIC) {
-#pragma unroll
-        for (uint32_t i = 0; i < VE; ++i) {
-            int good;
-            key[i] = tp_fe_key<MAP>(p, e[i], &good);
-            ok = ok && good;
-        }
-    }
-    if (!ok) {
+    if constexpr (MAP == TP_MAP_IDS) {
 #pragma unroll
         for (uint32_t i = 0; i < VE; ++i)
-            key[i] = tp_key(p, tp_slot<T, MAP>(p, e[i]));
+            key[i] = tp_key(p, tp_id_slot<T>(p, e[i]));
+    } else {
+        bool ok = MAP != TP_MAP_GENERIC;
+        if constexpr (MAP != TP_MAP_GENERIC) {
+#pragma unroll
+            for (uint32_t i = 0; i < VE; ++i) {
+                int good;
+                key[i] = tp_fe_key<MAP>(p, e[i], &good);
+                ok = ok && good;
+            }
+        }
+        if (!ok) {
+#pragma unroll
+            for (uint32_t i = 0; i < VE; ++i)
+                key[i] = tp_key(p, tp_slot<T, MAP>(p, e[i]));
+        }
     }
 }
 
@@ -1122,8 +1146,13 @@ static gpuhist_status tp_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, const v
             return tp_launch(ctx, job, tp_src_samples<float, TP_MAP_F32_DIRECT>(), p, out);
         return tp_launch(ctx, job, tp_src_samples<float, TP_MAP_F32_CUT>(), p, out);
     }
+    const bool ids = plan->map.kind == GH_KIND_INTEGER;
     return gh_dispatch(plan, [&](auto tag, auto) -> gpuhist_status {
         typedef typename decltype(tag)::type T;
+        if constexpr (std::is_integral<T>::value && sizeof(T) >= 2) {
+            if (ids)
+                return tp_launch(ctx, job, tp_src_samples<T, TP_MAP_IDS>(), p, out);
+        }
         return tp_launch(ctx, job, tp_src_samples<T, TP_MAP_GENERIC>(), p, out);
     });
 }

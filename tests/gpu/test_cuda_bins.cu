@@ -4,11 +4,12 @@
  *
  * Cases:
  *   many_bins    2^17..2^20 bins (several 65536-key buckets of cuda-two-pass): f32 even on the
- *                certified and the checked grid, f64, i32 integer, uneven edges; uniform with
+ *                certified and the checked grid, f64, i32 / i64 / u64 integer (u64 ids across
+ *                2^63), uneven edges; uniform with
  *                outliers, 90% one value, constant; every CUDA strategy, and cuda-two-pass with
  *                small segments (GPUHIST_CUDA_TWO_PASS_SEGMENT) and an unaligned start; past
  *                28 buckets (cuda-two-pass's wide mode, up to 2^24 bins: f32 on the certified
- *                and the checked grid, f64, i32 integer) cuda-two-pass and auto only, and
+ *                and the checked grid, f64, i32 and i64 integer) cuda-two-pass and auto only, and
  *                cuda-two-pass with regions sized from a sample of the chunks, and halved
  *                (GPUHIST_CUDA_TWO_PASS_SAMPLE / _SQUEEZE: the overflow path)
  *   edge_cells   f32 uneven edges through cuda-fast-smem's one-load cell table: the benchmark's
@@ -41,6 +42,8 @@ static void make_hot(std::vector<unsigned char> &buf, gpuhist_dtype dt, int hot_
         if (dt == GPUHIST_F32) { float f = (float)v; memcpy(p, &f, 4); }
         else if (dt == GPUHIST_F64) memcpy(p, &v, 8);
         else if (dt == GPUHIST_I32) { int32_t x = (int32_t)v; memcpy(p, &x, 4); }
+        else if (dt == GPUHIST_I64) { int64_t x = (int64_t)v; memcpy(p, &x, 8); }
+        else if (dt == GPUHIST_U64) { uint64_t x = (uint64_t)v; memcpy(p, &x, 8); }
     }
 }
 
@@ -64,6 +67,12 @@ static void case_many_bins(void)
          "i32 131073 integer bins"},
         {GPUHIST_F32, gpuhist_bins_edges(300000, edges.data()), -2.0, 2.0, 0.5,
          "f32 300000 edges"},
+        /* ids (cuda-two-pass's integer map): i64 with negative ids; u64 ids on both sides of
+         * 2^63 (a lower bound 2^63 - 2^19, so bins past INT64_MAX are in range) */
+        {GPUHIST_I64, gpuhist_bins_integer(1048576, -300000), -300000.0, 748576.0, -17.0,
+         "i64 2^20 integer bins"},
+        {GPUHIST_U64, gpuhist_bins_integer(1000003, INT64_MAX - 524287), 9223372036854251520.0,
+         9223372036855251968.0, 9223372036854775808.0, "u64 1000003 integer bins across 2^63"},
         /* wide mode */
         {GPUHIST_F32, gpuhist_bins_even(1u << 24, 0.0, 1.0), -0.1, 1.1, 0.3, "f32 2^24 [0,1)"},
         {GPUHIST_F32, gpuhist_bins_even(5000011, -1.5, 2.5), -1.6, 2.6, 0.7,
@@ -72,6 +81,8 @@ static void case_many_bins(void)
          "f64 2000003 bins"},
         {GPUHIST_I32, gpuhist_bins_integer(3000017, -5000), -6000.0, 3000017.0, 77.0,
          "i32 3000017 integer bins"},
+        {GPUHIST_I64, gpuhist_bins_integer(2500000, -1000000), -1000000.0, 1500000.0, 3.0,
+         "i64 2500000 integer bins"},
     };
     for (const mb &c : cases) {
         for (int hot : {0, 90, 100}) {
