@@ -23,6 +23,8 @@
 #include "gpuhist.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,6 +303,86 @@ static void run_peers(const options *o, const bench_case *c, const void *buf, si
     }
 }
 
+/* ---- the memory read ceiling: what t threads reading the input's bytes deliver ----------------
+ * Each thread sums its slice as 64-bit words with four accumulators (no counter stores: the
+ * loads alone); threads are created per run, as a cpu-threads call forks its workers. The
+ * scaling table prints it beside cpu-threads, so an efficiency below 1 can be told apart from a
+ * machine whose memory stops scaling first. */
+typedef struct sum_job {
+    const uint64_t *p;
+    size_t n;
+    uint64_t sum;
+} sum_job;
+
+static void *sum_run(void *arg)
+{
+    sum_job *j = arg;
+    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = 0;
+    for (; i + 4 <= j->n; i += 4) {
+        s0 += j->p[i];
+        s1 += j->p[i + 1];
+        s2 += j->p[i + 2];
+        s3 += j->p[i + 3];
+    }
+    for (; i < j->n; ++i)
+        s0 += j->p[i];
+    j->sum = s0 + s1 + s2 + s3;
+    return NULL;
+}
+
+/* GB/s of the read ceiling with `threads` threads over `bytes` of buf (the statistic of `runs`
+ * runs after one warm-up), or 0 if a thread cannot be created. */
+static double read_ceiling(const void *buf, size_t bytes, int threads, int runs)
+{
+    if (threads < 1 || threads > 256)
+        return 0.0;
+    size_t words = bytes / 8, per = (words + (size_t)threads - 1) / (size_t)threads;
+    double t[64];
+    if (runs > 64)
+        runs = 64;
+    volatile uint64_t sink = 0;
+    for (int r = -1; r < runs; ++r) {
+        sum_job jobs[256];
+        pthread_t tid[256];
+        double t0 = now_s();
+        int made = 0;
+        for (int k = 0; k < threads; ++k) {
+            size_t b = (size_t)k * per < words ? (size_t)k * per : words;
+            size_t e = b + per < words ? b + per : words;
+            jobs[k].p = (const uint64_t *)buf + b;
+            jobs[k].n = e - b;
+            jobs[k].sum = 0;
+            if (k > 0 && pthread_create(&tid[k], NULL, sum_run, &jobs[k]) != 0)
+                break;
+            made = k + 1;
+        }
+        if (made < threads) {
+            for (int k = 1; k < made; ++k)
+                pthread_join(tid[k], NULL);
+            return 0.0;
+        }
+        sum_run(&jobs[0]);
+        for (int k = 1; k < threads; ++k)
+            pthread_join(tid[k], NULL);
+        double dt = now_s() - t0;
+        for (int k = 0; k < threads; ++k)
+            sink += jobs[k].sum;
+        if (r >= 0)
+            t[r] = dt;
+    }
+    (void)sink;
+    double sec;
+    if (use_min_stat) {
+        sec = t[0];
+        for (int r = 1; r < runs; ++r)
+            sec = t[r] < sec ? t[r] : sec;
+    } else {
+        sec = median(t, runs);
+    }
+    return sec > 0 ? (double)(words * 8) / sec / 1e9 : 0.0;
+}
+
 static int case_selected(const options *o, const char *name)
 {
     size_t n = strlen(name);
@@ -436,7 +518,7 @@ static double numpy_gbps(const case_result *r)
 }
 
 static void write_json(const options *o, const char *model, long cores, const char *date,
-                       double load_start, case_result *res, int nres)
+                       double load_start, case_result *res, int nres, const double *ceiling)
 {
     FILE *f = fopen(o->json, "w");
     if (!f) {
@@ -449,6 +531,11 @@ static void write_json(const options *o, const char *model, long cores, const ch
             "  \"gpuhist\": \"%s\", \"size_mib\": %g, \"runs\": %d, \"stat\": \"%s\", "
             "\"dist\": \"%s\",\n",
             gpuhist_version(), o->size_mib, o->runs, o->use_min ? "min" : "median", o->dist);
+    fprintf(f, "  \"read_ceiling\": [");
+    for (int k = 0; nres && k < res[0].nscale; ++k)
+        fprintf(f, "%s{\"threads\": %d, \"gbps\": %.4f}", k ? ", " : "", res[0].scale_threads[k],
+                ceiling[k]);
+    fprintf(f, "],\n");
     fprintf(f, "  \"cases\": [\n");
     for (int i = 0; i < nres; ++i) {
         case_result *r = &res[i];
@@ -563,6 +650,8 @@ int main(int argc, char **argv)
 
     case_result res[NCASES];
     int nres = 0, any_mismatch = 0;
+    /* the read ceiling per thread count of the scaling table, over the first case's input */
+    double ceiling[MAX_SCALING] = {0};
     for (size_t ci = 0; ci < NCASES; ++ci) {
         const bench_case *c = &CASES[ci];
         if (!case_selected(&o, c->name))
@@ -629,6 +718,11 @@ int main(int argc, char **argv)
             if (th == o.threads_max)
                 break;
         }
+        if (nres == 1) {
+            fprintf(stderr, "[%s] memory read ceiling...\n", c->name);
+            for (int k = 0; k < r->nscale; ++k)
+                ceiling[k] = read_ceiling(buf, bytes, r->scale_threads[k], o.runs);
+        }
         gpuhist_set_threads(ctx, 0);
         if (o.peers) {
             fprintf(stderr, "[%s] peers...\n", c->name);
@@ -685,6 +779,14 @@ int main(int argc, char **argv)
             printf(" %8.2f (%.2f)", r->scale_gbps[s], eff);
         }
         printf("\n");
+    }
+    if (nres) {
+        printf("%-24s", "memory read ceiling");
+        for (int s = 0; s < res[0].nscale; ++s)
+            printf(" %8.2f (%.2f)", ceiling[s],
+                   ceiling[0] > 0 ? ceiling[s] / ceiling[0] / res[0].scale_threads[s] : 0.0);
+        printf("\n(the ceiling: as many threads summing the first case's input as 64-bit words, "
+               "no stores; a case at or near it is bound by the memory, not by the threads)\n");
     }
 
     /* ---- the targets of docs/PERFORMANCE.md ("## CPU"), per core, this run only ---- */
@@ -754,7 +856,7 @@ int main(int argc, char **argv)
                th, worst, worst >= 0.8 ? "met" : "NOT met");
     }
     if (o.json)
-        write_json(&o, model, cores, date, load_start, res, nres);
+        write_json(&o, model, cores, date, load_start, res, nres, ceiling);
     if (any_mismatch) {
         fprintf(stderr, "gpuhist-bench-cpu: some strategies returned different counts\n");
         return 1;
