@@ -10,34 +10,32 @@
  * block's shared memory as packed 16-bit counters (packed16.cuh, 128 KiB).
  *
  * Pass 1 (tp_partition, 512 threads, tiles of 4096 samples, grid-stride over tiles). Each thread
- * loads 8 samples (16 for 8-bit types) with 16-byte loads (__ldcs; the next tile's are loaded
- * while this one is ranked) and maps them to slots: binmap.h per sample (common.cuh's gh_slot),
- * or for f32 EVEN bins fast_even.h's estimate and test (3 float operations per sample, direct;
- * binmap.h's exact path for a thread's whole vector only when one of its samples fails the
- * test, so the common case has no branch per sample), or for 16/32/64-bit integer ids on
- * INTEGER bins binmap.h's one subtraction and compare (TP_MAP_IDS). A key's digit is its
- * bucket, or one of the three outlier slots, or "not a sample" (past the ragged end, or a
- * reference-key hit, below). Its rank within its digit is the answer of a shared atomic on the
- * tile's digit
- * counter, issued as soon as the key is known ("not a sample" counts on the lane's own sink
- * word: no serialised same-address atomics on skewed data). One barrier completes the counts;
- * every warp then scans the 32 counters itself (no barrier waits for one warp's scan), warp 0
- * takes the pages, every thread stages its bin keys in bucket order in shared memory, and after
- * a second barrier the tile is copied out as contiguous runs of 16-bit keys (2 bytes per sample
- * written) into pages of 8192 keys: two barriers per tile, the counters double-buffered by
- * tile parity. Each block owns a pool of pages (sized from its tile count: no global allocator,
- * no atomic whose answer a tile waits for) and keeps one open page per bucket; a run that does
- * not fit takes the open page's rest and one fresh page (a tile's run is never longer than a
- * page), whose bucket it records in a page table. Outliers (underflow, overflow, NaN) are only
- * counted: their digit counts per tile, a register accumulates them, one atomic per block adds
- * them to out. When the block ends, the rest of each open page is filled with key 0 and that
- * many are subtracted from the bucket's key 0 in out (64-bit counters modulo 2^64: exact), so
- * every used page is full. Samples equal to a reference key (thread 0's first key of the
- * block's previous tile: the hot value of skewed data) become "not a sample" and are only
- * counted (a warp sum per tile into shared memory, one atomic per run of one reference): hot90
- * data writes and re-reads only its other 10%. A tile made only of the reference (constant
- * data) stages and writes nothing: the barrier that completes the counts is a __syncthreads_and
- * of "all my keys equal it".
+ * loads 8 samples (16 for 8-bit types) with 16-byte loads (__ldcs; the next tile's are loaded while
+ * this one is ranked) and maps them to slots: binmap.h per sample (common.cuh's gh_slot), or for
+ * f32 EVEN bins fast_even.h's estimate and test (3 float operations per sample, direct; binmap.h's
+ * exact path for a thread's whole vector only when one of its samples fails the test, so the common
+ * case has no branch per sample), or for 16/32/64-bit integer ids on INTEGER bins binmap.h's one
+ * subtraction and compare (TP_MAP_IDS). A key's digit is its bucket, or one of the three outlier
+ * slots, or "not a sample" (past the ragged end, or a reference-key hit, below). Its rank within
+ * its digit is the answer of a shared atomic on the tile's digit counter, issued as soon as the key
+ * is known ("not a sample" counts on the lane's own sink word: no serialised same-address atomics
+ * on skewed data). One barrier completes the counts; every warp then scans the 32 counters itself
+ * (no barrier waits for one warp's scan), warp 0 takes the pages, every thread stages its bin keys
+ * in bucket order in shared memory, and after a second barrier the tile is copied out as contiguous
+ * runs of 16-bit keys (2 bytes per sample written) into pages of 8192 keys: two barriers per tile,
+ * the counters double-buffered by tile parity. Each block owns a pool of pages (sized from its tile
+ * count: no global allocator, no atomic whose answer a tile waits for) and keeps one open page per
+ * bucket; a run that does not fit takes the open page's rest and one fresh page (a tile's run is
+ * never longer than a page), whose bucket it records in a page table. Outliers (underflow,
+ * overflow, NaN) are only counted: their digit counts per tile, a register accumulates them, one
+ * atomic per block adds them to out. When the block ends, the rest of each open page is filled with
+ * key 0 and that many are subtracted from the bucket's key 0 in out (64-bit counters modulo 2^64:
+ * exact), so every used page is full. Samples equal to a reference key (thread 0's first key of the
+ * block's previous tile: the hot value of skewed data) become "not a sample" and are only counted
+ * (a warp sum per tile into shared memory, one atomic per run of one reference): hot90 data writes
+ * and re-reads only its other 10%. A tile made only of the reference (constant data) stages and
+ * writes nothing: the barrier that completes the counts is a __syncthreads_and of "all my keys
+ * equal it".
  * Wide mode (29 to 256 buckets: up to 2^24 bins). Per-block pools would leave up to a page per
  * block and bucket unfilled (256 x 16 KiB x ~260 blocks: more than the data), so the pages come
  * from one region per bucket instead, sized before pass 1: tp_digits counts the samples per
