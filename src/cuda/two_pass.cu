@@ -673,7 +673,8 @@ __global__ void __launch_bounds__(TP_THREADS, 2)
             s_hits[par] = 0u;
             if (n != 0u) {
                 if (s_run_n != 0u && s_run_key != ref) {
-                    atomicAdd(tp_counter(p, out, tp_slot_of_key(p, s_run_key)), (unsigned long long)s_run_n);
+                    atomicAdd(tp_counter(p, out, tp_slot_of_key(p, s_run_key)),
+                              (unsigned long long)s_run_n);
                     s_run_n = 0u;
                 }
                 s_run_key = ref;
@@ -1012,7 +1013,8 @@ static gpuhist_status tp_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, c
         return gpuhist_cuda_check(ctx, err, "cuda-two-pass partition configuration");
     const size_t smem2 = p16_smem(65536u);
     const int grid2 = gh_launch_grid(gh_launch_policy_of(GH_LP_TWO_PASS_COUNT),
-                                     (const void *)tp_count, P16_THREADS, smem2, job->device, job->sm_count, 0, 0, &err);
+                                     (const void *)tp_count, P16_THREADS, smem2, job->device,
+                                     job->sm_count, 0, 0, &err);
     if (grid2 == 0)
         return gpuhist_cuda_check(ctx, err, "cuda-two-pass count configuration");
 
