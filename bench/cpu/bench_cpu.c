@@ -109,6 +109,8 @@ typedef struct case_result {
     char peer_note[MAX_PEERS][128];
     int reference_ok;             /* 1 equal to cpu-reference on the prefix, 0 differs, -1 n/a */
     double load_end;              /* 1-minute load average after the cell */
+    double steal;                 /* share of the machine's CPU time the hypervisor took during
+                                     the cell (/proc/stat), -1 where unknown */
     double bytes;
 } case_result;
 
@@ -540,8 +542,8 @@ static void write_json(const options *o, const char *model, long cores, const ch
     for (int i = 0; i < nres; ++i) {
         case_result *r = &res[i];
         fprintf(f, "    {\"case\": \"%s\", \"bytes\": %.0f, \"load_end\": %.2f, "
-                   "\"reference_ok\": %d, \"gbps\": {",
-                r->c->name, r->bytes, r->load_end, r->reference_ok);
+                   "\"steal\": %.4f, \"reference_ok\": %d, \"gbps\": {",
+                r->c->name, r->bytes, r->load_end, r->steal, r->reference_ok);
         for (int s = 0; s < r->nstrat; ++s)
             fprintf(f, "%s\"%s\": %.4f", s ? ", " : "", r->strat[s], r->gbps[s]);
         fprintf(f, "}, \"gbps_per_cpu_s\": {");
@@ -563,6 +565,26 @@ static void write_json(const options *o, const char *model, long cores, const ch
         fprintf(f, "]}%s\n", i + 1 < nres ? "," : "");
     }
     fprintf(f, "  ]\n}\n");
+    fclose(f);
+}
+
+/* The machine's stolen and total CPU time so far, in clock ticks (/proc/stat's "cpu" line:
+ * user nice system idle iowait irq softirq steal ...); 0 where unreadable. Steal is time a
+ * virtual CPU was ready to run while the hypervisor ran something else: threads of one call
+ * then wait for each other. */
+static void cpu_ticks(unsigned long long *steal, unsigned long long *total)
+{
+    unsigned long long v[8] = {0};
+    *steal = *total = 0;
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return;
+    if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+               &v[5], &v[6], &v[7]) == 8) {
+        for (int i = 0; i < 8; ++i)
+            *total += v[i];
+        *steal = v[7];
+    }
     fclose(f);
 }
 
@@ -658,6 +680,8 @@ int main(int argc, char **argv)
             continue;
         case_result *r = &res[nres++];
         memset(r, 0, sizeof *r);
+        unsigned long long steal0, total0;
+        cpu_ticks(&steal0, &total0);
         r->c = c;
         size_t ss = gpuhist_dtype_size(c->dtype);
         size_t n = (size_t)(o.size_mib * 1048576.0) / ss;
@@ -729,6 +753,9 @@ int main(int argc, char **argv)
             run_peers(&o, c, buf, bytes, r);
         }
         r->load_end = load_average();
+        unsigned long long steal1, total1;
+        cpu_ticks(&steal1, &total1);
+        r->steal = total1 > total0 ? (double)(steal1 - steal0) / (double)(total1 - total0) : -1.0;
         free(buf);
         free(counts);
         free(first);
@@ -738,7 +765,11 @@ int main(int argc, char **argv)
     /* ---- per cell: gpuhist, then every peer ---- */
     for (int i = 0; i < nres; ++i) {
         case_result *r = &res[i];
-        printf("%s (load average after the cell: %.2f)%s\n", r->c->label, r->load_end,
+        char steal[48] = "";
+        if (r->steal >= 0.0)
+            snprintf(steal, sizeof steal, "; CPU time stolen by the hypervisor %.1f%%",
+                     100.0 * r->steal);
+        printf("%s (load average after the cell: %.2f%s)%s\n", r->c->label, r->load_end, steal,
                r->reference_ok == 1 ? ""
                                     : "  COUNTS DIFFER FROM cpu-reference ON THE PREFIX");
         for (int k = 0; k < r->nstrat; ++k) {
