@@ -17,7 +17,9 @@ the same file (the CPU backend's own run is not compared: "-").
 on the same file. auto starts on the CPU while the device starts (SEMANTICS.md, "Starting on the
 CPU"): its "fixed cost" is the command on a 4 KiB file, which then never waits for the device.
 A backend written NAME:nodetach runs -B NAME with GPUHIST_DETACH=0: the command in one process,
-which also waits for the device's release (cli/detach.c), for a comparison in the same run.
+which also waits for the device's release (cli/detach.c), for a comparison in the same run; one
+written NAME@STRATEGY (or NAME:nodetach@STRATEGY) forces that strategy (-s), e.g.
+cuda,cuda@cuda-fast-global to compare auto's choice for the streamed chunks with another.
 
 --sizes picks the file sizes in GiB (default 1, or 1,16 with --big), e.g. --sizes 16 for the
 16 GiB cases alone.
@@ -149,10 +151,12 @@ def main():
                 best = max(float(l.split()[2]) for l in out.splitlines() if l.startswith("threads"))
                 ceiling = best
             for be_arg in backends:
-                be, _, how = be_arg.partition(":")
+                spec, _, strategy = be_arg.partition("@")
+                be, _, how = spec.partition(":")
                 env = dict(os.environ, GPUHIST_DETACH="0") if how == "nodetach" else None
+                sopt = ["-s", strategy] if strategy else []
                 fmt = ["-f", "csv"]
-                cmd = [g, "-B", be, "-v"] + opts + fmt + ["-o", os.devnull, path]
+                cmd = [g, "-B", be, "-v"] + sopt + opts + fmt + ["-o", os.devnull, path]
                 walls, rss, counting = [], [], []
                 for _ in range(args.reps):
                     w, m, rc, st = run_measured(cmd, env=env)
@@ -166,10 +170,10 @@ def main():
                 tiny = os.path.join(args.dir, f"{name}-tiny.bin")
                 with open(tiny, "wb") as f:
                     f.write(np.zeros(4096 // np.dtype(dtype).itemsize, dtype=dtype).tobytes())
-                tiny_cmd = [g, "-B", be] + [o for o in opts] + ["-f", "csv", "-o", os.devnull, tiny]
+                tiny_cmd = [g, "-B", be] + sopt + opts + ["-f", "csv", "-o", os.devnull, tiny]
                 if label == " auto":
-                    tiny_cmd = [g, "-B", be, "-t", "f32", "-b", "4096", "-r", "0:1", "-f", "csv",
-                                "-o", os.devnull, tiny]
+                    tiny_cmd = [g, "-B", be] + sopt + ["-t", "f32", "-b", "4096", "-r", "0:1", "-f",
+                                                       "csv", "-o", os.devnull, tiny]
                 fixed = median([run_measured(tiny_cmd, env=env)[0] for _ in range(max(args.reps, 5))])
                 phase = float("nan")
                 for l in phases:
@@ -177,17 +181,17 @@ def main():
                         phase = float(l.split("read and count")[1].split()[0])
                     if "first pass" in l:
                         phase += float(l.split(" in ")[-1].split()[0]) if "a first pass" in l else 0.0
-                # correctness: the counts against numpy (1 GiB cases only: numpy holds the file)
+                # correctness: the counts against numpy's (1 GiB), or the CPU backend's (larger)
                 ok = "-"
                 if gib == 1:
-                    got = csv_counts([g, "-B", be] + opts + ["-f", "csv", path])
+                    got = csv_counts([g, "-B", be] + sopt + opts + ["-f", "csv", path])
                     ok = "ok" if np.array_equal(got, numpy_counts(path, dtype, bins, label == " auto")) else "MISMATCH"
-                elif be != "cpu":
+                elif be != "cpu" or strategy:
                     # NumPy would need the whole file in memory: the CPU backend (itself checked
                     # against NumPy) counts it instead, once per case
                     if cpu_counts is None:
                         cpu_counts = csv_counts([g, "-B", "cpu"] + opts + ["-f", "csv", path])
-                    got = csv_counts([g, "-B", be] + opts + ["-f", "csv", path])
+                    got = csv_counts([g, "-B", be] + sopt + opts + ["-f", "csv", path])
                     ok = "ok=cpu" if np.array_equal(got, cpu_counts) else "MISMATCH"
                 hist_s = median(counting)
                 for l in phases:
