@@ -175,7 +175,7 @@ template <int MAP>
 __device__ __forceinline__ uint32_t tp_fe_key(const tp_params &p, float x, int *ok)
 {
     constexpr int cut = MAP == TP_MAP_F32_CUT || MAP == TP_MAP_F32_WIDE_CUT;
-    if constexpr (MAP >= TP_MAP_F32_WIDE_DIRECT)
+    if constexpr (MAP == TP_MAP_F32_WIDE_DIRECT || MAP == TP_MAP_F32_WIDE_CUT)
         return gpuhist_fe_key_f32_wide(x, p.lower_f, p.scale_f, p.bins, p.t_lo, p.t_hi, cut, ok);
     else
         return gpuhist_fe_key_f32(x, p.lower_f, p.scale_f, p.bins, p.t_lo, p.t_hi, cut, ok);
@@ -238,25 +238,20 @@ template <typename T, int MAP, uint32_t VE>
 __device__ __forceinline__ void tp_vector_keys(const tp_params &p, const T (&e)[VE],
                                                uint32_t (&key)[VE])
 {
-    if constexpr (MAP == TP_MAP_IDS) {
+    constexpr bool certified = MAP != TP_MAP_GENERIC && MAP != TP_MAP_IDS;
+    bool ok = certified;
+    if constexpr (certified) {
+#pragma unroll
+        for (uint32_t i = 0; i < VE; ++i) {
+            int good;
+            key[i] = tp_fe_key<MAP>(p, e[i], &good);
+            ok = ok && good;
+        }
+    }
+    if (!ok) {
 #pragma unroll
         for (uint32_t i = 0; i < VE; ++i)
-            key[i] = tp_key(p, tp_id_slot<T>(p, e[i]));
-    } else {
-        bool ok = MAP != TP_MAP_GENERIC;
-        if constexpr (MAP != TP_MAP_GENERIC) {
-#pragma unroll
-            for (uint32_t i = 0; i < VE; ++i) {
-                int good;
-                key[i] = tp_fe_key<MAP>(p, e[i], &good);
-                ok = ok && good;
-            }
-        }
-        if (!ok) {
-#pragma unroll
-            for (uint32_t i = 0; i < VE; ++i)
-                key[i] = tp_key(p, tp_slot<T, MAP>(p, e[i]));
-        }
+            key[i] = tp_key(p, tp_slot<T, MAP>(p, e[i]));
     }
 }
 
@@ -287,7 +282,7 @@ template <typename T, int MAP> struct tp_src_samples {
     typedef T unit;
     static constexpr uint32_t VE = 16u / sizeof(T);
     static constexpr uint32_t ITEMS = tp_items<T>();
-    static constexpr bool WHOLE = MAP != TP_MAP_GENERIC; /* certified maps: whole vectors */
+    static constexpr bool WHOLE = MAP != TP_MAP_GENERIC; /* certified and ids maps: whole vectors */
     /* 8-bit samples have no wide mode: their 8192-sample tiles' stage and the warps' scan rows
      * would pass the 48 KiB of static shared memory (tp_supports refuses them) */
     static constexpr bool CAN_WIDE = sizeof(T) > 1;
