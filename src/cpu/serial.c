@@ -196,13 +196,19 @@ DEFINE_V8_KERNEL(v8_hot24, uint32_t, 24, 24)
 DEFINE_V8_FLUSH(v8_flush_cold, uint16_t)
 DEFINE_V8_FLUSH(v8_flush_hot, uint32_t)
 
-/* The hot table's per-value totals grow until a flush; a check takes their differences. */
-static void v8_check(v8_state *s)
+/* The cold table into the result and `seen`, if it counted anything since its last flush. */
+static void v8_settle_cold(v8_state *s)
 {
     if (s->cold_fill) {
         v8_flush_cold(s, s->cold, s->cold_lanes, s->seen);
         s->cold_fill = 0;
     }
+}
+
+/* The hot table's per-value totals grow until a flush; a check takes their differences. */
+static void v8_check(v8_state *s)
+{
+    v8_settle_cold(s);
     uint32_t top = 0;
     for (unsigned v = 0; v < 256; ++v) {
         uint32_t n = s->seen[v];
@@ -244,10 +250,8 @@ static void v8_segment(void *state, const unsigned char *p, uint64_t pixels)
         } else {
             unsigned k = s->cold_lanes;
             uint32_t per_lane = (uint32_t)((samples + k - 1) / k);
-            if (s->cold_fill + per_lane > V8_COLD_MAX) {
-                v8_flush_cold(s, s->cold, k, s->seen);
-                s->cold_fill = 0;
-            }
+            if (s->cold_fill + per_lane > V8_COLD_MAX)
+                v8_settle_cold(s);
             if (k == 2)
                 v8_cold2(s->cold, p, samples);
             else if (k == 3)
@@ -267,10 +271,7 @@ static void v8_segment(void *state, const unsigned char *p, uint64_t pixels)
 static void v8_flush(void *state)
 {
     v8_state *s = state;
-    if (s->cold_fill) {
-        v8_flush_cold(s, s->cold, s->cold_lanes, s->seen);
-        s->cold_fill = 0;
-    }
+    v8_settle_cold(s);
     if (s->hot_dirty) {
         v8_flush_hot(s, s->hot, s->hot_lanes, NULL);
         memset(s->snap, 0, sizeof s->snap);
