@@ -178,8 +178,15 @@ static gpuhist_bin_spec spec_of(const bench_case *c)
     return gpuhist_bins_even(c->bins, c->lower, c->upper);
 }
 
-/* Median seconds of `runs` timed calls after one warm-up; counts of the last call in `counts`. */
+/* --stat min: the fastest of the timed runs instead of their median. */
 static int use_min_stat;
+
+/* The statistic of `runs` timings (the median, or the fastest with --stat min); sorts v. */
+static double stat_of(double *v, int runs)
+{
+    double m = median(v, runs);
+    return use_min_stat ? v[0] : m;
+}
 
 /* Seconds of CPU time of the whole process so far, every thread's (as Python's
  * time.process_time, which peers_bench.py uses). */
@@ -215,10 +222,9 @@ static double time_strategy(gpuhist_ctx *ctx, const gpuhist_samples *s, const gp
             c[i] = dc;
         }
     }
-    double m = median(t, runs), mc = median(c, runs); /* sorts t and c */
     if (cpu_s)
-        *cpu_s = use_min_stat ? c[0] : mc;
-    return use_min_stat ? t[0] : m;
+        *cpu_s = stat_of(c, runs);
+    return stat_of(t, runs);
 }
 
 /* Copies the JSON string value of "key" in line into out (empty when absent). */
@@ -374,14 +380,7 @@ static double read_ceiling(const void *buf, size_t bytes, int threads, int runs)
             t[r] = dt;
     }
     (void)sink;
-    double sec;
-    if (use_min_stat) {
-        sec = t[0];
-        for (int r = 1; r < runs; ++r)
-            sec = t[r] < sec ? t[r] : sec;
-    } else {
-        sec = median(t, runs);
-    }
+    const double sec = stat_of(t, runs);
     return sec > 0 ? (double)(words * 8) / sec / 1e9 : 0.0;
 }
 
