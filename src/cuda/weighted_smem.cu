@@ -291,8 +291,9 @@ __device__ __forceinline__ void ws_flush(const ws_params &p, uint32_t *sh, uint3
             /* a thread per record: its 24 pieces summed into the 10 limbs they overlap (the
              * limbs' indices known at compile time: registers), one global atomic per non-zero
              * limb instead of one or two per piece. Each limb receives exactly what the pieces'
-             * own deposits (gh_w_piece_split, as gh_w_add_global_piece) would have added (|sum| < 2^35, at most the 8 deposits per record
-             * and flush that ws_launch reserves). */
+             * own deposits (gh_w_piece_split, as gh_w_add_global_piece) would have added
+             * (|sum| < 2^35, at most the 8 deposits per record and flush that ws_launch
+             * reserves). */
             static_assert(SW::BASE == 0 && ((SW::W * (SW::NW - 1)) >> 5) + 1 < GH_XSUM_LIMBS_F32,
                           "f32 sum window past its limbs");
             for (uint32_t c = threadIdx.x; c < N; c += blockDim.x) {
