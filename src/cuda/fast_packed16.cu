@@ -64,11 +64,13 @@
  * still meet on a few addresses.
  *
  * Epilogue. Each block copies its counter words (coalesced 16-byte stores) to a row of device
- * scratch; p16_reduce then sums 16 rows per thread and does one 64-bit atomic per non-zero half
- * per 16 blocks: ~0.6M global atomics instead of 8.6M (132 blocks x 65536 halves), a fixed
- * cost of tens of microseconds per launch next to ~320 us of counting per GiB at 0.75
- * (docs/PERFORMANCE.md, "Measurements behind the CUDA sources"). Without scratch the blocks add
- * straight into out.
+ * scratch. Launched cooperatively where it can be (one block per SM, all resident), the kernel
+ * then sums the rows itself after a grid-wide barrier, each block a slice of the keys across
+ * every row (p16_reduce_fused): one 64-bit atomic per non-zero key. Otherwise p16_reduce, a
+ * kernel of its own, sums 16 rows per thread and does one atomic per non-zero half per 16 blocks
+ * (~0.6M global atomics instead of 8.6M, 132 blocks x 65536 halves); on the H100 it took 15.5 us
+ * at 22% occupancy after 383 us of counting 1 GiB of u16 (docs/PERFORMANCE.md, "Where the short
+ * cells' time goes"). Without scratch the blocks add straight into out.
  *
  * f32 slots: THE estimate and THE TEST of fast_even.h (three float operations and an integer
  * compare per sample on direct specs, two more subtractions and compares otherwise; the
@@ -99,16 +101,13 @@
 #include "fast_even.h"
 #include "packed16.cuh"
 
+#include <cooperative_groups.h>
+
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 namespace {
-
-/* uint4 per partial row: the counter words rounded up to 4 (words past the counters stay 0). */
-__host__ __device__ __forceinline__ uint32_t p16_row4(uint32_t nkeys)
-{
-    return ((nkeys + 1u) / 2u + 3u) / 4u;
-}
 
 enum { P16_U16 = 0, P16_F32_DIRECT = 1, P16_F32_CUT = 2, P16_I32 = 3, P16_U32 = 4, P16_I64 = 5,
        P16_U64 = 6 };
@@ -150,10 +149,54 @@ struct p16_params {
     float t_lo, t_hi; /* P16_F32_CUT: THE TEST's thresholds (fast_even.h) */
 };
 
+/* The partial rows summed inside the counting kernel, launched cooperatively (one block per SM,
+ * all resident): after a grid-wide barrier block b sums uint4s [b n4 / G, (b + 1) n4 / G) of
+ * every row (at most P16_FUSED_SPAN of them, so that each has at least 4 threads) in registers,
+ * P16_THREADS / span rows apart, the threads of one uint4 meet in shared accumulators (the block's
+ * counters are in its row by then), and one 64-bit atomic per non-zero key goes to out: no second
+ * launch, and every SM reads a slice of the rows (p16_reduce as a kernel of its own: 15.5 us at
+ * 22% occupancy for 132 rows of 65536 keys, H100). The rows are read through L2 (__ldcg): other
+ * SMs wrote them. */
+#define P16_FUSED_SPAN 256u
+__device__ __forceinline__ void p16_reduce_fused(const uint4 *__restrict__ part, uint32_t n4,
+                                                 uint32_t nkeys, unsigned long long *out,
+                                                 uint32_t *acc)
+{
+    const uint32_t tid = threadIdx.x, G = gridDim.x;
+    const uint32_t j0 = (uint32_t)((uint64_t)n4 * blockIdx.x / G);
+    const uint32_t span = (uint32_t)((uint64_t)n4 * (blockIdx.x + 1u) / G) - j0;
+    __syncthreads(); /* this block's row is copied out of acc's words */
+    for (uint32_t i = tid; i < 8u * span; i += P16_THREADS)
+        acc[i] = 0u;
+    cooperative_groups::this_grid().sync(); /* every block's row is written */
+    if (span != 0u) {
+        const uint32_t groups = P16_THREADS / span, j = tid % span, g = tid / span;
+        if (g < groups) {
+            p16_halves h;
+            for (uint32_t r = g; r < G; r += groups)
+                h.add(__ldcg(part + (uint64_t)r * n4 + j0 + j));
+#pragma unroll
+            for (uint32_t i = 0; i < 4u; ++i) {
+                if (h.lo[i])
+                    atomicAdd(acc + 8u * j + 2u * i, h.lo[i]);
+                if (h.hi[i])
+                    atomicAdd(acc + 8u * j + 2u * i + 1u, h.hi[i]);
+            }
+        }
+    }
+    __syncthreads();
+    /* acc[8 j + 2 i + half] holds key 8 (j0 + j) + 2 i + half */
+    for (uint32_t i = tid; i < 8u * span; i += P16_THREADS) {
+        const uint32_t v = acc[i], k = 8u * j0 + i;
+        if (v && k < nkeys)
+            atomicAdd(out + k, (unsigned long long)v);
+    }
+}
+
 template <int MODE>
 __global__ void __launch_bounds__(P16_THREADS, 1)
     p16_kernel(const __grid_constant__ p16_params p, const uint64_t vbegin, const uint64_t nvec,
-               unsigned long long *__restrict__ out, uint4 *__restrict__ part)
+               unsigned long long *__restrict__ out, uint4 *__restrict__ part, const int fused)
 {
     extern __shared__ __align__(16) uint32_t p16_w[];
     const uint32_t tid = threadIdx.x;
@@ -253,6 +296,8 @@ __global__ void __launch_bounds__(P16_THREADS, 1)
         uint4 *row = part + (uint64_t)blockIdx.x * n4;
         for (uint32_t j = tid; j < n4; j += P16_THREADS)
             row[j] = ((const uint4 *)p16_w)[j];
+        if (fused)
+            p16_reduce_fused(part, n4, p.nkeys, out, p16_w);
         return;
     }
     eng.add_to_out(tid);
@@ -271,27 +316,11 @@ __global__ void __launch_bounds__(256)
         return;
     const uint32_t r0 = blockIdx.y * P16_ROWS;
     const uint32_t r1 = rows - r0 < P16_ROWS ? rows : r0 + P16_ROWS;
-    uint32_t lo[4] = {0u, 0u, 0u, 0u}, hi[4] = {0u, 0u, 0u, 0u};
+    p16_halves h;
 #pragma unroll 8
-    for (uint32_t r = r0; r < r1; ++r) {
-        const uint4 v = __ldcs(part + (uint64_t)r * n4 + j4);
-        lo[0] += v.x & 0xffffu;
-        hi[0] += v.x >> 16;
-        lo[1] += v.y & 0xffffu;
-        hi[1] += v.y >> 16;
-        lo[2] += v.z & 0xffffu;
-        hi[2] += v.z >> 16;
-        lo[3] += v.w & 0xffffu;
-        hi[3] += v.w >> 16;
-    }
-#pragma unroll
-    for (uint32_t i = 0; i < 4u; ++i) {
-        const uint32_t k = 2u * (4u * j4 + i);
-        if (lo[i] && k < nkeys)
-            atomicAdd(out + k, (unsigned long long)lo[i]);
-        if (hi[i] && k + 1u < nkeys)
-            atomicAdd(out + k + 1u, (unsigned long long)hi[i]);
-    }
+    for (uint32_t r = r0; r < r1; ++r)
+        h.add(__ldcs(part + (uint64_t)r * n4 + j4));
+    h.to_out(j4, nkeys, out);
 }
 
 static int p16_supports_f32(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
@@ -304,6 +333,28 @@ static int p16_supports_u16(const gpuhist_ctx *ctx, const gpuhist_plan *plan)
 {
     return plan->channels == 1 &&
            p16_smem_halves(65536u, P16_U) <= gpuhist_cuda_smem_optin(ctx);
+}
+
+/* Whether the rows can be summed inside the kernel (p16_reduce_fused): a cooperative launch of
+ * `grid` blocks must be possible (the device supports it and that many blocks are resident at
+ * once) and each block's slice of the rows at most P16_FUSED_SPAN uint4s wide. Testing knob:
+ * GPUHIST_CUDA_P16_FUSED=0 keeps p16_reduce as a kernel of its own. */
+static int p16_can_fuse(const gpuhist_cuda_job *job, const void *kernel, int grid, size_t smem,
+                        uint32_t n4)
+{
+    const char *env = getenv("GPUHIST_CUDA_P16_FUSED");
+    if (env && strcmp(env, "0") == 0)
+        return 0;
+    if (grid < 1 || (n4 + (uint32_t)grid - 1u) / (uint32_t)grid > P16_FUSED_SPAN)
+        return 0;
+    int coop = 0, per_sm = 0;
+    if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, job->device) != cudaSuccess ||
+        !coop)
+        return 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, P16_THREADS, smem) !=
+        cudaSuccess)
+        return 0;
+    return (int64_t)per_sm * job->sm_count >= grid;
 }
 
 template <int MODE>
@@ -326,14 +377,24 @@ static gpuhist_status p16_launch(gpuhist_ctx *ctx, const gpuhist_cuda_job *job, 
     if (gpuhist_cuda_scratch(ctx, (size_t)grid * n4 * sizeof(uint4), &scr) != GPUHIST_OK)
         scr = NULL;
     uint4 *part = (uint4 *)scr;
+    const int fused = part != NULL && p16_can_fuse(job, (const void *)kernel, grid, smem, n4);
     return gh_segments(job->elements, grid, [&](uint64_t b, uint64_t e) -> gpuhist_status {
         uint64_t nv;
         const uint64_t vb = gh_vec16_body<T>(job->data, b, e, &nv);
         p16_params q = p;
         q.k.begin = b;
         q.k.end = e;
-        kernel<<<grid, P16_THREADS, smem, job->stream>>>(q, vb, nv, (unsigned long long *)out,
-                                                          part);
+        unsigned long long *o = (unsigned long long *)out;
+        if (fused) {
+            void *args[] = {(void *)&q, (void *)&vb, (void *)&nv, (void *)&o, (void *)&part,
+                            (void *)&fused};
+            GPUHIST_CUDA_TRY(ctx,
+                             cudaLaunchCooperativeKernel((const void *)kernel, grid, P16_THREADS,
+                                                         args, smem, job->stream),
+                             "cuda-fast-packed16 kernel (cooperative)");
+            return GPUHIST_OK;
+        }
+        kernel<<<grid, P16_THREADS, smem, job->stream>>>(q, vb, nv, o, part, 0);
         GPUHIST_CUDA_LAUNCH_CHECK(ctx, "cuda-fast-packed16 kernel");
         if (part) {
             const dim3 rgrid((n4 + 255u) / 256u, ((uint32_t)grid + P16_ROWS - 1u) / P16_ROWS);

@@ -63,6 +63,44 @@ static inline size_t p16_smem_halves(uint32_t nkeys, uint32_t U)
     return p16_smem(nkeys) + (size_t)P16_THREADS * p16_row_words(U) * 4u;
 }
 
+/* uint4 per partial row of a block's counter words: the words rounded up to 4 (the words past
+ * the counters, up to the dummies, stay 0). */
+__host__ __device__ __forceinline__ uint32_t p16_row4(uint32_t nkeys)
+{
+    return ((nkeys + 1u) / 2u + 3u) / 4u;
+}
+
+/* Sums of the halves of one uint4 of counter words over partial rows: lo[i] / hi[i] the low /
+ * high halves of word i (keys 2 (4 j4 + i) and the next). A half is below 2^16, so 2^16 rows fit
+ * 32 bits. */
+struct p16_halves {
+    uint32_t lo[4] = {0u, 0u, 0u, 0u}, hi[4] = {0u, 0u, 0u, 0u};
+    __device__ __forceinline__ void add(const uint4 v)
+    {
+        lo[0] += v.x & 0xffffu;
+        hi[0] += v.x >> 16;
+        lo[1] += v.y & 0xffffu;
+        hi[1] += v.y >> 16;
+        lo[2] += v.z & 0xffffu;
+        hi[2] += v.z >> 16;
+        lo[3] += v.w & 0xffffu;
+        hi[3] += v.w >> 16;
+    }
+    /* One 64-bit atomic per non-zero sum into out (the keys of uint4 j4 below nkeys). */
+    __device__ __forceinline__ void to_out(uint32_t j4, uint32_t nkeys,
+                                           unsigned long long *out) const
+    {
+#pragma unroll
+        for (uint32_t i = 0; i < 4u; ++i) {
+            const uint32_t k = 2u * (4u * j4 + i);
+            if (lo[i] && k < nkeys)
+                atomicAdd(out + k, (unsigned long long)lo[i]);
+            if (hi[i] && k + 1u < nkeys)
+                atomicAdd(out + k + 1u, (unsigned long long)hi[i]);
+        }
+    }
+};
+
 /* The carry accounting for one add of inc to key's word that returned old (rare path). */
 __device__ __forceinline__ void p16_wrap(unsigned long long *out, uint32_t nkeys, uint32_t key,
                                          uint32_t old, uint32_t inc)

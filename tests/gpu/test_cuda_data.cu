@@ -9,8 +9,9 @@
  *   byte_runs    192 MiB of u8 that switches cuda-byte-pairs between its modes (runs of one word,
  *                vectors framed by one pair, one value with stray bytes, random) in the layouts
  *                of byte_channels, aligned and unaligned; every CUDA strategy
- *   u16_skew     skewed u16 through cuda-fast-packed16's hot modes (and cuda-two-pass' pass 2 on
- *                two hot values)
+ *   u16_skew     skewed u16 through cuda-fast-packed16's hot modes, its partial rows summed in
+ *                the counting kernel and by a kernel of their own (GPUHIST_CUDA_P16_FUSED=0),
+ *                and cuda-two-pass' pass 2 on two hot values
  * Every result is compared bin by bin with the CPU reference (or the known answer), with the
  * tallies (underflow, overflow, nan, total). Exit 77 (ctest: skipped) without a GPU.
  */
@@ -142,6 +143,11 @@ static void case_u16_skew(void)
                 check_context("u16_skew n=%zu, %u bins, %s", n, b.bins, name);
                 one_strategy(ctx, name, &ds, &b, e);
             }
+            /* the partial rows summed by a kernel of their own, not inside the counting one */
+            setenv("GPUHIST_CUDA_P16_FUSED", "0", 1);
+            check_context("u16_skew n=%zu, %u bins, rows reduced apart", n, b.bins);
+            one_strategy(ctx, "cuda-fast-packed16", &ds, &b, e);
+            unsetenv("GPUHIST_CUDA_P16_FUSED");
         }
         cudaFree(base);
     }
