@@ -2,10 +2,10 @@
  * threads.c - cpu-threads: one private histogram per thread, fork/join, merge (seed 003, intro:
  * "the only viable way to parallelize histograms on multicore CPUs").
  *
- * Mechanism: the pixels are cut into T contiguous shares (T = the context's thread count, fewer
- * for small inputs); thread t counts its share with cpu-serial's loops (cpu_kernels.h) into its
- * own uint64 histogram, which lives in its own cache; thread 0 is the calling thread and counts
- * straight into the result. After the join the T - 1 private histograms are added to the result,
+ * Mechanism: the pixels are cut into pieces (about 8 per thread; T = the context's thread count,
+ * fewer for small inputs) that the T threads claim in turn from a shared counter; thread t counts
+ * its pieces with cpu-serial's loops (cpu_kernels.h) into its own uint64 histogram, which lives
+ * in its own cache; thread 0 is the calling thread and counts straight into the result. After the join the T - 1 private histograms are added to the result,
  * by a second fork/join over column ranges when they are large (65536-value or many-bin
  * histograms), else by the calling thread.
  * Why fast: no sharing and no atomics while counting; each thread streams its own contiguous
@@ -35,9 +35,21 @@
  * u16 with 16 threads is 15 x 65536 additions, ~0.5 ms serially, ~10% of a 256 MiB run. */
 #define PARALLEL_MERGE_ADDS (1u << 18)
 
+/* Pieces a call's pixels are cut into, claimed in turn by the threads (share.next): a thread
+ * that runs slower (a virtual CPU the hypervisor takes away, a smaller core of a hybrid CPU)
+ * takes fewer, instead of the whole call waiting for its fixed share. About PIECES_PER_THREAD
+ * per thread, none below MIN_SAMPLES_PER_THREAD samples, and for raw 8/16-bit values (whose
+ * loops flush their sub-counters at the end of every piece) at least 64 samples per counter
+ * of their table, unless that leaves fewer pieces than threads (then the fixed shares' size).
+ * GPUHIST_CPU_THREADS_PIECES=0: one fixed share per thread. */
+#define PIECES_PER_THREAD 8u
+
 typedef struct share {
     const gpuhist_plan *plan;
     uint64_t begin, end;
+    uint64_t *next;  /* pieces: the next unclaimed piece (shared), or NULL: [begin, end) */
+    uint64_t piece;  /* pixels per piece */
+    uint64_t pixels; /* all of the call's */
     uint64_t *out;  /* thread 0: the result; others: set by the thread, its private histogram */
     gpuhist_cpu_scratch *sc; /* this thread's scratch */
     size_t entries; /* counters of a private histogram */
@@ -55,8 +67,46 @@ static void *count_share(void *arg)
         s->status = GPUHIST_ERROR_OUT_OF_MEMORY;
         return NULL;
     }
-    s->status = gpuhist_cpu_count_pixels(s->plan, s->begin, s->end, s->out, s->sc);
+    if (!s->next) {
+        s->status = gpuhist_cpu_count_pixels(s->plan, s->begin, s->end, s->out, s->sc);
+        return NULL;
+    }
+    /* The slot loops may leave their sub-counters unflushed from one piece to the next (the
+     * same output: cpu_kernels.h); settled into this thread's output after its last piece. */
+    s->sc->defer = 1;
+    for (;;) {
+        const uint64_t k = __atomic_fetch_add(s->next, 1u, __ATOMIC_RELAXED);
+        const uint64_t b = k * s->piece;
+        if (b >= s->pixels)
+            break;
+        const uint64_t e = s->pixels - b < s->piece ? s->pixels : b + s->piece;
+        s->status = gpuhist_cpu_count_pixels(s->plan, b, e, s->out, s->sc);
+        if (s->status != GPUHIST_OK)
+            break;
+    }
+    s->sc->defer = 0;
+    gpuhist_cpu_settle_entry(s->sc, 0);
     return NULL;
+}
+
+/* Pixels per piece of a call of `nthreads` threads (see PIECES_PER_THREAD), or 0: fixed
+ * shares. */
+static uint64_t piece_pixels(const gpuhist_plan *plan, int nthreads)
+{
+    const char *env = getenv("GPUHIST_CPU_THREADS_PIECES");
+    if ((env && strcmp(env, "0") == 0) || nthreads < 2)
+        return 0;
+    const uint64_t per_pixel = plan->active ? plan->active : 1u;
+    uint64_t least = MIN_SAMPLES_PER_THREAD;
+    const uint32_t values = gpuhist_small_value_count(plan->dtype);
+    if (values && least < 64u * (uint64_t)values)
+        least = 64u * (uint64_t)values;
+    least = (least + per_pixel - 1u) / per_pixel;
+    uint64_t piece = plan->pixels / ((uint64_t)nthreads * PIECES_PER_THREAD);
+    piece = piece > least ? piece : least;
+    /* never fewer pieces than threads: at worst, the fixed shares' size */
+    const uint64_t share = (plan->pixels + (uint64_t)nthreads - 1u) / (uint64_t)nthreads;
+    return piece < share ? piece : share;
 }
 
 static void *merge_share(void *arg)
@@ -134,6 +184,15 @@ static gpuhist_status threads_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, co
     }
     for (int t = 0; t < nthreads; ++t)
         shares[t].end = t + 1 < nthreads ? shares[t + 1].begin : pixels;
+    uint64_t next_piece = 0;
+    const uint64_t piece = piece_pixels(plan, nthreads);
+    if (piece) {
+        for (int t = 0; t < nthreads; ++t) {
+            shares[t].next = &next_piece;
+            shares[t].piece = piece;
+            shares[t].pixels = pixels;
+        }
+    }
     gpuhist_fork_join(shares, sizeof *shares, nthreads, count_share);
     for (int t = 0; t < nthreads; ++t) {
         if (shares[t].status != GPUHIST_OK) {
