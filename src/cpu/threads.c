@@ -5,12 +5,14 @@
  * Mechanism: the pixels are cut into pieces (about 8 per thread; T = the context's thread count,
  * fewer for small inputs) that the T threads claim in turn from a shared counter; thread t counts
  * its pieces with cpu-serial's loops (cpu_kernels.h) into its own uint64 histogram, which lives
- * in its own cache; thread 0 is the calling thread and counts straight into the result. After the join the T - 1 private histograms are added to the result,
- * by a second fork/join over column ranges when they are large (65536-value or many-bin
- * histograms), else by the calling thread.
- * Why fast: no sharing and no atomics while counting; each thread streams its own contiguous
- *    memory, so the loop is the serial one and the speed-up is linear until memory bandwidth or
- *    the merge (T * active * bins additions) dominates.
+ * in its own cache; thread 0 is the calling thread and counts straight into the result. After
+ * the join the T - 1 private histograms are added to the result, by a second fork/join over
+ * column ranges when they are large (65536-value or many-bin histograms), else by the calling
+ * thread.
+ * Why fast: no sharing and no atomics while counting (one atomic per piece claimed); each thread
+ *    streams contiguous pieces, so the loop is the serial one and the speed-up is linear until
+ *    memory bandwidth or the merge (T * active * bins additions) dominates; a thread on a slower
+ *    or stolen CPU claims fewer pieces instead of holding the call back.
  * When slow: small inputs (so each thread gets at least MIN_SAMPLES_PER_THREAD samples, else
  *    fewer threads are used) and huge bin counts (T private tables to allocate, zero and merge).
  * Memory: each thread's 32-bit sub-counters and private histogram are the context's scratch

@@ -136,10 +136,11 @@ __host__ __device__ constexpr bool p16_is_int(int mode)
     return mode >= P16_I32;
 }
 
-/* P16_U (launch_policy.h), 16-byte vectors per thread per iteration, prefetched one iteration ahead: 3 prefetched is the
- * best overall on u16/65536 (against 2 prefetched and 4 loaded then counted) and on f32/65536
- * (against 6 loaded then counted); 4 prefetched spill on f32 (32 bytes of stack at 64
- * registers). Measured: docs/PERFORMANCE.md, "Measurements behind the CUDA sources". */
+/* P16_U (launch_policy.h), 16-byte vectors per thread per iteration, prefetched one iteration
+ * ahead: 3 prefetched is the best overall on u16/65536 (against 2 prefetched and 4 loaded then
+ * counted) and on f32/65536 (against 6 loaded then counted); 4 prefetched spill on f32 (32 bytes
+ * of stack at 64 registers). Measured: docs/PERFORMANCE.md, "Measurements behind the CUDA
+ * sources". */
 
 struct p16_params {
     gh_kparams k;
