@@ -233,8 +233,8 @@ const gpuhist_strategy gpuhist_strategy_cpu_threads = {
     .backend = GPUHIST_BACKEND_CPU,
     .seed = "003 intro, 001 §IV",
     .supports = "all dtypes, all bin kinds, any bins, channels, ROI",
-    .summary = "one private histogram per thread over contiguous shares (cpu-serial's loops), "
-               "pthreads fork/join, merge",
+    .summary = "one private histogram per thread over contiguous pieces claimed in turn "
+               "(cpu-serial's loops), pthreads fork/join, merge",
     .dtypes = GPUHIST_ALL_DTYPES,
     .kinds = GPUHIST_ALL_KINDS,
     .max_bins = 0,
