@@ -120,6 +120,9 @@ def main():
     g = os.path.join(args.build, "cli", "gpuhist")
     ceiling_bin = os.path.join(args.build, "bench", "e2e", "gpuhist-read-ceiling")
     host_bin = os.path.join(args.build, "bench", "cuda", "gpuhist-e2e-host")
+    for need in (g, ceiling_bin):
+        if not os.access(need, os.X_OK):
+            sys.exit(f"e2e.py: {need} is not built (build {args.build} first)")
     os.makedirs(args.dir, exist_ok=True)
 
     pinned = None
