@@ -51,7 +51,6 @@ typedef struct share {
     uint64_t begin, end;
     uint64_t *next;  /* pieces: the next unclaimed piece (shared), or NULL: [begin, end) */
     uint64_t piece;  /* pixels per piece */
-    uint64_t pixels; /* all of the call's */
     uint64_t *out;  /* thread 0: the result; others: set by the thread, its private histogram */
     gpuhist_cpu_scratch *sc; /* this thread's scratch */
     size_t entries; /* counters of a private histogram */
@@ -76,12 +75,13 @@ static void *count_share(void *arg)
     /* The slot loops may leave their sub-counters unflushed from one piece to the next (the
      * same output: cpu_kernels.h); settled into this thread's output after its last piece. */
     s->sc->defer = 1;
+    const uint64_t pixels = s->plan->pixels;
     for (;;) {
         const uint64_t k = __atomic_fetch_add(s->next, 1u, __ATOMIC_RELAXED);
         const uint64_t b = k * s->piece;
-        if (b >= s->pixels)
+        if (b >= pixels)
             break;
-        const uint64_t e = s->pixels - b < s->piece ? s->pixels : b + s->piece;
+        const uint64_t e = pixels - b < s->piece ? pixels : b + s->piece;
         s->status = gpuhist_cpu_count_pixels(s->plan, b, e, s->out, s->sc);
         if (s->status != GPUHIST_OK)
             break;
@@ -192,7 +192,6 @@ static gpuhist_status threads_run(gpuhist_ctx *ctx, const gpuhist_plan *plan, co
         for (int t = 0; t < nthreads; ++t) {
             shares[t].next = &next_piece;
             shares[t].piece = piece;
-            shares[t].pixels = pixels;
         }
     }
     gpuhist_fork_join(shares, sizeof *shares, nthreads, count_share);
