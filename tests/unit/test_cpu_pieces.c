@@ -43,29 +43,22 @@ typedef struct tcase {
     gpuhist_result expect_r;
 } tcase;
 
-/* The first `n` values: runs of one value (each up to `run` long) alternating with random
- * values, so whole pieces of some threads see one value. */
-static void fill_u8(uint8_t *p, size_t n, size_t run)
-{
-    size_t i = 0;
-    while (i < n) {
-        size_t len = 1u + (size_t)(rng() % run);
-        const int constant = (rng() & 1u) != 0;
-        const uint8_t v = (uint8_t)(rng() >> 56);
-        for (size_t j = 0; j < len && i < n; ++j, ++i)
-            p[i] = constant ? v : (uint8_t)(rng() >> 56);
-    }
-}
-
-static void fill_u16(uint16_t *p, size_t n, size_t run)
+/* n values of `width` bytes (1: u8, 2: u16) at p: runs of one value (each up to `run` long)
+ * alternating with random values, so whole pieces of some threads see one value. */
+static void fill_runs(void *p, size_t width, size_t n, size_t run)
 {
     size_t i = 0;
     while (i < n) {
         size_t len = 1u + (size_t)(rng() % run);
         const int constant = (rng() & 1u) != 0;
         const uint16_t v = (uint16_t)(rng() >> 48);
-        for (size_t j = 0; j < len && i < n; ++j, ++i)
-            p[i] = constant ? v : (uint16_t)(rng() >> 48);
+        for (size_t j = 0; j < len && i < n; ++j, ++i) {
+            const uint16_t x = constant ? v : (uint16_t)(rng() >> 48);
+            if (width == 1)
+                ((uint8_t *)p)[i] = (uint8_t)(x >> 8);
+            else
+                ((uint16_t *)p)[i] = x;
+        }
     }
 }
 
@@ -130,9 +123,9 @@ int main(void)
         fprintf(stderr, "test_cpu_pieces: out of memory\n");
         return 1;
     }
-    fill_u8(u8, N_U8, 3u << 20);     /* runs up to 3 Mi: longer than a piece (0.5-2 Mi) */
-    fill_u16(u16, N_U16, 6u << 20);  /* runs up to 6 Mi: longer than a piece (4 Mi) */
-    fill_u8(rgb, (size_t)N_RGB * 3u, 2u << 20);
+    fill_runs(u8, 1, N_U8, 3u << 20);     /* runs up to 3 Mi: longer than a piece (0.5-2 Mi) */
+    fill_runs(u16, 2, N_U16, 6u << 20);  /* runs up to 6 Mi: longer than a piece (4 Mi) */
+    fill_runs(rgb, 1, (size_t)N_RGB * 3u, 2u << 20);
     for (size_t i = 0; i < N_F32; ++i) {
         /* a hot value over most of the first half, spread data with outliers and NaN after */
         const double u = -0.05 + 1.1 * unit();
