@@ -148,11 +148,8 @@ def main():
                 while f.read(1 << 26):
                     pass
             cpu_counts = None  # past 1 GiB: the CPU backend's counts, the reference of the others
-            ceiling = ""
-            if os.path.exists(ceiling_bin):
-                out = subprocess.run([ceiling_bin, path, "1", "8", "16"], capture_output=True, text=True).stdout
-                best = max(float(l.split()[2]) for l in out.splitlines() if l.startswith("threads"))
-                ceiling = best
+            out = subprocess.run([ceiling_bin, path, "1", "8", "16"], capture_output=True, text=True).stdout
+            ceiling = max(float(l.split()[2]) for l in out.splitlines() if l.startswith("threads"))
             for be_arg in backends:
                 spec, _, strategy = be_arg.partition("@")
                 be, _, how = spec.partition(":")
